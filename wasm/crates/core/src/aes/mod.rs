@@ -61,10 +61,12 @@ impl Backend {
         }
     }
 
-    /// Every backend this build and CPU can run (for cross-checking tests and benches).
+    /// Every backend this build and CPU can run (for cross-checking tests and benches). A Wasm
+    /// build with SIMD128 carries only the SIMD lane: the portable lane runs the same algorithm
+    /// and is cross-checked natively, so shipping it would only add code and key storage.
     pub fn available() -> Vec<Backend> {
         let mut v = vec![Backend::best()];
-        if !v.contains(&Backend::PortableBitsliced) {
+        if !v.contains(&Backend::PortableBitsliced) && !cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
             v.push(Backend::PortableBitsliced);
         }
         v
@@ -75,10 +77,6 @@ impl Backend {
 pub struct Aes128 {
     round_keys: [Block; 11],
     fast: bitsliced::SlicedKeys<FastLane>,
-    // The portable form is only needed where the fast lane is a different type (Wasm): native
-    // builds already use the portable lane as their bitsliced lane.
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    portable: bitsliced::SlicedKeys<lane::PortableLane>,
     backend: Backend,
 }
 
@@ -94,13 +92,7 @@ impl Aes128 {
             return None;
         }
         let round_keys = key_schedule::expand_key(&key);
-        Some(Aes128 {
-            fast: bitsliced::SlicedKeys::new(&round_keys),
-            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-            portable: bitsliced::SlicedKeys::new(&round_keys),
-            round_keys,
-            backend,
-        })
+        Some(Aes128 { fast: bitsliced::SlicedKeys::new(&round_keys), round_keys, backend })
     }
 
     /// Parses a 16-byte key.
@@ -118,8 +110,6 @@ impl Aes128 {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `with_backend` only selects AES-NI after runtime detection succeeded.
             Backend::AesNi => unsafe { aesni::encrypt_blocks(&self.round_keys, blocks) },
-            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-            Backend::PortableBitsliced => bitsliced::encrypt_blocks(&self.portable, blocks),
             _ => bitsliced::encrypt_blocks(&self.fast, blocks),
         }
     }
@@ -142,13 +132,7 @@ impl Aes128 {
 
 impl Clone for Aes128 {
     fn clone(&self) -> Self {
-        Aes128 {
-            round_keys: self.round_keys,
-            fast: self.fast.clone(),
-            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-            portable: self.portable.clone(),
-            backend: self.backend,
-        }
+        Aes128 { round_keys: self.round_keys, fast: self.fast.clone(), backend: self.backend }
     }
 }
 
@@ -159,8 +143,6 @@ impl Drop for Aes128 {
             unsafe { core::ptr::write_volatile(rk, Block::ZERO) };
         }
         self.fast.wipe();
-        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        self.portable.wipe();
     }
 }
 

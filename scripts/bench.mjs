@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// Benchmark driver: `npm run bench -- <suite...> [--json] [--quick]`.
+//
+// Prints a table, or with --json one JSON object per line (suite, case, metric, value, unit,
+// runtime, impl). Setup and build run first with their output on stderr, so stdout carries only
+// results. Every suite measures ours and its baseline in the same run and reports the ratio.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const argv = process.argv.slice(2);
+const json = argv.includes('--json');
+const quick = argv.includes('--quick');
+const noBuild = argv.includes('--no-build');
+const suites = { kernels: () => import('./bench/kernels.mjs') };
+const asked = argv.filter((a) => !a.startsWith('--'));
+const unknown = asked.filter((s) => !(s in suites));
+if (unknown.length) {
+  process.stderr.write(`bench: unknown suite(s) ${unknown.join(', ')}; have: ${Object.keys(suites).join(', ')}\n`);
+  process.exit(2);
+}
+
+function prepare(cmd, args) {
+  // stdout of setup/build goes to our stderr: --json consumers read stdout line by line.
+  const r = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', 2, 2] });
+  if (r.status !== 0) {
+    process.stderr.write(`bench: ${cmd} ${args.join(' ')} failed (${r.status ?? r.signal})\n`);
+    process.exit(1);
+  }
+}
+if (!noBuild) {
+  prepare('bash', [join(root, 'scripts', 'setup.sh')]);
+  prepare(process.execPath, [join(root, 'scripts', 'build.mjs')]);
+}
+
+const rows = [];
+const emit = (row) => {
+  rows.push(row);
+  if (json) process.stdout.write(`${JSON.stringify(row)}\n`);
+};
+for (const name of asked.length ? asked : Object.keys(suites)) {
+  const suite = await suites[name]();
+  await suite.run({ root, emit, quick });
+}
+
+if (!json) {
+  const cols = ['suite', 'case', 'runtime', 'impl', 'metric', 'value', 'unit'];
+  const cell = (r, c) => (c === 'value' ? formatValue(r.value) : String(r[c] ?? ''));
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)));
+  const line = (cells) => cells.map((s, i) => (i === 5 ? s.padStart(width[i]) : s.padEnd(width[i]))).join('  ');
+  process.stdout.write(`${line(cols)}\n${line(width.map((w) => '-'.repeat(w)))}\n`);
+  for (const r of rows) process.stdout.write(`${line(cols.map((c) => cell(r, c)))}\n`);
+}
+
+function formatValue(v) {
+  return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
+}
