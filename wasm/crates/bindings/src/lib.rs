@@ -3,9 +3,17 @@
 //! a stable `code`, which the TypeScript SDK maps onto its typed error classes. Nothing here may
 //! panic on bad input: a panic in Wasm is an unrecoverable `RuntimeError: unreachable`.
 
+mod zeroing_alloc;
+
 use wasm_bindgen::prelude::*;
 use webmpc_core::error::{blocks_of, one_block};
 use webmpc_core::{aes, gf128, hash, prg, random, transpose, Block, KernelError};
+
+/// Most bytes `randomBytes` hands out per call: it is for seeds and keys; bulk randomness comes
+/// from a seeded [`Prg`].
+const MAX_RANDOM_BYTES: usize = 1 << 20;
+/// Most bytes one `Prg.fillBytes` call returns (callers loop for more).
+const MAX_PRG_BYTES: usize = 64 << 20;
 
 fn js_error(e: KernelError) -> JsValue {
     let err = js_sys::Error::new(&e.to_string());
@@ -17,12 +25,17 @@ fn js_error(e: KernelError) -> JsValue {
 
 type JsResult<T> = Result<T, JsValue>;
 
-fn copy_blocks(what: &'static str, bytes: &[u8]) -> JsResult<Vec<Block>> {
-    Ok(blocks_of(what, bytes).map_err(js_error)?.to_vec())
-}
-
-fn into_bytes(blocks: Vec<Block>) -> Vec<u8> {
-    Block::slice_as_bytes(&blocks).to_vec()
+/// A size argument from JS. Taken as `f64` because wasm-bindgen would pass a `usize` through
+/// ToInt32, silently wrapping 2^32 + 16 to 16 and truncating 1.5 to 1: here anything but a whole
+/// number in `0..=limit` is a typed error, before any allocation.
+fn js_size(what: &'static str, n: f64, limit: usize) -> JsResult<usize> {
+    if !(n.is_finite() && n >= 0.0 && n.fract() == 0.0) {
+        return Err(js_error(KernelError::InvalidDimension { what, detail: "must be a non-negative integer".into() }));
+    }
+    if n > limit as f64 {
+        return Err(js_error(KernelError::TooLarge { what, requested: format!("{n}"), limit }));
+    }
+    Ok(n as usize)
 }
 
 /// Name of the AES implementation this module runs (e.g. `wasm-simd128-bitsliced`).
@@ -60,9 +73,9 @@ fn map_blocks(
     f: impl FnOnce(&[Block], &mut [Block]) -> Result<(), KernelError>,
 ) -> JsResult<Vec<u8>> {
     let input = blocks_of(what, blocks).map_err(js_error)?;
-    let mut out = vec![Block::ZERO; input.len()];
-    f(input, &mut out).map_err(js_error)?;
-    Ok(into_bytes(out))
+    let mut out = vec![0u8; blocks.len()];
+    f(input, Block::slice_from_bytes_mut(&mut out).expect("same length as a block slice")).map_err(js_error)?;
+    Ok(out)
 }
 
 /// cr(x) = π(x) ⊕ x for each block.
@@ -115,26 +128,28 @@ impl Prg {
         Ok(Prg(prg::Prg::from_entropy().map_err(js_error)?))
     }
 
-    /// The next `n` bytes of the stream.
+    /// The next `n` bytes of the stream (at most 64 MiB per call).
     #[wasm_bindgen(js_name = fillBytes)]
-    pub fn fill_bytes(&mut self, n: usize) -> Vec<u8> {
-        let mut out = vec![0u8; n];
+    pub fn fill_bytes(&mut self, n: f64) -> JsResult<Vec<u8>> {
+        let mut out = vec![0u8; js_size("Prg.fillBytes n", n, MAX_PRG_BYTES)?];
         self.0.fill_bytes(&mut out);
-        out
+        Ok(out)
     }
 }
 
-/// `n` bytes from the platform CSPRNG.
+/// `n` bytes from the platform CSPRNG (at most 1 MiB per call).
 #[wasm_bindgen(js_name = randomBytes)]
-pub fn random_bytes(n: usize) -> JsResult<Vec<u8>> {
-    let mut out = vec![0u8; n];
+pub fn random_bytes(n: f64) -> JsResult<Vec<u8>> {
+    let mut out = vec![0u8; js_size("randomBytes n", n, MAX_RANDOM_BYTES)?];
     random::fill(&mut out).map_err(js_error)?;
     Ok(out)
 }
 
 /// 128 rows of `n` bits (16·n bytes, row-major, LSB-first) → `n` rows of 128 bits.
 #[wasm_bindgen(js_name = transpose128xN)]
-pub fn transpose_128xn(rows: &[u8], n: usize) -> JsResult<Vec<u8>> {
+pub fn transpose_128xn(rows: &[u8], n: f64) -> JsResult<Vec<u8>> {
+    // The input length bounds n (it must equal 16·n), so the length is the natural limit.
+    let n = js_size("transpose128xN n", n, rows.len())?;
     let mut out = vec![0u8; rows.len()];
     transpose::transpose_128xn(rows, n, &mut out).map_err(js_error)?;
     Ok(out)
@@ -142,7 +157,8 @@ pub fn transpose_128xn(rows: &[u8], n: usize) -> JsResult<Vec<u8>> {
 
 /// Inverse of [`transpose_128xn`]: `n` rows of 128 bits → 128 rows of `n` bits.
 #[wasm_bindgen(js_name = transposeNx128)]
-pub fn transpose_nx128(blocks: &[u8], n: usize) -> JsResult<Vec<u8>> {
+pub fn transpose_nx128(blocks: &[u8], n: f64) -> JsResult<Vec<u8>> {
+    let n = js_size("transposeNx128 n", n, blocks.len())?;
     let mut out = vec![0u8; blocks.len()];
     transpose::transpose_nx128(blocks, n, &mut out).map_err(js_error)?;
     Ok(out)
@@ -151,8 +167,8 @@ pub fn transpose_nx128(blocks: &[u8], n: usize) -> JsResult<Vec<u8>> {
 /// Elementwise product in GF(2^128) (modulus x^128 + x^7 + x^2 + x + 1).
 #[wasm_bindgen(js_name = gf128Mul)]
 pub fn gf128_mul(a: &[u8], b: &[u8]) -> JsResult<Vec<u8>> {
-    let b = copy_blocks("gf128Mul b", b)?;
-    map_blocks("gf128Mul a", a, |a, out| gf128::gf128_mul_many(a, &b, out))
+    let b = blocks_of("gf128Mul b", b).map_err(js_error)?;
+    map_blocks("gf128Mul a", a, |a, out| gf128::gf128_mul_many(a, b, out))
 }
 
 /// Σ a_j · b_j in GF(2^128).

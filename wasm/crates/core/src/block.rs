@@ -76,6 +76,16 @@ impl Block {
         bytemuck::cast_slice_mut(blocks)
     }
 
+    /// Overwrites blocks with zeros in a way the optimiser may not remove (scratch that held
+    /// secrets: keystream, hash intermediates, cipher state).
+    pub fn wipe(blocks: &mut [Block]) {
+        for b in blocks.iter_mut() {
+            // SAFETY: `b` is a valid, exclusive reference to a `Block`.
+            unsafe { core::ptr::write_volatile(b, Block::ZERO) };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    }
+
     /// All-ones if `bit` is set, all-zeros otherwise, without a branch on `bit`.
     #[inline(always)]
     pub fn mask_from_bit(bit: u8) -> Block {
@@ -149,13 +159,18 @@ impl From<Block> for [u8; 16] {
     }
 }
 
-/// Hex, in byte order. Blocks are often secret: never put one in an error message or a log.
+/// Redacted: blocks are usually secret, and a `#[derive(Debug)]` on some protocol state must not
+/// leak them into a log or an error. Use [`Block::to_hex`] where printing is intended.
 impl fmt::Debug for Block {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        f.write_str("Block(..)")
+    }
+}
+
+impl Block {
+    /// Lower-case hex in byte order, for known-answer tests and public values.
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 

@@ -16,6 +16,9 @@ pub enum KernelError {
     /// A dimension outside what the kernel supports.
     #[error("{what}: {detail}")]
     InvalidDimension { what: &'static str, detail: String },
+    /// A caller-chosen size above what one call may allocate.
+    #[error("{what}: {requested} exceeds the limit of {limit} per call")]
+    TooLarge { what: &'static str, requested: String, limit: usize },
     /// The platform CSPRNG failed (no `crypto.getRandomValues`, no `getrandom(2)`).
     #[error("platform randomness unavailable: {0}")]
     Entropy(String),
@@ -29,6 +32,7 @@ impl KernelError {
             KernelError::LengthMismatch { .. } => "LENGTH_MISMATCH",
             KernelError::WrongSize { .. } => "WRONG_SIZE",
             KernelError::InvalidDimension { .. } => "INVALID_DIMENSION",
+            KernelError::TooLarge { .. } => "TOO_LARGE",
             KernelError::Entropy(_) => "ENTROPY_UNAVAILABLE",
         }
     }

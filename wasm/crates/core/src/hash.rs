@@ -47,6 +47,7 @@ fn mmo_many(pi: &Aes128, input: &[Block], out: &mut [Block], pre: impl Fn(Block)
             *y ^= *d;
         }
     }
+    Block::wipe(&mut scratch);
 }
 
 /// `out[j] = tccr(input[j], tweak(j))`, the tweaks coming from a function of the index.
@@ -64,6 +65,7 @@ fn tmmo_many(pi: &Aes128, input: &[Block], out: &mut [Block], tweak: impl Fn(usi
             *y ^= *p;
         }
     }
+    Block::wipe(&mut px);
 }
 
 /// The hashes over a given permutation. [`Hasher::fixed`] is π; tests and benches use other
@@ -109,10 +111,18 @@ impl<'a> Hasher<'a> {
     }
 
     /// `out[j] = tccr(input[j], base + j)` with the tweak as a little-endian 128-bit integer: the
-    /// usual case in OT extension, where the tweak is the OT's global index.
+    /// usual case in OT extension, where the tweak is the OT's global index. A range that would
+    /// wrap past 2^128 is refused: wrapping would reuse tweaks, which is what TCCR must never do.
     pub fn tccr_many_counter(&self, input: &[Block], base: u128, out: &mut [Block]) -> Result<(), KernelError> {
         check_lengths("tccr_many_counter", input.len(), out.len())?;
-        tmmo_many(self.pi, input, out, |j| Block::from_u128(base.wrapping_add(j as u128)));
+        // The last tweak used is base + len - 1.
+        if !input.is_empty() && base.checked_add(input.len() as u128 - 1).is_none() {
+            return Err(KernelError::InvalidDimension {
+                what: "tccr_many_counter",
+                detail: "tweak base + count exceeds 2^128 (tweaks would repeat)".into(),
+            });
+        }
+        tmmo_many(self.pi, input, out, |j| Block::from_u128(base + j as u128));
         Ok(())
     }
 }
@@ -229,6 +239,17 @@ mod tests {
             }
             assert_eq!(rank, 128);
         }
+    }
+
+    #[test]
+    fn tweak_ranges_that_would_wrap_are_refused() {
+        let mut out = [Block::ZERO; 2];
+        assert!(tccr_many_counter(&[Block::ZERO; 2], u128::MAX - 1, &mut out).is_ok());
+        assert!(tccr_many_counter(&[], u128::MAX, &mut []).is_ok());
+        assert!(matches!(
+            tccr_many_counter(&[Block::ZERO; 2], u128::MAX, &mut out),
+            Err(KernelError::InvalidDimension { .. })
+        ));
     }
 
     #[test]

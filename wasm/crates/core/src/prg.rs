@@ -34,12 +34,13 @@ impl Prg {
     }
 
     /// Writes the next `out.len()` keystream blocks into `out`.
-    fn keystream_into(&mut self, out: &mut [Block]) {
+    fn keystream_into(aes: &Aes128, counter: &mut u128, out: &mut [Block]) {
         for b in out.iter_mut() {
-            *b = Block::from_u128(self.counter);
-            self.counter = self.counter.wrapping_add(1);
+            *b = Block::from_u128(*counter);
+            // 2^128 blocks are out of reach, so the counter never wraps in practice.
+            *counter = counter.wrapping_add(1);
         }
-        self.aes.encrypt_blocks(out);
+        aes.encrypt_blocks(out);
     }
 
     /// Fills `out` with the next bytes of the stream.
@@ -53,11 +54,13 @@ impl Prg {
         // Whole blocks go straight into the output (Block has alignment 1, so this never copies).
         let whole = out.len() / 16 * 16;
         let (direct, rest) = out.split_at_mut(whole);
-        self.keystream_into(Block::slice_from_bytes_mut(direct).expect("multiple of 16"));
+        Self::keystream_into(
+            &self.aes,
+            &mut self.counter,
+            Block::slice_from_bytes_mut(direct).expect("multiple of 16"),
+        );
         if !rest.is_empty() {
-            let mut buffer = self.buffer;
-            self.keystream_into(&mut buffer);
-            self.buffer = buffer;
+            Self::keystream_into(&self.aes, &mut self.counter, &mut self.buffer);
             rest.copy_from_slice(&Block::slice_as_bytes(&self.buffer)[..rest.len()]);
             self.used = rest.len();
         }
@@ -78,10 +81,7 @@ impl Prg {
 
 impl Drop for Prg {
     fn drop(&mut self) {
-        for b in self.buffer.iter_mut() {
-            // SAFETY: valid exclusive reference; volatile so unread keystream is really wiped.
-            unsafe { core::ptr::write_volatile(b, Block::ZERO) };
-        }
+        Block::wipe(&mut self.buffer);
     }
 }
 

@@ -146,5 +146,7 @@ pub(crate) fn encrypt_blocks<L: Lane>(keys: &SlicedKeys<L>, blocks: &mut [Block]
         pad[..tail.len()].copy_from_slice(tail);
         encrypt8(keys, &mut pad);
         tail.copy_from_slice(&pad[..tail.len()]);
+        // The pad holds ciphertext of the tail and of zero blocks (E_k(0) is PRG output).
+        Block::wipe(&mut pad);
     }
 }

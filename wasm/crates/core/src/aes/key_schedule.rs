@@ -61,7 +61,7 @@ mod tests {
             Block([0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c]);
         let rk = expand_key(&key);
         // w[4..8] and w[40..44] from FIPS-197 Appendix A.1.
-        assert_eq!(format!("{:?}", rk[1]), "a0fafe1788542cb123a339392a6c7605");
-        assert_eq!(format!("{:?}", rk[10]), "d014f9a8c9ee2589e13f0cc8b6630ca6");
+        assert_eq!(rk[1].to_hex(), "a0fafe1788542cb123a339392a6c7605");
+        assert_eq!(rk[10].to_hex(), "d014f9a8c9ee2589e13f0cc8b6630ca6");
     }
 }

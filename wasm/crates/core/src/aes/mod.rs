@@ -138,10 +138,7 @@ impl Clone for Aes128 {
 
 impl Drop for Aes128 {
     fn drop(&mut self) {
-        for rk in self.round_keys.iter_mut() {
-            // SAFETY: valid exclusive reference; volatile so the key wipe is not optimised away.
-            unsafe { core::ptr::write_volatile(rk, Block::ZERO) };
-        }
+        Block::wipe(&mut self.round_keys);
         self.fast.wipe();
     }
 }
@@ -190,7 +187,7 @@ mod tests {
         let pt = hex16("00112233445566778899aabbccddeeff");
         for backend in Backend::available() {
             let aes = Aes128::with_backend(key, backend).unwrap();
-            assert_eq!(format!("{:?}", aes.encrypt_block(pt)), "69c4e0d86a7b0430d8cdb78070b4c55a", "{backend:?}");
+            assert_eq!(aes.encrypt_block(pt).to_hex(), "69c4e0d86a7b0430d8cdb78070b4c55a", "{backend:?}");
         }
     }
 
@@ -213,7 +210,7 @@ mod tests {
             let aes = Aes128::with_backend(key, backend).unwrap();
             let mut blocks: Vec<Block> = pts.iter().map(|s| hex16(s)).collect();
             aes.encrypt_blocks(&mut blocks);
-            let got: Vec<String> = blocks.iter().map(|b| format!("{b:?}")).collect();
+            let got: Vec<String> = blocks.iter().map(Block::to_hex).collect();
             assert_eq!(got, cts, "{backend:?}");
         }
     }
@@ -222,7 +219,7 @@ mod tests {
     fn fixed_key_zero_vector() {
         // Key 0, plaintext 0 (also in the reference circuits' README).
         let aes = Aes128::with_backend(Block::ZERO, Backend::PortableBitsliced).unwrap();
-        assert_eq!(format!("{:?}", aes.encrypt_block(Block::ZERO)), "66e94bd4ef8a2c3b884cfa59ca342b2e");
+        assert_eq!(aes.encrypt_block(Block::ZERO).to_hex(), "66e94bd4ef8a2c3b884cfa59ca342b2e");
     }
 
     #[test]
