@@ -1,0 +1,86 @@
+// A static file server for the browser test: only what a CDN or `npx serve` would do for the
+// package (right MIME types, notably application/wasm, which instantiateStreaming insists on).
+import { createServer, type Server } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { extname, join, normalize, sep } from 'node:path';
+import type { AddressInfo } from 'node:net';
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.ts': 'text/plain; charset=utf-8',
+  '.map': 'application/json',
+};
+
+export interface StaticServer {
+  url: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Serves each directory of `mounts` (URL prefix ending in '/' -> directory) and `pages` (path ->
+ * HTML) on 127.0.0.1 only. A path ending in '/' serves that directory's index.html.
+ */
+export async function serveStatic(
+  mounts: Record<string, string>,
+  pages: Record<string, string> = {},
+): Promise<StaticServer> {
+  const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
+  const requests: string[] = [];
+  const server: Server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
+    requests.push(path);
+    const page = pages[path];
+    if (page !== undefined) {
+      res.writeHead(200, { 'content-type': MIME['.html']!, 'cache-control': 'no-store' });
+      res.end(page);
+      return;
+    }
+    if (path === '/favicon.ico') {
+      // Browsers ask for it unprompted; a 404 would show up as a console error.
+      res.writeHead(204).end();
+      return;
+    }
+    const prefix = prefixes.find((p) => path.startsWith(p));
+    if (prefix === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    const root = mounts[prefix]!;
+    const rel = path.slice(prefix.length);
+    const file = normalize(join(root, rel === '' || rel.endsWith('/') ? `${rel}index.html` : rel));
+    if (file !== root && !file.startsWith(root.endsWith(sep) ? root : root + sep)) {
+      res.writeHead(403).end();
+      return;
+    }
+    try {
+      if (!(await stat(file)).isFile()) throw new Error('not a file');
+      const body = await readFile(file);
+      res.writeHead(200, {
+        'content-type': MIME[extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-store',
+      });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * webmpc: secure multi-party computation for browsers and Node.js.
+ *
+ * ```js
+ * import { init, aesEncrypt } from 'webmpc';
+ * await init();
+ * const ct = aesEncrypt(key, blocks);
+ * ```
+ *
+ * Every kernel is synchronous and needs `await init()` (or `await ready()`) to have resolved once.
+ */
+import { loadWasm, isLoaded } from './engine/wasm.js';
+import type { InitOptions, WasmSource } from './engine/types.js';
+
+export type { InitOptions, WasmSource };
+
+/** Loads the Wasm module. Idempotent: later calls return the same promise. */
+export async function init(options?: InitOptions): Promise<void> {
+  await loadWasm(options);
+}
+
+/** Alias of {@link init}, for code that reads better as "wait until ready". */
+export const ready = init;
+
+/** True once {@link init} has resolved and the kernels can be called. */
+export function isReady(): boolean {
+  return isLoaded();
+}
+
+export {
+  BLOCK_BYTES,
+  aesEncrypt,
+  aesFixedKeyEncrypt,
+  backendName,
+  fixedKey,
+  gf128InnerProduct,
+  gf128Mul,
+  hashCcr,
+  hashCr,
+  hashTccr,
+  hashTccrCounter,
+  Prg,
+  randomBytes,
+  sigma,
+  transpose128xN,
+  transposeNx128,
+} from './kernels.js';
+
+export {
+  KernelError,
+  WebmpcError,
+  type KernelErrorCode,
+  type SdkErrorCode,
+  type WebmpcErrorCode,
+} from './errors.js';
