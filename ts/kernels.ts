@@ -125,6 +125,22 @@ function mapBlockChunks(
   return out;
 }
 
+/**
+ * A block-wise kernel of two equal-length block arrays (`a[j]` with `b[j]`), chunk by chunk.
+ */
+function mapBlockPairs(
+  nameA: string,
+  a: Uint8Array,
+  nameB: string,
+  b: Uint8Array,
+  f: (w: Bindings, a: Uint8Array, b: Uint8Array) => Uint8Array,
+): Uint8Array {
+  requireBlocks(nameA, a);
+  requireBlocks(nameB, b);
+  requireSameLength(nameA, a, nameB, b);
+  return mapBlockChunks(a, (w, c, first) => f(w, c, b.subarray(first * BLOCK_BYTES, first * BLOCK_BYTES + c.length)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // AES
 
@@ -172,12 +188,7 @@ export function sigma(blocks: Uint8Array): Uint8Array {
 
 /** Tweakable CCR hash: π(π(x) ⊕ i) ⊕ π(x), with one 16-byte tweak i per block. */
 export function hashTccr(blocks: Uint8Array, tweaks: Uint8Array): Uint8Array {
-  requireBlocks('blocks', blocks);
-  requireBlocks('tweaks', tweaks);
-  requireSameLength('blocks', blocks, 'tweaks', tweaks);
-  return mapBlockChunks(blocks, (w, c, first) =>
-    w.hashTccr(c, tweaks.subarray(first * BLOCK_BYTES, first * BLOCK_BYTES + c.length)),
-  );
+  return mapBlockPairs('blocks', blocks, 'tweaks', tweaks, (w, x, t) => w.hashTccr(x, t));
 }
 
 /**
@@ -354,12 +365,7 @@ export function transposeNx128(blocks: Uint8Array, n: number): Uint8Array {
 
 /** Elementwise product a[j] · b[j]. */
 export function gf128Mul(a: Uint8Array, b: Uint8Array): Uint8Array {
-  requireBlocks('a', a);
-  requireBlocks('b', b);
-  requireSameLength('a', a, 'b', b);
-  return mapBlockChunks(a, (w, c, first) =>
-    w.gf128Mul(c, b.subarray(first * BLOCK_BYTES, first * BLOCK_BYTES + c.length)),
-  );
+  return mapBlockPairs('a', a, 'b', b, (w, x, y) => w.gf128Mul(x, y));
 }
 
 /** Σ a[j] · b[j] (one block). Zero for empty inputs. */

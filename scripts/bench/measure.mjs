@@ -1,5 +1,5 @@
-// Timing helpers shared by the benchmark suites.
-import { cpus } from 'node:os';
+// Timing shared by the benchmark suites. Browser-safe (no Node imports): the wasm-chromium rows
+// run this same code inside the page.
 
 /**
  * Measures several cases in interleaved rounds (each round times every case once, for about
@@ -27,9 +27,4 @@ export function measureInterleaved(cases, { rounds = 7, millis = 150, warmupMill
     for (const [k, c] of Object.entries(cases)) best[k] = Math.max(best[k], spin(c, millis));
   }
   return best;
-}
-
-/** The clock we convert to cycles/byte with: the nominal frequency the kernel reports. */
-export function assumedClockMHz() {
-  return cpus()[0]?.speed || 2000;
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as webmpc from '../../dist/index.js';
 import { DIST, hex, nodeAes, rand } from '../helpers.js';
 import { launch, skipBrowserTests, type Browser } from './chromium.js';
-import { serveStatic, type StaticServer } from './server.js';
+import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
 
 const PAGE = `<!doctype html>
 <html>

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { createLogger, createServer, type Logger } from 'vite';
 import { ROOT, packInto } from '../helpers.js';
 import { launch, skipBrowserTests, type Browser } from './chromium.js';
-import { serveStatic } from './server.js';
+import { serveStatic } from '../../scripts/lib/static-server.mjs';
 
 const INDEX = `<!doctype html>
 <html><head><meta charset="utf-8"><link rel="icon" href="data:,">

@@ -1,11 +1,12 @@
-// A static file server for the browser test: only what a CDN or `npx serve` would do for the
-// package (right MIME types, notably application/wasm, which instantiateStreaming insists on).
-import { createServer, type Server } from 'node:http';
+// A static file server for the browser tests and benchmarks: only what a CDN or `npx serve` would
+// do for the package (right MIME types, notably application/wasm, which instantiateStreaming
+// insists on).
+import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
-import type { AddressInfo } from 'node:net';
 
-const MIME: Record<string, string> = {
+/** @type {Record<string, string>} */
+const MIME = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
@@ -15,28 +16,30 @@ const MIME: Record<string, string> = {
   '.map': 'application/json',
 };
 
-export interface StaticServer {
-  url: string;
-  requests: string[];
-  close(): Promise<void>;
-}
+/**
+ * @typedef {object} StaticServer
+ * @property {string} url
+ * @property {string[]} requests paths requested so far
+ * @property {() => Promise<void>} close
+ */
 
 /**
  * Serves each directory of `mounts` (URL prefix ending in '/' -> directory) and `pages` (path ->
  * HTML) on 127.0.0.1 only. A path ending in '/' serves that directory's index.html.
+ * @param {Record<string, string>} mounts
+ * @param {Record<string, string>} [pages]
+ * @returns {Promise<StaticServer>}
  */
-export async function serveStatic(
-  mounts: Record<string, string>,
-  pages: Record<string, string> = {},
-): Promise<StaticServer> {
+export async function serveStatic(mounts, pages = {}) {
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
-  const requests: string[] = [];
-  const server: Server = createServer(async (req, res) => {
+  /** @type {string[]} */
+  const requests = [];
+  const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
     requests.push(path);
     const page = pages[path];
     if (page !== undefined) {
-      res.writeHead(200, { 'content-type': MIME['.html']!, 'cache-control': 'no-store' });
+      res.writeHead(200, { 'content-type': MIME['.html'], 'cache-control': 'no-store' });
       res.end(page);
       return;
     }
@@ -50,7 +53,7 @@ export async function serveStatic(
       res.writeHead(404).end();
       return;
     }
-    const root = mounts[prefix]!;
+    const root = /** @type {string} */ (mounts[prefix]);
     const rel = path.slice(prefix.length);
     const file = normalize(join(root, rel === '' || rel.endsWith('/') ? `${rel}index.html` : rel));
     if (file !== root && !file.startsWith(root.endsWith(sep) ? root : root + sep)) {
@@ -69,18 +72,18 @@ export async function serveStatic(
       res.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve, reject) => {
+  await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen(0, '127.0.0.1', () => resolve(undefined));
   });
-  const { port } = server.address() as AddressInfo;
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
     close: () =>
-      new Promise<void>((resolve) => {
+      new Promise((resolve) => {
         server.closeAllConnections();
-        server.close(() => resolve());
+        server.close(() => resolve(undefined));
       }),
   };
 }

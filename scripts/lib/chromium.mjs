@@ -1,0 +1,60 @@
+// Debian's chromium driven by playwright-core (never a Playwright-downloaded browser), with the
+// flags that work as root on this machine kind, in a fresh profile per launch. Shared by the
+// browser tests and the wasm-chromium benchmarks.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM = process.env.WEBMPC_CHROMIUM ?? '/usr/bin/chromium';
+
+/**
+ * @typedef {object} Browser
+ * @property {import('playwright-core').Page} page
+ * @property {string[]} problems console errors/warnings and uncaught page errors, for tests to
+ *   assert there are none
+ * @property {() => Promise<void>} close
+ */
+
+/** @returns {Promise<Browser>} */
+export async function launch() {
+  const userDataDir = await mkdtemp(join(tmpdir(), 'webmpc-chromium-'));
+  /** @type {import('playwright-core').BrowserContext} */
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      chromiumSandbox: false,
+      args: [
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      timeout: 60_000,
+    });
+  } catch (err) {
+    await rm(userDataDir, { recursive: true, force: true });
+    throw err;
+  }
+  const page = context.pages()[0] ?? (await context.newPage());
+  /** @type {string[]} */
+  const problems = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' || msg.type() === 'warning') {
+      problems.push(`${msg.type()}: ${msg.text()} (${msg.location().url})`);
+    }
+  });
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  return {
+    page,
+    problems,
+    close: async () => {
+      await context.close();
+      await rm(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
