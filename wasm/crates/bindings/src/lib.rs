@@ -25,6 +25,27 @@ fn js_error(e: KernelError) -> JsValue {
 
 type JsResult<T> = Result<T, JsValue>;
 
+/// Bytes of shadow stack cleared after every call. The kernels' deepest frames (transpose tiles,
+/// bitsliced AES state spills, hash scratch) total well under this (largest frame: ~13 KiB).
+const STACK_SCRUB_BYTES: usize = 32 * 1024;
+
+/// Runs `f`, then zeroes the stack region its callees used. Wasm's shadow stack lives in linear
+/// memory, which outlives the call: without this, spilled cipher state, keystream and plaintext
+/// would stay readable there until overwritten. The scrub frame sits at the same depth the
+/// kernels' frames did, so it overwrites them.
+fn scrubbed<T>(f: impl FnOnce() -> T) -> T {
+    let out = f();
+    scrub_stack();
+    out
+}
+
+#[inline(never)]
+fn scrub_stack() {
+    let mut area = [0u8; STACK_SCRUB_BYTES];
+    // The zeros are observable through black_box, so they cannot be elided as dead stores.
+    core::hint::black_box(&mut area);
+}
+
 /// A size argument from JS. Taken as `f64` because wasm-bindgen would pass a `usize` through
 /// ToInt32, silently wrapping 2^32 + 16 to 16 and truncating 1.5 to 1: here anything but a whole
 /// number in `0..=limit` is a typed error, before any allocation.
@@ -53,18 +74,22 @@ pub fn fixed_key() -> Vec<u8> {
 /// π(x) for each 16-byte block: AES-128 under the fixed public key.
 #[wasm_bindgen(js_name = aesFixedKeyEncrypt)]
 pub fn aes_fixed_key_encrypt(blocks: &[u8]) -> JsResult<Vec<u8>> {
-    let mut out = blocks.to_vec();
-    aes::fixed_key_aes().encrypt_bytes(&mut out).map_err(js_error)?;
-    Ok(out)
+    scrubbed(|| {
+        let mut out = blocks.to_vec();
+        aes::fixed_key_aes().encrypt_bytes(&mut out).map_err(js_error)?;
+        Ok(out)
+    })
 }
 
 /// AES-128 (ECB over independent blocks) under `key`.
 #[wasm_bindgen(js_name = aesEncrypt)]
 pub fn aes_encrypt(key: &[u8], blocks: &[u8]) -> JsResult<Vec<u8>> {
-    let aes = aes::Aes128::from_key_bytes(key).map_err(js_error)?;
-    let mut out = blocks.to_vec();
-    aes.encrypt_bytes(&mut out).map_err(js_error)?;
-    Ok(out)
+    scrubbed(|| {
+        let aes = aes::Aes128::from_key_bytes(key).map_err(js_error)?;
+        let mut out = blocks.to_vec();
+        aes.encrypt_bytes(&mut out).map_err(js_error)?;
+        Ok(out)
+    })
 }
 
 fn map_blocks(
@@ -81,33 +106,37 @@ fn map_blocks(
 /// cr(x) = π(x) ⊕ x for each block.
 #[wasm_bindgen(js_name = hashCr)]
 pub fn hash_cr(blocks: &[u8]) -> JsResult<Vec<u8>> {
-    map_blocks("hashCr input", blocks, hash::cr_many)
+    scrubbed(|| map_blocks("hashCr input", blocks, hash::cr_many))
 }
 
 /// ccr(x) = π(σ(x)) ⊕ σ(x) for each block.
 #[wasm_bindgen(js_name = hashCcr)]
 pub fn hash_ccr(blocks: &[u8]) -> JsResult<Vec<u8>> {
-    map_blocks("hashCcr input", blocks, hash::ccr_many)
+    scrubbed(|| map_blocks("hashCcr input", blocks, hash::ccr_many))
 }
 
 /// σ(xL ‖ xR) = (xL ⊕ xR) ‖ xL for each block.
 #[wasm_bindgen]
 pub fn sigma(blocks: &[u8]) -> JsResult<Vec<u8>> {
-    map_blocks("sigma input", blocks, hash::sigma_many)
+    scrubbed(|| map_blocks("sigma input", blocks, hash::sigma_many))
 }
 
 /// tccr(x_j, tweak_j) = π(π(x_j) ⊕ tweak_j) ⊕ π(x_j), one 16-byte tweak per block.
 #[wasm_bindgen(js_name = hashTccr)]
 pub fn hash_tccr(blocks: &[u8], tweaks: &[u8]) -> JsResult<Vec<u8>> {
-    let tweaks = blocks_of("hashTccr tweaks", tweaks).map_err(js_error)?;
-    map_blocks("hashTccr input", blocks, |x, out| hash::tccr_many(x, tweaks, out))
+    scrubbed(|| {
+        let tweaks = blocks_of("hashTccr tweaks", tweaks).map_err(js_error)?;
+        map_blocks("hashTccr input", blocks, |x, out| hash::tccr_many(x, tweaks, out))
+    })
 }
 
 /// tccr(x_j, base + j), the base a 16-byte little-endian integer.
 #[wasm_bindgen(js_name = hashTccrCounter)]
 pub fn hash_tccr_counter(blocks: &[u8], tweak_base: &[u8]) -> JsResult<Vec<u8>> {
-    let base = one_block("hashTccrCounter tweak base", tweak_base).map_err(js_error)?.to_u128();
-    map_blocks("hashTccrCounter input", blocks, |x, out| hash::tccr_many_counter(x, base, out))
+    scrubbed(|| {
+        let base = one_block("hashTccrCounter tweak base", tweak_base).map_err(js_error)?.to_u128();
+        map_blocks("hashTccrCounter input", blocks, |x, out| hash::tccr_many_counter(x, base, out))
+    })
 }
 
 /// AES-CTR PRG (see `webmpc_core::prg`).
@@ -119,62 +148,74 @@ impl Prg {
     /// The deterministic stream of a 16-byte seed.
     #[wasm_bindgen(constructor)]
     pub fn new(seed: &[u8]) -> JsResult<Prg> {
-        Ok(Prg(prg::Prg::from_seed_bytes(seed).map_err(js_error)?))
+        scrubbed(|| Ok(Prg(prg::Prg::from_seed_bytes(seed).map_err(js_error)?)))
     }
 
     /// A PRG seeded from `crypto.getRandomValues`.
     #[wasm_bindgen(js_name = fromEntropy)]
     pub fn from_entropy() -> JsResult<Prg> {
-        Ok(Prg(prg::Prg::from_entropy().map_err(js_error)?))
+        scrubbed(|| Ok(Prg(prg::Prg::from_entropy().map_err(js_error)?)))
     }
 
     /// The next `n` bytes of the stream (at most 64 MiB per call).
     #[wasm_bindgen(js_name = fillBytes)]
     pub fn fill_bytes(&mut self, n: f64) -> JsResult<Vec<u8>> {
-        let mut out = vec![0u8; js_size("Prg.fillBytes n", n, MAX_PRG_BYTES)?];
-        self.0.fill_bytes(&mut out);
-        Ok(out)
+        scrubbed(|| {
+            let mut out = vec![0u8; js_size("Prg.fillBytes n", n, MAX_PRG_BYTES)?];
+            self.0.fill_bytes(&mut out);
+            Ok(out)
+        })
     }
 }
 
 /// `n` bytes from the platform CSPRNG (at most 1 MiB per call).
 #[wasm_bindgen(js_name = randomBytes)]
 pub fn random_bytes(n: f64) -> JsResult<Vec<u8>> {
-    let mut out = vec![0u8; js_size("randomBytes n", n, MAX_RANDOM_BYTES)?];
-    random::fill(&mut out).map_err(js_error)?;
-    Ok(out)
+    scrubbed(|| {
+        let mut out = vec![0u8; js_size("randomBytes n", n, MAX_RANDOM_BYTES)?];
+        random::fill(&mut out).map_err(js_error)?;
+        Ok(out)
+    })
 }
 
 /// 128 rows of `n` bits (16·n bytes, row-major, LSB-first) → `n` rows of 128 bits.
 #[wasm_bindgen(js_name = transpose128xN)]
 pub fn transpose_128xn(rows: &[u8], n: f64) -> JsResult<Vec<u8>> {
-    // The input length bounds n (it must equal 16·n), so the length is the natural limit.
-    let n = js_size("transpose128xN n", n, rows.len())?;
-    let mut out = vec![0u8; rows.len()];
-    transpose::transpose_128xn(rows, n, &mut out).map_err(js_error)?;
-    Ok(out)
+    scrubbed(|| {
+        // The input length bounds n (it must equal 16·n), so the length is the natural limit.
+        let n = js_size("transpose128xN n", n, rows.len())?;
+        let mut out = vec![0u8; rows.len()];
+        transpose::transpose_128xn(rows, n, &mut out).map_err(js_error)?;
+        Ok(out)
+    })
 }
 
 /// Inverse of [`transpose_128xn`]: `n` rows of 128 bits → 128 rows of `n` bits.
 #[wasm_bindgen(js_name = transposeNx128)]
 pub fn transpose_nx128(blocks: &[u8], n: f64) -> JsResult<Vec<u8>> {
-    let n = js_size("transposeNx128 n", n, blocks.len())?;
-    let mut out = vec![0u8; blocks.len()];
-    transpose::transpose_nx128(blocks, n, &mut out).map_err(js_error)?;
-    Ok(out)
+    scrubbed(|| {
+        let n = js_size("transposeNx128 n", n, blocks.len())?;
+        let mut out = vec![0u8; blocks.len()];
+        transpose::transpose_nx128(blocks, n, &mut out).map_err(js_error)?;
+        Ok(out)
+    })
 }
 
 /// Elementwise product in GF(2^128) (modulus x^128 + x^7 + x^2 + x + 1).
 #[wasm_bindgen(js_name = gf128Mul)]
 pub fn gf128_mul(a: &[u8], b: &[u8]) -> JsResult<Vec<u8>> {
-    let b = blocks_of("gf128Mul b", b).map_err(js_error)?;
-    map_blocks("gf128Mul a", a, |a, out| gf128::gf128_mul_many(a, b, out))
+    scrubbed(|| {
+        let b = blocks_of("gf128Mul b", b).map_err(js_error)?;
+        map_blocks("gf128Mul a", a, |a, out| gf128::gf128_mul_many(a, b, out))
+    })
 }
 
 /// Σ a_j · b_j in GF(2^128).
 #[wasm_bindgen(js_name = gf128InnerProduct)]
 pub fn gf128_inner_product(a: &[u8], b: &[u8]) -> JsResult<Vec<u8>> {
-    let a = blocks_of("gf128InnerProduct a", a).map_err(js_error)?;
-    let b = blocks_of("gf128InnerProduct b", b).map_err(js_error)?;
-    Ok(gf128::gf128_inner_product(a, b).map_err(js_error)?.0.to_vec())
+    scrubbed(|| {
+        let a = blocks_of("gf128InnerProduct a", a).map_err(js_error)?;
+        let b = blocks_of("gf128InnerProduct b", b).map_err(js_error)?;
+        Ok(gf128::gf128_inner_product(a, b).map_err(js_error)?.0.to_vec())
+    })
 }

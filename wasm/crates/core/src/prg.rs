@@ -12,7 +12,8 @@ const BUFFER_BLOCKS: usize = 64;
 pub struct Prg {
     aes: Aes128,
     counter: u128,
-    buffer: [Block; BUFFER_BLOCKS],
+    /// Boxed so that moving a `Prg` does not copy unread keystream around the stack.
+    buffer: Box<[Block; BUFFER_BLOCKS]>,
     /// Bytes of `buffer` already handed out.
     used: usize,
 }
@@ -20,7 +21,12 @@ pub struct Prg {
 impl Prg {
     /// The stream for `seed`: block k is AES_seed(k) with k as a little-endian 128-bit integer.
     pub fn from_seed(seed: Block) -> Self {
-        Prg { aes: Aes128::new(seed), counter: 0, buffer: [Block::ZERO; BUFFER_BLOCKS], used: BUFFER_BLOCKS * 16 }
+        Prg {
+            aes: Aes128::new(seed),
+            counter: 0,
+            buffer: Box::new([Block::ZERO; BUFFER_BLOCKS]),
+            used: BUFFER_BLOCKS * 16,
+        }
     }
 
     /// Parses a 16-byte seed.
@@ -46,7 +52,7 @@ impl Prg {
     /// Fills `out` with the next bytes of the stream.
     pub fn fill_bytes(&mut self, mut out: &mut [u8]) {
         // Drain what is left of the buffer first, so the stream is split-independent.
-        let buffered = Block::slice_as_bytes(&self.buffer);
+        let buffered = Block::slice_as_bytes(&self.buffer[..]);
         let take = out.len().min(buffered.len() - self.used);
         out[..take].copy_from_slice(&buffered[self.used..self.used + take]);
         self.used += take;
@@ -60,8 +66,8 @@ impl Prg {
             Block::slice_from_bytes_mut(direct).expect("multiple of 16"),
         );
         if !rest.is_empty() {
-            Self::keystream_into(&self.aes, &mut self.counter, &mut self.buffer);
-            rest.copy_from_slice(&Block::slice_as_bytes(&self.buffer)[..rest.len()]);
+            Self::keystream_into(&self.aes, &mut self.counter, &mut self.buffer[..]);
+            rest.copy_from_slice(&Block::slice_as_bytes(&self.buffer[..])[..rest.len()]);
             self.used = rest.len();
         }
     }
@@ -81,7 +87,7 @@ impl Prg {
 
 impl Drop for Prg {
     fn drop(&mut self) {
-        Block::wipe(&mut self.buffer);
+        Block::wipe(&mut self.buffer[..]);
     }
 }
 

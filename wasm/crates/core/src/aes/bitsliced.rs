@@ -21,8 +21,13 @@ pub(crate) const PARALLEL: usize = 8;
 pub(crate) struct SlicedKeys<L: Lane>(pub(crate) [[L; 8]; 11]);
 
 impl<L: Lane> SlicedKeys<L> {
-    pub(crate) fn new(round_keys: &[Block; 11]) -> Self {
-        let mut out = [[L::zero(); 8]; 11];
+    pub(crate) fn zeroed() -> Self {
+        SlicedKeys([[L::zero(); 8]; 11])
+    }
+
+    /// Slices `round_keys` into `self` in place (no key-sized temporary on the stack).
+    pub(crate) fn fill(&mut self, round_keys: &[Block; 11]) {
+        let out = &mut self.0;
         for (r, rk) in round_keys.iter().enumerate() {
             let constant = if r == 0 { 0 } else { SBOX_CONSTANT };
             let phase = perm::inverse(&perm::shift_rows_pow(r % 4));
@@ -35,7 +40,6 @@ impl<L: Lane> SlicedKeys<L> {
                 *plane = L::load(&bytes);
             }
         }
-        SlicedKeys(out)
     }
 
     /// Overwrites the key material; `write_volatile` so the compiler cannot drop the stores.

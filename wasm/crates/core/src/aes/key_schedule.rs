@@ -21,8 +21,8 @@ fn sub_word(w: [u8; 4]) -> [u8; 4] {
     r
 }
 
-/// The eleven round keys of AES-128 (FIPS-197 §5.2).
-pub(crate) fn expand_key(key: &Block) -> [Block; 11] {
+/// The eleven round keys of AES-128 (FIPS-197 §5.2), written into `keys` in place.
+pub(crate) fn expand_key(key: &Block, keys: &mut [Block; 11]) {
     const RCON: [u8; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
     let mut w = [[0u8; 4]; 44];
     for (i, word) in w.iter_mut().take(4).enumerate() {
@@ -38,7 +38,6 @@ pub(crate) fn expand_key(key: &Block) -> [Block; 11] {
             w[i][k] = w[i - 4][k] ^ t[k];
         }
     }
-    let mut keys = [Block::ZERO; 11];
     for (r, rk) in keys.iter_mut().enumerate() {
         for c in 0..4 {
             rk.0[4 * c..4 * c + 4].copy_from_slice(&w[4 * r + c]);
@@ -48,7 +47,6 @@ pub(crate) fn expand_key(key: &Block) -> [Block; 11] {
         // SAFETY: valid exclusive reference; volatile so the wipe of key material is kept.
         unsafe { core::ptr::write_volatile(word, [0; 4]) };
     }
-    keys
 }
 
 #[cfg(test)]
@@ -59,7 +57,8 @@ mod tests {
     fn fips197_appendix_a1_expansion() {
         let key =
             Block([0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c]);
-        let rk = expand_key(&key);
+        let mut rk = [Block::ZERO; 11];
+        expand_key(&key, &mut rk);
         // w[4..8] and w[40..44] from FIPS-197 Appendix A.1.
         assert_eq!(rk[1].to_hex(), "a0fafe1788542cb123a339392a6c7605");
         assert_eq!(rk[10].to_hex(), "d014f9a8c9ee2589e13f0cc8b6630ca6");

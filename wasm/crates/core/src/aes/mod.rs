@@ -75,9 +75,16 @@ impl Backend {
 
 /// An AES-128 key, expanded and (for the bitsliced backends) bitsliced once.
 pub struct Aes128 {
+    keys: Box<KeyMaterial>,
+    backend: Backend,
+}
+
+/// On the heap and built in place, so that moving an `Aes128` (into an `Option`, a `Prg`, a JS
+/// wrapper) moves a pointer and leaves no copies of the key schedule in stale stack frames.
+#[derive(Clone)]
+struct KeyMaterial {
     round_keys: [Block; 11],
     fast: bitsliced::SlicedKeys<FastLane>,
-    backend: Backend,
 }
 
 impl Aes128 {
@@ -91,8 +98,11 @@ impl Aes128 {
         if !Backend::available().contains(&backend) {
             return None;
         }
-        let round_keys = key_schedule::expand_key(&key);
-        Some(Aes128 { fast: bitsliced::SlicedKeys::new(&round_keys), round_keys, backend })
+        let mut keys = Box::new(KeyMaterial { round_keys: [Block::ZERO; 11], fast: bitsliced::SlicedKeys::zeroed() });
+        key_schedule::expand_key(&key, &mut keys.round_keys);
+        let KeyMaterial { round_keys, fast } = &mut *keys;
+        fast.fill(round_keys);
+        Some(Aes128 { keys, backend })
     }
 
     /// Parses a 16-byte key.
@@ -109,8 +119,8 @@ impl Aes128 {
         match self.backend {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `with_backend` only selects AES-NI after runtime detection succeeded.
-            Backend::AesNi => unsafe { aesni::encrypt_blocks(&self.round_keys, blocks) },
-            _ => bitsliced::encrypt_blocks(&self.fast, blocks),
+            Backend::AesNi => unsafe { aesni::encrypt_blocks(&self.keys.round_keys, blocks) },
+            _ => bitsliced::encrypt_blocks(&self.keys.fast, blocks),
         }
     }
 
@@ -132,14 +142,14 @@ impl Aes128 {
 
 impl Clone for Aes128 {
     fn clone(&self) -> Self {
-        Aes128 { round_keys: self.round_keys, fast: self.fast.clone(), backend: self.backend }
+        Aes128 { keys: self.keys.clone(), backend: self.backend }
     }
 }
 
 impl Drop for Aes128 {
     fn drop(&mut self) {
-        Block::wipe(&mut self.round_keys);
-        self.fast.wipe();
+        Block::wipe(&mut self.keys.round_keys);
+        self.keys.fast.wipe();
     }
 }
 
