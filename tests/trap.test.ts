@@ -1,7 +1,8 @@
 // What the SDK makes of a Wasm trap. The kernels should never trap (arguments are checked on both
 // sides of the boundary), so the trap comes from a six-instruction module built here.
 import { describe, expect, it } from 'vitest';
-import { WebmpcError } from '../dist/index.js';
+import { WebmpcError, aesFixedKeyEncrypt, init } from '../dist/index.js';
+import { _callForTesting } from '../dist/kernels.js';
 import { fromWasmError } from '../dist/errors.js';
 
 // (module (func (export "f") unreachable))
@@ -34,5 +35,23 @@ describe('traps', () => {
     expect(fromWasmError(plain)).toBe(plain);
     const notKernel = Object.assign(new Error('y'), { name: 'KernelError', code: 'SOMETHING_ELSE' });
     expect(fromWasmError(notKernel)).toBe(notKernel);
+  });
+
+  // Last in this file: it leaves the module refusing calls (test files run in separate workers).
+  it('after a trap in a kernel call, every later call is refused with WASM_TRAP', async () => {
+    await init();
+    expect(aesFixedKeyEncrypt(new Uint8Array(16)).length).toBe(16);
+    const { instance } = await WebAssembly.instantiate(TRAPPING_MODULE);
+    const trap = () => _callForTesting(() => (instance.exports.f as () => void)());
+    expect(trap).toThrow(expect.objectContaining({ code: 'WASM_TRAP' }));
+    let later: unknown;
+    try {
+      aesFixedKeyEncrypt(new Uint8Array(16));
+    } catch (err) {
+      later = err;
+    }
+    expect(later).toBeInstanceOf(WebmpcError);
+    expect((later as WebmpcError).code).toBe('WASM_TRAP');
+    expect((later as WebmpcError).message).toMatch(/can no longer be trusted/);
   });
 });

@@ -11,8 +11,8 @@
  * Byte conventions (those of the Rust core): a block is 16 bytes; when a block is read as a number
  * it is a little-endian u128.
  */
-import { KernelError, fromWasmError } from './errors.js';
-import { wasm, type Bindings } from './engine/wasm.js';
+import { KernelError, WebmpcError, fromWasmError } from './errors.js';
+import { markTrapped, wasm, type Bindings } from './engine/wasm.js';
 
 export const BLOCK_BYTES = 16;
 
@@ -101,8 +101,19 @@ function call<T>(f: (w: Bindings) => T): T {
   try {
     return f(w);
   } catch (err) {
-    throw fromWasmError(err);
+    const e = fromWasmError(err);
+    if (e instanceof WebmpcError && e.code === 'WASM_TRAP') markTrapped(e);
+    throw e;
   }
+}
+
+/**
+ * Runs `f` the way every kernel call runs, for tests that need a trap to pass through the SDK's
+ * call path (the real kernels never trap). Not exported from the package entry.
+ * @internal
+ */
+export function _callForTesting<T>(f: () => T): T {
+  return call(() => f());
 }
 
 /**

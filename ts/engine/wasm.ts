@@ -17,6 +17,10 @@ export type Bindings = typeof bindings;
 let loaded: Bindings | undefined;
 let loading: Promise<Bindings> | undefined;
 let memory: WebAssembly.Memory | undefined;
+// Set by the first trap. A trapped instance can be left inconsistent (a shadow-stack pointer
+// never restored, a Rust object still marked borrowed), and wasm-bindgen's glue holds a single
+// instance that cannot be re-created in place, so every later call is refused instead.
+let trapped: WebmpcError | undefined;
 
 function isNode(): boolean {
   const proc = (globalThis as { process?: { versions?: { node?: unknown } } }).process;
@@ -78,8 +82,20 @@ export function isLoaded(): boolean {
   return loaded !== undefined;
 }
 
+/** Records that the module trapped; from now on {@link wasm} refuses to hand it out. */
+export function markTrapped(trap: WebmpcError): void {
+  trapped ??= trap;
+}
+
 /** The loaded bindings, for synchronous kernel calls. */
 export function wasm(): Bindings {
+  if (trapped) {
+    throw new WebmpcError(
+      'WASM_TRAP',
+      'webmpc: an earlier call trapped, so this Wasm instance can no longer be trusted; reload the page or restart the process',
+      { cause: trapped },
+    );
+  }
   if (!loaded) {
     throw new WebmpcError('NOT_INITIALIZED', 'webmpc: call and await init() before using the kernels');
   }
