@@ -61,15 +61,24 @@ impl Backend {
         }
     }
 
-    /// Every backend this build and CPU can run (for cross-checking tests and benches). A Wasm
-    /// build with SIMD128 carries only the SIMD lane: the portable lane runs the same algorithm
-    /// and is cross-checked natively, so shipping it would only add code and key storage.
-    pub fn available() -> Vec<Backend> {
-        let mut v = vec![Backend::best()];
-        if !v.contains(&Backend::PortableBitsliced) && !cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
-            v.push(Backend::PortableBitsliced);
+    /// Whether this build and CPU can run `self`. A Wasm build with SIMD128 carries only the
+    /// SIMD lane: the portable lane runs the same algorithm and is cross-checked natively, so
+    /// shipping it would only add code and key storage.
+    pub fn is_available(self) -> bool {
+        let simd_wasm = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+        match self {
+            Backend::WasmSimd128Bitsliced => simd_wasm,
+            Backend::PortableBitsliced => !simd_wasm,
+            Backend::AesNi => Backend::best() == Backend::AesNi,
         }
-        v
+    }
+
+    /// Every backend this build and CPU can run (for cross-checking tests and benches).
+    pub fn available() -> Vec<Backend> {
+        [Backend::AesNi, Backend::WasmSimd128Bitsliced, Backend::PortableBitsliced]
+            .into_iter()
+            .filter(|b| b.is_available())
+            .collect()
     }
 }
 
@@ -95,7 +104,7 @@ impl Aes128 {
 
     /// Expands `key` for a specific backend; `None` if this build or CPU cannot run it.
     pub fn with_backend(key: Block, backend: Backend) -> Option<Self> {
-        if !Backend::available().contains(&backend) {
+        if !backend.is_available() {
             return None;
         }
         let mut keys = Box::new(KeyMaterial { round_keys: [Block::ZERO; 11], fast: bitsliced::SlicedKeys::zeroed() });
