@@ -21,6 +21,7 @@ pub mod gf128;
 pub mod hash;
 pub mod prg;
 pub mod random;
+mod simd;
 pub mod transpose;
 
 pub use block::Block;

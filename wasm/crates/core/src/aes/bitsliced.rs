@@ -7,8 +7,9 @@
 //! branch, no secret-dependent address.
 
 use super::lane::perm::{self, Which};
-use super::lane::Lane;
+use super::lane::AesLane;
 use super::sbox::{sbox_without_constant, SBOX_CONSTANT};
+use crate::simd::transpose_8x8_bits;
 use crate::Block;
 
 /// Blocks per bitsliced step.
@@ -18,11 +19,11 @@ pub(crate) const PARALLEL: usize = 8;
 /// set, since every block sees the same key. Keys 1..=10 carry the S-box constant (see sbox.rs)
 /// and are permuted by SR^-r to meet the state in its phase (see `lane::perm`).
 #[derive(Clone)]
-pub(crate) struct SlicedKeys<L: Lane>(pub(crate) [[L; 8]; 11]);
+pub(crate) struct SlicedKeys<L: AesLane>(pub(crate) [[L; 8]; 11]);
 
-impl<L: Lane> SlicedKeys<L> {
+impl<L: AesLane> SlicedKeys<L> {
     pub(crate) fn zeroed() -> Self {
-        SlicedKeys([[L::zero(); 8]; 11])
+        SlicedKeys([[L::splat(0); 8]; 11])
     }
 
     /// Slices `round_keys` into `self` in place (no key-sized temporary on the stack).
@@ -37,7 +38,7 @@ impl<L: Lane> SlicedKeys<L> {
                     // Spread bit i of the key byte over the whole byte, without branching on it.
                     *byte = 0u8.wrapping_sub(((rk.0[src] ^ constant) >> i) & 1);
                 }
-                *plane = L::load(&bytes);
+                *plane = L::load(&bytes.0);
             }
         }
     }
@@ -47,47 +48,15 @@ impl<L: Lane> SlicedKeys<L> {
         for round in self.0.iter_mut() {
             for plane in round.iter_mut() {
                 // SAFETY: `plane` is a valid, aligned, exclusive reference.
-                unsafe { core::ptr::write_volatile(plane, L::zero()) };
+                unsafe { core::ptr::write_volatile(plane, L::splat(0)) };
             }
         }
         core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 
-/// Exchanges the bits of `b` selected by `mask` with the bits of `a` selected by `mask << n`.
 #[inline(always)]
-fn swap_move<L: Lane>(a: &mut L, b: &mut L, n: u32, mask: L) {
-    let t = a.shr64(n).xor(*b).and(mask);
-    *b = b.xor(t);
-    *a = a.xor(t.shl64(n));
-}
-
-/// Transposes the 8×8 bit matrix formed by byte `j` of the eight lanes, for every `j` at once.
-/// It is an involution, so it both enters and leaves the bitsliced representation.
-#[inline(always)]
-fn transpose_bits<L: Lane>(s: &mut [L; 8], masks: &[L; 3]) {
-    let [x0, x1, x2, x3, x4, x5, x6, x7] = s;
-    swap_move(x0, x1, 1, masks[0]);
-    swap_move(x2, x3, 1, masks[0]);
-    swap_move(x4, x5, 1, masks[0]);
-    swap_move(x6, x7, 1, masks[0]);
-    swap_move(x0, x2, 2, masks[1]);
-    swap_move(x1, x3, 2, masks[1]);
-    swap_move(x4, x6, 2, masks[1]);
-    swap_move(x5, x7, 2, masks[1]);
-    swap_move(x0, x4, 4, masks[2]);
-    swap_move(x1, x5, 4, masks[2]);
-    swap_move(x2, x6, 4, masks[2]);
-    swap_move(x3, x7, 4, masks[2]);
-}
-
-#[inline(always)]
-fn transpose_masks<L: Lane>() -> [L; 3] {
-    [0x55u8, 0x33, 0x0f].map(|m| L::load(&Block([m; 16])))
-}
-
-#[inline(always)]
-fn add_round_key<L: Lane>(s: &mut [L; 8], k: &[L; 8]) {
+fn add_round_key<L: AesLane>(s: &mut [L; 8], k: &[L; 8]) {
     for i in 0..8 {
         s[i] = s[i].xor(k[i]);
     }
@@ -100,7 +69,7 @@ fn add_round_key<L: Lane>(s: &mut [L; 8], k: &[L; 8]) {
 /// `2·a ⊕ 3·rot1(a) ⊕ rot2(a) ⊕ rot3(a) = xtime(t) ⊕ rot1(a) ⊕ rot2(t)` where `t = a ⊕ rot1(a)`.
 /// Seen from the held state, rot_k becomes the conjugated permutation of the new phase.
 #[inline(always)]
-fn round<L: Lane>(s: &mut [L; 8], phase: usize, key: &[L; 8]) {
+fn round<L: AesLane>(s: &mut [L; 8], phase: usize, key: &[L; 8]) {
     let w = sbox_without_constant(s);
     let r1 = w.map(|p| p.permute(Which::Rot1(phase)));
     let t: [L; 8] = core::array::from_fn(|i| w[i].xor(r1[i]));
@@ -113,10 +82,9 @@ fn round<L: Lane>(s: &mut [L; 8], phase: usize, key: &[L; 8]) {
 
 /// Encrypts eight blocks in place.
 #[inline(always)]
-pub(crate) fn encrypt8<L: Lane>(keys: &SlicedKeys<L>, blocks: &mut [Block; PARALLEL]) {
-    let masks = transpose_masks::<L>();
-    let mut s: [L; 8] = core::array::from_fn(|b| L::load(&blocks[b]));
-    transpose_bits(&mut s, &masks);
+pub(crate) fn encrypt8<L: AesLane>(keys: &SlicedKeys<L>, blocks: &mut [Block; PARALLEL]) {
+    let mut s: [L; 8] = core::array::from_fn(|b| L::load(&blocks[b].0));
+    transpose_8x8_bits(&mut s);
     add_round_key(&mut s, &keys.0[0]);
     // Round r leaves the state in phase r mod 4. Two passes of a 4-round body (phases 1,2,3,0)
     // keep every shuffle a compile-time constant without unrolling all nine rounds.
@@ -130,15 +98,15 @@ pub(crate) fn encrypt8<L: Lane>(keys: &SlicedKeys<L>, blocks: &mut [Block; PARAL
     // Last round: no MixColumns. The state is then in phase 10 mod 4 = 2.
     s = sbox_without_constant(&s);
     add_round_key(&mut s, &keys.0[10]);
-    transpose_bits(&mut s, &masks);
+    transpose_8x8_bits(&mut s);
     for b in 0..PARALLEL {
         // Bitslicing keeps byte positions, so the pending SR^2 can be applied per block.
-        s[b].permute(Which::ShiftRows2).store(&mut blocks[b]);
+        s[b].permute(Which::ShiftRows2).store(&mut blocks[b].0);
     }
 }
 
 /// Encrypts any number of blocks in place; a ragged tail is padded into one more 8-block step.
-pub(crate) fn encrypt_blocks<L: Lane>(keys: &SlicedKeys<L>, blocks: &mut [Block]) {
+pub(crate) fn encrypt_blocks<L: AesLane>(keys: &SlicedKeys<L>, blocks: &mut [Block]) {
     let mut chunks = blocks.chunks_exact_mut(PARALLEL);
     for chunk in &mut chunks {
         let chunk: &mut [Block; PARALLEL] = chunk.try_into().expect("chunks_exact yields full chunks");

@@ -1,9 +1,8 @@
-//! 128-bit lanes for the bitsliced cipher: Wasm SIMD128 where available, a portable `u128`
-//! otherwise. The cipher is written once over [`Lane`]; only these primitives differ, so native
-//! tests of the portable lane exercise the same algorithm the Wasm build runs.
+//! What the bitsliced cipher needs beyond [`crate::simd::Lane`]: the constant byte permutations
+//! of the AES state, applied to a whole lane at once.
 
 use super::sbox::BitWord;
-use crate::Block;
+use crate::simd::{Lane, PortableLane};
 
 /// Byte permutations of the AES state, as source indices (`out[j] = in[P[j]]`). The state byte
 /// at row r, column c has index r + 4c (FIPS-197 column-major order).
@@ -110,97 +109,46 @@ pub(crate) mod perm {
     }
 }
 
-/// What the bitsliced cipher needs from a 128-bit register.
-pub(crate) trait Lane: BitWord {
-    fn load(block: &Block) -> Self;
-    fn store(self, block: &mut Block);
-    fn zero() -> Self;
-    /// Shifts within each 64-bit half (the bit transposition masks away what crosses bytes).
-    fn shr64(self, n: u32) -> Self;
-    fn shl64(self, n: u32) -> Self;
+/// A lane the cipher can run on: the shared [`Lane`] operations plus the byte permutations.
+pub(crate) trait AesLane: Lane {
     /// Applies one of the constant byte permutations in [`perm`] (the argument is always a
     /// constant after inlining, so this is one byte shuffle).
     fn permute(self, which: perm::Which) -> Self;
 }
 
-/// Portable lane: one `u128`. Byte permutations go through a byte array with constant indices.
-#[derive(Clone, Copy)]
-#[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
-pub(crate) struct PortableLane(u128);
-
-impl PortableLane {
+/// The S-box circuit runs on any lane.
+impl<L: Lane> BitWord for L {
     #[inline(always)]
-    fn permute_bytes(self, p: &perm::Perm) -> Self {
-        let b = self.0.to_le_bytes();
+    fn xor(self, other: Self) -> Self {
+        Lane::xor(self, other)
+    }
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        Lane::and(self, other)
+    }
+}
+
+/// Portable: the permutation goes through a byte array with constant indices.
+impl AesLane for PortableLane {
+    #[inline(always)]
+    fn permute(self, which: perm::Which) -> Self {
+        let p = which.table();
+        let mut b = [0u8; 16];
+        self.store(&mut b);
         let mut o = [0u8; 16];
         for j in 0..16 {
             o[j] = b[p[j]];
         }
-        PortableLane(u128::from_le_bytes(o))
-    }
-    #[inline(always)]
-    fn halves(self) -> (u64, u64) {
-        (self.0 as u64, (self.0 >> 64) as u64)
-    }
-    #[inline(always)]
-    fn from_halves(lo: u64, hi: u64) -> Self {
-        PortableLane(lo as u128 | (hi as u128) << 64)
-    }
-}
-
-impl BitWord for PortableLane {
-    #[inline(always)]
-    fn xor(self, o: Self) -> Self {
-        PortableLane(self.0 ^ o.0)
-    }
-    #[inline(always)]
-    fn and(self, o: Self) -> Self {
-        PortableLane(self.0 & o.0)
-    }
-}
-
-impl Lane for PortableLane {
-    #[inline(always)]
-    fn load(block: &Block) -> Self {
-        PortableLane(block.to_u128())
-    }
-    #[inline(always)]
-    fn store(self, block: &mut Block) {
-        *block = Block::from_u128(self.0);
-    }
-    #[inline(always)]
-    fn zero() -> Self {
-        PortableLane(0)
-    }
-    #[inline(always)]
-    fn shr64(self, n: u32) -> Self {
-        let (lo, hi) = self.halves();
-        Self::from_halves(lo >> n, hi >> n)
-    }
-    #[inline(always)]
-    fn shl64(self, n: u32) -> Self {
-        let (lo, hi) = self.halves();
-        Self::from_halves(lo << n, hi << n)
-    }
-    #[inline(always)]
-    fn permute(self, which: perm::Which) -> Self {
-        self.permute_bytes(which.table())
+        Self::load(&o)
     }
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub(crate) use simd::WasmLane;
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod simd {
+mod wasm {
     use super::perm::{self, Which};
-    use super::{BitWord, Lane};
-    use crate::Block;
+    use super::AesLane;
+    use crate::simd::wasm::WasmLane;
     use core::arch::wasm32::*;
-
-    /// A Wasm `v128`.
-    #[derive(Clone, Copy)]
-    pub(crate) struct WasmLane(v128);
 
     /// The permutations of [`perm`] as `i8x16.swizzle` index vectors, in [`Which`] order.
     ///
@@ -235,40 +183,7 @@ mod simd {
         mask(&perm::SHIFT_ROWS_2),
     ]);
 
-    impl BitWord for WasmLane {
-        #[inline(always)]
-        fn xor(self, o: Self) -> Self {
-            WasmLane(v128_xor(self.0, o.0))
-        }
-        #[inline(always)]
-        fn and(self, o: Self) -> Self {
-            WasmLane(v128_and(self.0, o.0))
-        }
-    }
-
-    impl Lane for WasmLane {
-        #[inline(always)]
-        fn load(block: &Block) -> Self {
-            // SAFETY: `Block` is 16 readable bytes; v128_load has no alignment requirement.
-            WasmLane(unsafe { v128_load(block.0.as_ptr() as *const v128) })
-        }
-        #[inline(always)]
-        fn store(self, block: &mut Block) {
-            // SAFETY: `Block` is 16 writable bytes; v128_store has no alignment requirement.
-            unsafe { v128_store(block.0.as_mut_ptr() as *mut v128, self.0) }
-        }
-        #[inline(always)]
-        fn zero() -> Self {
-            WasmLane(u64x2_splat(0))
-        }
-        #[inline(always)]
-        fn shr64(self, n: u32) -> Self {
-            WasmLane(u64x2_shr(self.0, n))
-        }
-        #[inline(always)]
-        fn shl64(self, n: u32) -> Self {
-            WasmLane(u64x2_shl(self.0, n))
-        }
+    impl AesLane for WasmLane {
         #[inline(always)]
         fn permute(self, which: Which) -> Self {
             let k = match which {

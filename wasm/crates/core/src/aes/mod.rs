@@ -21,9 +21,9 @@ use crate::error::{blocks_of, one_block};
 use crate::{Block, KernelError};
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-type FastLane = lane::WasmLane;
+type FastLane = crate::simd::wasm::WasmLane;
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-type FastLane = lane::PortableLane;
+type FastLane = crate::simd::PortableLane;
 
 /// Which implementation runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
