@@ -26,7 +26,40 @@ export type SdkErrorCode =
    */
   | 'WASM_TRAP';
 
-export type WebmpcErrorCode = KernelErrorCode | SdkErrorCode;
+/**
+ * Codes of {@link TransportError}: why moving bytes between parties failed. A transport that
+ * raises one of these has closed itself; the session cannot continue.
+ */
+export type TransportErrorCode =
+  /** A peer closed its connection, crashed, or stopped answering at the network level. */
+  | 'PEER_DISCONNECTED'
+  /** A wait (connect, handshake, recv, backpressure) ran past its deadline. */
+  | 'TIMEOUT'
+  /** A peer (or relay) sent bytes that break the framing or the protocol's expectations. */
+  | 'PROTOCOL_ERROR'
+  /** Authentication failed: wrong identity key, tampered or replayed ciphertext, bad signature. */
+  | 'AUTHENTICATION_FAILED'
+  /** The signaling server refused or lost the session (room full, bad party index, gone). */
+  | 'SIGNALING_FAILED'
+  /** The operation was cancelled through an AbortSignal. */
+  | 'ABORTED'
+  /** The transport was closed locally before or during the operation. */
+  | 'CLOSED'
+  /** A caller passed an invalid argument (party index out of range, message to self, ...). */
+  | 'INVALID_ARGUMENT';
+
+/**
+ * Codes of {@link ProtocolAbort}: an MPC protocol detected cheating or a broken peer and aborted.
+ */
+export type ProtocolAbortCode =
+  /** A consistency check, MAC check or similar failed: some party deviated from the protocol. */
+  | 'CHEATING_DETECTED'
+  /** A peer's message had the wrong length or an invalid encoding. */
+  | 'MALFORMED_MESSAGE'
+  /** The parties disagree on the session's public parameters (circuit, sizes, session id). */
+  | 'PARAMETER_MISMATCH';
+
+export type WebmpcErrorCode = KernelErrorCode | SdkErrorCode | TransportErrorCode | ProtocolAbortCode;
 
 const KERNEL_CODES: ReadonlySet<string> = new Set<KernelErrorCode>([
   'RAGGED_LENGTH',
@@ -81,4 +114,30 @@ export function fromWasmError(err: unknown): unknown {
     }
   }
   return err;
+}
+
+/** Moving bytes between parties failed; see {@link TransportErrorCode}. */
+export class TransportError extends WebmpcError {
+  declare readonly code: TransportErrorCode;
+  /** The peer concerned, when there is one. */
+  readonly peer: number | undefined;
+
+  constructor(code: TransportErrorCode, message: string, options?: { cause?: unknown; peer?: number }) {
+    super(code, message, options);
+    this.name = 'TransportError';
+    this.peer = options?.peer;
+  }
+}
+
+/** A protocol aborted because a peer cheated or misbehaved; see {@link ProtocolAbortCode}. */
+export class ProtocolAbort extends WebmpcError {
+  declare readonly code: ProtocolAbortCode;
+  /** The peer whose message failed the check, when the protocol can tell. */
+  readonly peer: number | undefined;
+
+  constructor(code: ProtocolAbortCode, message: string, options?: { cause?: unknown; peer?: number }) {
+    super(code, message, options);
+    this.name = 'ProtocolAbort';
+    this.peer = options?.peer;
+  }
 }
