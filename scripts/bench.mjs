@@ -13,7 +13,11 @@ const argv = process.argv.slice(2);
 const json = argv.includes('--json');
 const quick = argv.includes('--quick');
 const noBuild = argv.includes('--no-build');
-const suites = { kernels: () => import('./bench/kernels.mjs') };
+const suites = {
+  kernels: () => import('./bench/kernels.mjs'),
+  ot: () => import('./bench/ot.mjs'),
+  transport: () => import('./bench/transport.mjs'),
+};
 const asked = argv.filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !(s in suites));
 if (unknown.length) {
