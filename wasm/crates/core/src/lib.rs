@@ -11,11 +11,13 @@
 //! * [`prg`]: an AES-CTR PRG seeded from a block or from the platform CSPRNG ([`random`]).
 //! * [`gf128`]: constant-time multiplication in GF(2^128) (no carry-less multiply instruction in Wasm).
 //! * [`transpose`]: 128 × n bit-matrix transposition for OT extension.
+//! * [`channel`]: the `Channel` trait every protocol talks through, and an in-memory network.
 //!
 //! Secrets never reach a branch condition or a memory index in this crate.
 
 pub mod aes;
 pub mod block;
+pub mod channel;
 pub mod error;
 pub mod gf128;
 pub mod hash;

@@ -1,0 +1,441 @@
+//! KOS malicious OT extension (Keller–Orsu–Scholl, CRYPTO 2015; consistency check of the revised
+//! version, eprint 2015/546 Fig. 10), driven over a [`Channel`]. The math is in `kos_core`.
+//!
+//! One instance is set up per ordered pair (sender, receiver): the roles of the 128 base OTs are
+//! reversed (the extension sender is the base-OT receiver, choosing the bits of Δ). After that,
+//! each call extends in **chunks** of at most `chunk_size` OTs (default 2^16). Each chunk is
+//! three messages — the receiver's matrix `u`, the sender's challenge seed, the receiver's check
+//! answer — and the sender releases nothing from a chunk before its check passes. Memory is
+//! bounded by the chunk, so `random_stream` can produce 10^8 OTs through a callback.
+//!
+//! **Tweaks.** Hashed outputs use `tccr(x, tweak)` (TMMO, Guo–Katz–Wang–Yu) with
+//! `tweak = tag · 2^64 + counter`: `tag` is a hash of the session id and both party indices, and
+//! `counter` counts every hashed OT of the instance across calls and chunks. Tweaks therefore
+//! never repeat within an instance, and differ across sessions and peers. Δ-OT outputs are not
+//! hashed (globally correlated OT needs no correlation-robust hash) and use no tweaks.
+//!
+//! **Failure.** Any error (a failed check, a malformed or missing message) poisons the instance:
+//! its PRG streams may be out of step with the peer's, so every later call fails with the same
+//! kind of error instead of producing outputs.
+
+use crate::kos_core::{
+    challenges, chunk_width, pack_bits, receiver_check, receiver_expand, sender_expand, sender_verify, transpose_rows,
+    KAPPA,
+};
+use crate::{base, CotReceiver, CotSender, OtError, OtReceiver, OtSender, RotReceiver, RotSender, SessionId};
+use sha2::{Digest, Sha256};
+use webmpc_core::channel::{Channel, PartyId};
+use webmpc_core::hash::Hasher;
+use webmpc_core::prg::Prg;
+use webmpc_core::{random, Block};
+
+/// OTs per chunk unless configured: 1 MiB of matrix per message.
+pub const DEFAULT_CHUNK: usize = 1 << 16;
+/// Largest allowed chunk (16 MiB matrices).
+pub const MAX_CHUNK: usize = 1 << 20;
+/// Blocks in the receiver's answer to the check: x and one per row.
+const ANSWER_BLOCKS: usize = KAPPA + 1;
+
+/// The per-instance tweak source.
+#[derive(Debug, Clone)]
+struct Tweaks {
+    tag: u64,
+    next: u64,
+}
+
+impl Tweaks {
+    fn new(sid: &SessionId, sender: PartyId, receiver: PartyId) -> Self {
+        let mut h = Sha256::new();
+        h.update(b"webmpc/ot/kos/tweak-tag/v1");
+        h.update(sid.0);
+        h.update((sender as u64).to_le_bytes());
+        h.update((receiver as u64).to_le_bytes());
+        let d = h.finalize();
+        let tag = u64::from_le_bytes(d[..8].try_into().expect("8 bytes"));
+        Tweaks { tag, next: 0 }
+    }
+
+    /// Reserves `n` consecutive tweaks and returns the first.
+    fn take(&mut self, n: usize) -> Result<u128, OtError> {
+        let base = ((self.tag as u128) << 64) | self.next as u128;
+        self.next = self
+            .next
+            .checked_add(n as u64)
+            .ok_or_else(|| OtError::InvalidArgument("OT extension instance exhausted its 2^64 tweaks".into()))?;
+        Ok(base)
+    }
+}
+
+fn hash_rows(rows: &[Block], tweak_base: u128) -> Vec<Block> {
+    let mut out = vec![Block::ZERO; rows.len()];
+    // The range fits: the base's low half plus a chunk never passes 2^64 (checked in `take`).
+    Hasher::fixed().tccr_many_counter(rows, tweak_base, &mut out).expect("tweak range checked");
+    out
+}
+
+fn check_chunk_size(n: usize) -> Result<usize, OtError> {
+    if n == 0 || n > MAX_CHUNK || n % 128 != 0 {
+        return Err(OtError::InvalidArgument(format!(
+            "chunk size {n} must be a positive multiple of 128 of at most {MAX_CHUNK}"
+        )));
+    }
+    Ok(n)
+}
+
+fn poisoned() -> OtError {
+    OtError::InvalidArgument("this OT extension instance failed earlier and cannot be used again".into())
+}
+
+/// Converts a received byte message into blocks (lengths were checked by `recv_exact`).
+fn blocks(bytes: &[u8]) -> Vec<Block> {
+    Block::slice_from_bytes(bytes).expect("length is a multiple of 16").to_vec()
+}
+
+fn bytes(blocks: &[Block]) -> Vec<u8> {
+    Block::slice_as_bytes(blocks).to_vec()
+}
+
+/// KOS sender: holds Δ and one PRG per base OT.
+pub struct KosSender<C> {
+    ch: C,
+    peer: PartyId,
+    delta: Block,
+    prgs: Vec<Prg>,
+    tweaks: Tweaks,
+    chunk: usize,
+    poisoned: bool,
+}
+
+impl<C: Channel> KosSender<C> {
+    /// Runs the base OTs with `peer` (as base-OT receiver choosing the bits of `delta`).
+    pub async fn setup(ch: C, peer: PartyId, sid: &SessionId, delta: Block) -> Result<Self, OtError> {
+        ch.check_peer(peer)?;
+        let bits = delta.to_u128();
+        let choices: Vec<bool> = (0..KAPPA).map(|i| (bits >> i) & 1 == 1).collect();
+        let mut seeds = base::receive(&ch, peer, &sid.derive(b"kos/base"), &choices).await?;
+        let prgs = seeds.iter().map(|s| Prg::from_seed(*s)).collect();
+        Block::wipe(&mut seeds);
+        let tweaks = Tweaks::new(sid, ch.party(), peer);
+        Ok(KosSender { ch, peer, delta, prgs, tweaks, chunk: DEFAULT_CHUNK, poisoned: false })
+    }
+
+    /// Like [`setup`](Self::setup) with a uniformly random Δ.
+    pub async fn setup_random(ch: C, peer: PartyId, sid: &SessionId) -> Result<Self, OtError> {
+        let delta = random::random_block()?;
+        Self::setup(ch, peer, sid, delta).await
+    }
+
+    /// Sets the chunk size (a multiple of 128, at most [`MAX_CHUNK`]); both parties must agree.
+    pub fn set_chunk_size(&mut self, n: usize) -> Result<(), OtError> {
+        self.chunk = check_chunk_size(n)?;
+        Ok(())
+    }
+
+    /// The channel, e.g. to read its byte counters.
+    pub fn channel(&self) -> &C {
+        &self.ch
+    }
+
+    /// The first tweak the next hashed OT will use (for tests of tweak uniqueness).
+    pub fn next_tweak(&self) -> u128 {
+        ((self.tweaks.tag as u128) << 64) | self.tweaks.next as u128
+    }
+
+    /// One chunk of `n` Δ-OTs: the keys `K_j` (`= Q_j`), released only after the check passed.
+    async fn chunk(&mut self, n: usize) -> Result<Vec<Block>, OtError> {
+        if self.poisoned {
+            return Err(poisoned());
+        }
+        self.poisoned = true;
+        let m = chunk_width(n);
+        let u = blocks(&self.ch.recv_exact(self.peer, KAPPA * m / 8).await?);
+        let q = sender_expand(&mut self.prgs, self.delta, &u, m);
+        let seed = random::random_block()?;
+        self.ch.send(self.peer, seed.0.to_vec()).await?;
+        let answer = blocks(&self.ch.recv_exact(self.peer, ANSWER_BLOCKS * 16).await?);
+        let chi = challenges(seed, m);
+        if !sender_verify(&chi, self.delta, &q, &answer) {
+            return Err(OtError::CheatingDetected { peer: self.peer, check: "KOS consistency check" });
+        }
+        let mut keys = transpose_rows(&q, m);
+        keys.truncate(n);
+        self.poisoned = false;
+        Ok(keys)
+    }
+
+    /// Streams `n` Δ-OT keys in chunks: `f(offset, keys)`.
+    pub async fn cot_stream(&mut self, n: usize, mut f: impl FnMut(usize, &[Block])) -> Result<(), OtError> {
+        let mut done = 0;
+        while done < n {
+            let len = self.chunk.min(n - done);
+            let keys = self.chunk(len).await?;
+            f(done, &keys);
+            done += len;
+        }
+        Ok(())
+    }
+
+    /// Streams `n` random OTs: `f(offset, m0, m1)`.
+    pub async fn random_stream(
+        &mut self,
+        n: usize,
+        mut f: impl FnMut(usize, &[Block], &[Block]),
+    ) -> Result<(), OtError> {
+        let mut done = 0;
+        while done < n {
+            let len = self.chunk.min(n - done);
+            let mut keys = self.chunk(len).await?;
+            let tweak = self.tweaks.take(len)?;
+            let m0 = hash_rows(&keys, tweak);
+            for k in keys.iter_mut() {
+                *k ^= self.delta;
+            }
+            let m1 = hash_rows(&keys, tweak);
+            f(done, &m0, &m1);
+            done += len;
+        }
+        Ok(())
+    }
+
+    /// Correlated and chosen-message OT share this: per chunk, the hashes of `Q_j` and
+    /// `Q_j ⊕ Δ`, then `make(offset, h0, h1)` builds the message to send and the local output.
+    async fn hashed_then_send(
+        &mut self,
+        n: usize,
+        mut make: impl FnMut(usize, &[Block], &[Block]) -> Vec<u8>,
+    ) -> Result<(), OtError> {
+        let mut done = 0;
+        while done < n {
+            let len = self.chunk.min(n - done);
+            let mut keys = self.chunk(len).await?;
+            let tweak = self.tweaks.take(len)?;
+            let h0 = hash_rows(&keys, tweak);
+            for k in keys.iter_mut() {
+                *k ^= self.delta;
+            }
+            let h1 = hash_rows(&keys, tweak);
+            let msg = make(done, &h0, &h1);
+            self.poisoned = true;
+            self.ch.send(self.peer, msg).await?;
+            self.poisoned = false;
+            done += len;
+        }
+        Ok(())
+    }
+}
+
+impl<C: Channel> CotSender for KosSender<C> {
+    fn delta(&self) -> Block {
+        self.delta
+    }
+
+    async fn send_cot(&mut self, n: usize) -> Result<Vec<Block>, OtError> {
+        let mut out = Vec::with_capacity(n);
+        self.cot_stream(n, |_, k| out.extend_from_slice(k)).await?;
+        Ok(out)
+    }
+}
+
+impl<C: Channel> RotSender for KosSender<C> {
+    async fn send_random(&mut self, n: usize) -> Result<Vec<[Block; 2]>, OtError> {
+        let mut out = Vec::with_capacity(n);
+        self.random_stream(n, |_, m0, m1| out.extend(m0.iter().zip(m1).map(|(a, b)| [*a, *b]))).await?;
+        Ok(out)
+    }
+}
+
+impl<C: Channel> OtSender for KosSender<C> {
+    async fn send_chosen(&mut self, messages: &[[Block; 2]]) -> Result<(), OtError> {
+        self.hashed_then_send(messages.len(), |off, h0, h1| {
+            let mut y = Vec::with_capacity(32 * h0.len());
+            for ((m, a), b) in messages[off..off + h0.len()].iter().zip(h0).zip(h1) {
+                y.extend_from_slice(&(m[0] ^ *a).0);
+                y.extend_from_slice(&(m[1] ^ *b).0);
+            }
+            y
+        })
+        .await
+    }
+
+    async fn send_correlated(&mut self, correlations: &[Block]) -> Result<Vec<Block>, OtError> {
+        let mut out = Vec::with_capacity(correlations.len());
+        self.hashed_then_send(correlations.len(), |off, h0, h1| {
+            let mut d = Vec::with_capacity(16 * h0.len());
+            for ((x, a), b) in correlations[off..off + h0.len()].iter().zip(h0).zip(h1) {
+                out.push(*a);
+                d.extend_from_slice(&(*a ^ *x ^ *b).0);
+            }
+            d
+        })
+        .await?;
+        Ok(out)
+    }
+}
+
+/// KOS receiver: holds both base keys per base OT.
+pub struct KosReceiver<C> {
+    ch: C,
+    peer: PartyId,
+    prgs: Vec<[Prg; 2]>,
+    tweaks: Tweaks,
+    chunk: usize,
+    poisoned: bool,
+}
+
+impl<C: Channel> KosReceiver<C> {
+    /// Runs the base OTs with `peer` (as base-OT sender).
+    pub async fn setup(ch: C, peer: PartyId, sid: &SessionId) -> Result<Self, OtError> {
+        ch.check_peer(peer)?;
+        let mut seeds = base::send(&ch, peer, &sid.derive(b"kos/base"), KAPPA).await?;
+        let prgs = seeds.iter().map(|[a, b]| [Prg::from_seed(*a), Prg::from_seed(*b)]).collect();
+        for s in seeds.iter_mut() {
+            Block::wipe(s);
+        }
+        let tweaks = Tweaks::new(sid, peer, ch.party());
+        Ok(KosReceiver { ch, peer, prgs, tweaks, chunk: DEFAULT_CHUNK, poisoned: false })
+    }
+
+    /// Sets the chunk size (a multiple of 128, at most [`MAX_CHUNK`]); both parties must agree.
+    pub fn set_chunk_size(&mut self, n: usize) -> Result<(), OtError> {
+        self.chunk = check_chunk_size(n)?;
+        Ok(())
+    }
+
+    /// The channel, e.g. to read its byte counters.
+    pub fn channel(&self) -> &C {
+        &self.ch
+    }
+
+    /// The first tweak the next hashed OT will use (for tests of tweak uniqueness).
+    pub fn next_tweak(&self) -> u128 {
+        ((self.tweaks.tag as u128) << 64) | self.tweaks.next as u128
+    }
+
+    /// One chunk: `choices` gives the first bits of the choice row (`None`: all random). Returns
+    /// the choice bits used and `T_j` (`= K_j ⊕ b_j·Δ`).
+    async fn chunk(&mut self, n: usize, choices: Option<&[bool]>) -> Result<(Vec<bool>, Vec<Block>), OtError> {
+        if self.poisoned {
+            return Err(poisoned());
+        }
+        self.poisoned = true;
+        let m = chunk_width(n);
+        // Padding and the extra block are random: the extra block masks x in the check.
+        let mut r = vec![Block::ZERO; m / 128];
+        random::fill(Block::slice_as_bytes_mut(&mut r))?;
+        if let Some(c) = choices {
+            let chosen = pack_bits(c, m);
+            // Keep the random bits from position n on; take the chosen ones below n.
+            for (k, (r, c)) in r.iter_mut().zip(&chosen).enumerate() {
+                let lo = k * 128;
+                let keep_random = if n >= lo + 128 {
+                    0u128
+                } else if n <= lo {
+                    !0u128
+                } else {
+                    !0u128 << (n - lo)
+                };
+                *r = Block::from_u128((r.to_u128() & keep_random) | (c.to_u128() & !keep_random));
+            }
+        }
+        let (u, t) = receiver_expand(&mut self.prgs, &r, m);
+        self.ch.send(self.peer, bytes(&u)).await?;
+        drop(u);
+        let seed = Block(self.ch.recv_exact(self.peer, 16).await?.try_into().expect("16 bytes"));
+        let chi = challenges(seed, m);
+        self.ch.send(self.peer, bytes(&receiver_check(&chi, &r, &t))).await?;
+        let mut macs = transpose_rows(&t, m);
+        macs.truncate(n);
+        let bits = Block::slice_as_bytes(&r);
+        let used = (0..n).map(|j| (bits[j / 8] >> (j % 8)) & 1 == 1).collect();
+        self.poisoned = false;
+        Ok((used, macs))
+    }
+
+    /// Streams Δ-OTs for `choices`: `f(offset, macs)`.
+    pub async fn cot_stream(&mut self, choices: &[bool], mut f: impl FnMut(usize, &[Block])) -> Result<(), OtError> {
+        let mut done = 0;
+        while done < choices.len() {
+            let len = self.chunk.min(choices.len() - done);
+            let (_, macs) = self.chunk(len, Some(&choices[done..done + len])).await?;
+            f(done, &macs);
+            done += len;
+        }
+        Ok(())
+    }
+
+    /// Streams `n` random OTs: `f(offset, choices, m_choice)`.
+    pub async fn random_stream(
+        &mut self,
+        n: usize,
+        mut f: impl FnMut(usize, &[bool], &[Block]),
+    ) -> Result<(), OtError> {
+        let mut done = 0;
+        while done < n {
+            let len = self.chunk.min(n - done);
+            let (bits, t) = self.chunk(len, None).await?;
+            let tweak = self.tweaks.take(len)?;
+            f(done, &bits, &hash_rows(&t, tweak));
+            done += len;
+        }
+        Ok(())
+    }
+
+    /// Chosen-message and correlated OT: per chunk, receives `width` blocks per OT from the
+    /// sender and `pick(choice, hash, received)` gives the output.
+    async fn hashed_then_receive(
+        &mut self,
+        choices: &[bool],
+        width: usize,
+        pick: impl Fn(bool, Block, &[Block]) -> Block,
+    ) -> Result<Vec<Block>, OtError> {
+        let mut out = Vec::with_capacity(choices.len());
+        let mut done = 0;
+        while done < choices.len() {
+            let len = self.chunk.min(choices.len() - done);
+            let (bits, t) = self.chunk(len, Some(&choices[done..done + len])).await?;
+            let tweak = self.tweaks.take(len)?;
+            let h = hash_rows(&t, tweak);
+            self.poisoned = true;
+            let y = blocks(&self.ch.recv_exact(self.peer, 16 * width * len).await?);
+            self.poisoned = false;
+            out.extend(bits.iter().zip(&h).zip(y.chunks_exact(width)).map(|((b, h), y)| pick(*b, *h, y)));
+            done += len;
+        }
+        Ok(out)
+    }
+}
+
+impl<C: Channel> CotReceiver for KosReceiver<C> {
+    async fn receive_cot(&mut self, choices: &[bool]) -> Result<Vec<Block>, OtError> {
+        let mut out = Vec::with_capacity(choices.len());
+        self.cot_stream(choices, |_, m| out.extend_from_slice(m)).await?;
+        Ok(out)
+    }
+}
+
+impl<C: Channel> RotReceiver for KosReceiver<C> {
+    async fn receive_random(&mut self, n: usize) -> Result<(Vec<bool>, Vec<Block>), OtError> {
+        let mut bits = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(n);
+        self.random_stream(n, |_, b, m| {
+            bits.extend_from_slice(b);
+            out.extend_from_slice(m);
+        })
+        .await?;
+        Ok((bits, out))
+    }
+}
+
+impl<C: Channel> OtReceiver for KosReceiver<C> {
+    async fn receive_chosen(&mut self, choices: &[bool]) -> Result<Vec<Block>, OtError> {
+        self.hashed_then_receive(choices, 2, |b, h, y| {
+            let mask = Block::mask_from_bit(b as u8);
+            h ^ (y[0] & !mask) ^ (y[1] & mask)
+        })
+        .await
+    }
+
+    async fn receive_correlated(&mut self, choices: &[bool]) -> Result<Vec<Block>, OtError> {
+        self.hashed_then_receive(choices, 1, |b, h, d| h ^ (d[0] & Block::mask_from_bit(b as u8))).await
+    }
+}
