@@ -24,7 +24,11 @@ export type SdkErrorCode =
    * The Wasm module trapped. Argument checks are meant to make this impossible, so it is a bug;
    * the module's state may be damaged afterwards.
    */
-  | 'WASM_TRAP';
+  | 'WASM_TRAP'
+  /** A caller passed an invalid argument to a protocol (sizes, session id, choice bytes). */
+  | 'INVALID_ARGUMENT'
+  /** A protocol instance was called while another call on it was running, or after it failed. */
+  | 'BUSY';
 
 /**
  * Codes of {@link TransportError}: why moving bytes between parties failed. A transport that
@@ -107,6 +111,7 @@ export function fromWasmError(err: unknown): unknown {
     if (err.name === 'KernelError' && isKernelErrorCode(code)) {
       return new KernelError(code, err.message, { cause: err });
     }
+    if (err.name === 'OtError') return fromProtocolCode(code, err);
     if (typeof WebAssembly !== 'undefined' && err instanceof WebAssembly.RuntimeError) {
       return new WebmpcError('WASM_TRAP', `webmpc Wasm module trapped (${err.message}); this is a bug`, {
         cause: err,
@@ -139,5 +144,36 @@ export class ProtocolAbort extends WebmpcError {
     super(code, message, options);
     this.name = 'ProtocolAbort';
     this.peer = options?.peer;
+  }
+}
+
+const PROTOCOL_ABORT_CODES: ReadonlySet<string> = new Set<ProtocolAbortCode>([
+  'CHEATING_DETECTED',
+  'MALFORMED_MESSAGE',
+  'PARAMETER_MISMATCH',
+]);
+
+/**
+ * Maps the `code` of an error thrown by a Rust protocol (`name = "OtError"`) onto the SDK's
+ * classes. Transport failures normally arrive as the transport's own error object (the Wasm
+ * channel rethrows it); the codes handled here are the protocol's verdicts.
+ */
+function fromProtocolCode(code: unknown, err: Error): WebmpcError {
+  const peer = (err as { peer?: unknown }).peer;
+  const peerOption = typeof peer === 'number' ? { peer } : {};
+  if (typeof code === 'string' && PROTOCOL_ABORT_CODES.has(code)) {
+    return new ProtocolAbort(code as ProtocolAbortCode, err.message, { cause: err, ...peerOption });
+  }
+  switch (code) {
+    case 'PEER_DISCONNECTED':
+      return new TransportError('PEER_DISCONNECTED', err.message, { cause: err, ...peerOption });
+    case 'TRANSPORT_FAILED':
+      return new TransportError('PROTOCOL_ERROR', err.message, { cause: err, ...peerOption });
+    case 'BUSY':
+      return new WebmpcError('BUSY', err.message, { cause: err });
+    case 'ENTROPY_UNAVAILABLE':
+      return new KernelError('ENTROPY_UNAVAILABLE', err.message, { cause: err });
+    default:
+      return new WebmpcError('INVALID_ARGUMENT', err.message, { cause: err });
   }
 }

@@ -48,8 +48,29 @@ export {
 
 export {
   KernelError,
+  ProtocolAbort,
+  TransportError,
   WebmpcError,
   type KernelErrorCode,
+  type ProtocolAbortCode,
   type SdkErrorCode,
+  type TransportErrorCode,
   type WebmpcErrorCode,
 } from './errors.js';
+
+export {
+  MAX_OTS_PER_CALL,
+  OT_MESSAGE_BYTES,
+  OtReceiver,
+  OtSender,
+  otReceiver,
+  otSender,
+  type OtOptions,
+  type OtSenderOptions,
+} from './ot.js';
+
+// The browser-safe transports. Node-only parts (signaling server, WebSocket mesh, the Node WebRTC
+// library) are in the `webmpc/net/node` entry, and libsodium channels in `webmpc/secure`, so
+// that a page importing `webmpc` pulls in neither.
+export { createMemoryTransports, type MemoryTransportOptions } from './net/memory.js';
+export type { RecvOptions, Transport } from './net/transport.js';

@@ -53,3 +53,29 @@ pub fn kernel_loop_rustcrypto(blocks: usize, iterations: u32) -> u8 {
     }
     buf.first().copied().unwrap_or(0)
 }
+
+/// Both parties of a KOS OT extension inside this Wasm instance over the in-memory network, so
+/// the `ot` suite can time the protocol's computation in Wasm without JavaScript in the loop.
+#[wasm_bindgen(js_name = OtLocalBench)]
+pub struct OtLocalBench(webmpc_ot::local::LocalPair);
+
+#[wasm_bindgen(js_class = OtLocalBench)]
+impl OtLocalBench {
+    /// Runs the 128 base OTs (time it from JavaScript).
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Result<OtLocalBench, JsError> {
+        webmpc_ot::local::LocalPair::setup().map(OtLocalBench).map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// Runs `n` OTs of `kind` (`random | cot | correlated | chosen`); returns a checksum.
+    pub fn run(&mut self, kind: &str, n: usize) -> Result<u8, JsError> {
+        let kind = webmpc_ot::local::Kind::parse(kind).ok_or_else(|| JsError::new("unknown OT kind"))?;
+        self.0.run(kind, n).map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// Bytes both parties have sent.
+    #[wasm_bindgen(js_name = bytesSent)]
+    pub fn bytes_sent(&self) -> f64 {
+        self.0.bytes_sent() as f64
+    }
+}

@@ -3,6 +3,8 @@
 //! a stable `code`, which the TypeScript SDK maps onto its typed error classes. Nothing here may
 //! panic on bad input: a panic in Wasm is an unrecoverable `RuntimeError: unreachable`.
 
+mod channel;
+mod ot;
 mod zeroing_alloc;
 
 use wasm_bindgen::prelude::*;

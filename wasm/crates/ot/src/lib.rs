@@ -20,6 +20,7 @@ pub mod base;
 pub mod ideal;
 pub mod kos;
 mod kos_core;
+pub mod local;
 
 use webmpc_core::channel::{ChannelError, PartyId};
 use webmpc_core::{Block, KernelError};

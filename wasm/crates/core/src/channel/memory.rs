@@ -142,6 +142,36 @@ impl<C: Channel, F: Fn(PartyId, usize, &mut Vec<u8>)> Channel for Tamper<C, F> {
     }
 }
 
+/// The in-memory network's executor: polls `fut` until it completes, on the current thread, with
+/// no runtime (it works in Wasm, where threads cannot park). Every party's future is polled in
+/// turn by `join!`; a party waiting on an empty queue is simply polled again after the others
+/// ran. If nothing can make progress for `MAX_IDLE_POLLS` rounds, the parties are deadlocked
+/// (a protocol bug) and this returns `Err(Stalled)` instead of spinning forever.
+pub fn run_local<F: core::future::Future>(fut: F) -> Result<F::Output, Stalled> {
+    use core::task::{Context, Poll};
+    const MAX_IDLE_POLLS: u32 = 1_000_000;
+    let waker = futures::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = core::pin::pin!(fut);
+    let mut idle = 0;
+    loop {
+        match fut.as_mut().poll(&mut cx) {
+            Poll::Ready(out) => return Ok(out),
+            Poll::Pending => {
+                idle += 1;
+                if idle > MAX_IDLE_POLLS {
+                    return Err(Stalled);
+                }
+            }
+        }
+    }
+}
+
+/// The parties of a [`run_local`] run were all waiting on each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the local parties are deadlocked: every one is waiting for a message")]
+pub struct Stalled;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +214,27 @@ mod tests {
             assert_eq!(a.recv(1).await, Err(ChannelError::Disconnected { peer: 1 }));
             assert_eq!(a.send(1, vec![1]).await, Err(ChannelError::Disconnected { peer: 1 }));
         });
+    }
+
+    #[test]
+    fn run_local_drives_joined_parties_and_reports_deadlock() {
+        let (a, b) = pair();
+        let out = run_local(async {
+            futures::join!(
+                async {
+                    let m = a.recv(1).await.unwrap();
+                    a.send(1, vec![m[0] + 1]).await.unwrap();
+                },
+                async {
+                    b.send(0, vec![41]).await.unwrap();
+                    b.recv(0).await.unwrap()
+                }
+            )
+        });
+        assert_eq!(out.unwrap().1, vec![42]);
+        let (a, b) = pair();
+        let stuck = run_local(async { futures::join!(a.recv(1), b.recv(0)) });
+        assert_eq!(stuck.unwrap_err(), Stalled);
     }
 
     #[test]

@@ -1,0 +1,308 @@
+//! OT between two parties over a JavaScript transport: thin classes over `webmpc_ot`'s KOS.
+//!
+//! Each class owns its protocol instance behind an `Rc<RefCell<Option<…>>>`: a call takes the
+//! instance out for its duration (the returned Promise must own everything it uses), so a second
+//! call while one is running gets a typed `BUSY` error instead of a RefCell panic, and an
+//! instance whose call failed is not put back (it is poisoned anyway).
+
+use crate::channel::{JsChannel, JsTransport};
+use crate::{js_size, JsResult};
+use core::cell::RefCell;
+use js_sys::{Object, Promise, Reflect, Uint8Array};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+use webmpc_core::error::one_block;
+use webmpc_core::Block;
+use webmpc_ot::{CotReceiver, CotSender, KosReceiver, KosSender, OtError, OtReceiver, OtSender, SessionId};
+
+/// Most OTs per call; larger runs call repeatedly (memory stays bounded by the call).
+const MAX_OTS_PER_CALL: usize = 1 << 24;
+
+/// Builds the JS error for an OT failure: the transport's own error when the network failed,
+/// else an `Error` named `OtError` with a stable `code` (mapped to typed classes by the SDK).
+fn ot_error(e: OtError, ch: Option<&JsChannel>) -> JsValue {
+    if let (OtError::Channel(webmpc_core::channel::ChannelError::Transport { .. }), Some(ch)) = (&e, ch) {
+        if let Some(original) = ch.take_transport_error() {
+            return original;
+        }
+    }
+    let err = js_sys::Error::new(&e.to_string());
+    err.set_name("OtError");
+    let _ = Reflect::set(&err, &"code".into(), &e.code().into());
+    if let OtError::CheatingDetected { peer, .. } | OtError::Malformed { peer, .. } = e {
+        let _ = Reflect::set(&err, &"peer".into(), &(peer as u32).into());
+    }
+    err.into()
+}
+
+fn busy() -> JsValue {
+    let err = js_sys::Error::new("this OT instance is busy with another call or failed earlier");
+    err.set_name("OtError");
+    let _ = Reflect::set(&err, &"code".into(), &"BUSY".into());
+    err.into()
+}
+
+fn session_id(bytes: &[u8]) -> Result<SessionId, JsValue> {
+    let id: [u8; 32] =
+        bytes.try_into().map_err(|_| ot_error(OtError::InvalidArgument("session id must be 32 bytes".into()), None))?;
+    Ok(SessionId(id))
+}
+
+fn channel(transport: JsTransport) -> Result<JsChannel, JsValue> {
+    JsChannel::new(transport).map_err(|m| ot_error(OtError::InvalidArgument(m), None))
+}
+
+fn bits(choices: &[u8]) -> Result<Vec<bool>, JsValue> {
+    if choices.len() > MAX_OTS_PER_CALL {
+        return Err(ot_error(OtError::InvalidArgument(format!("at most {MAX_OTS_PER_CALL} OTs per call")), None));
+    }
+    choices
+        .iter()
+        .map(|&c| match c {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(ot_error(OtError::InvalidArgument("choice bytes must be 0 or 1".into()), None)),
+        })
+        .collect()
+}
+
+fn blocks(what: &'static str, bytes: &[u8], per_ot: usize) -> Result<Vec<Block>, JsValue> {
+    let b = webmpc_core::error::blocks_of(what, bytes).map_err(crate::js_error)?;
+    if b.len() % per_ot != 0 || b.len() / per_ot > MAX_OTS_PER_CALL {
+        return Err(ot_error(OtError::InvalidArgument(format!("{what}: wrong length")), None));
+    }
+    Ok(b.to_vec())
+}
+
+fn to_js(blocks: &[Block]) -> JsValue {
+    Uint8Array::from(Block::slice_as_bytes(blocks)).into()
+}
+
+type Shared<T> = Rc<RefCell<Option<T>>>;
+
+/// Runs `f` on the instance taken out of `slot`, putting it back only on success.
+fn with_instance<T: 'static, F, Fut>(slot: &Shared<T>, f: F) -> Promise
+where
+    F: FnOnce(T) -> Fut + 'static,
+    Fut: core::future::Future<Output = (Option<T>, Result<JsValue, JsValue>)> + 'static,
+{
+    let slot = slot.clone();
+    let Some(instance) = slot.borrow_mut().take() else {
+        return Promise::reject(&busy());
+    };
+    future_to_promise(async move {
+        let (back, result) = f(instance).await;
+        *slot.borrow_mut() = back;
+        result
+    })
+}
+
+/// The sender of a KOS OT extension with one peer.
+#[wasm_bindgen(js_name = OtSenderSession)]
+pub struct OtSenderSession {
+    inner: Shared<KosSender<JsChannel>>,
+    delta: Block,
+}
+
+/// Sets up the sender side (base OTs with `peer`). `delta`: 16 bytes, or empty for a random Δ.
+#[wasm_bindgen(js_name = otSenderSetup)]
+pub fn ot_sender_setup(transport: JsTransport, peer: u32, session: &[u8], delta: &[u8]) -> Promise {
+    let prepared = (|| -> Result<_, JsValue> {
+        let sid = session_id(session)?;
+        let delta = if delta.is_empty() {
+            webmpc_core::random::random_block().map_err(crate::js_error)?
+        } else {
+            one_block("delta", delta).map_err(crate::js_error)?
+        };
+        Ok((channel(transport)?, sid, delta))
+    })();
+    let (ch, sid, delta) = match prepared {
+        Ok(p) => p,
+        Err(e) => return Promise::reject(&e),
+    };
+    future_to_promise(async move {
+        let probe = JsChannelProbe::new(&ch);
+        match KosSender::setup(ch, peer as usize, &sid, delta).await {
+            Ok(s) => Ok(OtSenderSession { inner: Rc::new(RefCell::new(Some(s))), delta }.into()),
+            Err(e) => Err(probe.error(e)),
+        }
+    })
+}
+
+/// Keeps access to a channel's stored transport error after the channel moved into a protocol
+/// instance that was then dropped by a failed setup.
+struct JsChannelProbe(Rc<RefCell<Option<JsValue>>>);
+
+impl JsChannelProbe {
+    fn new(ch: &JsChannel) -> Self {
+        JsChannelProbe(ch.error_slot())
+    }
+
+    fn error(&self, e: OtError) -> JsValue {
+        if let OtError::Channel(webmpc_core::channel::ChannelError::Transport { .. }) = e {
+            if let Some(original) = self.0.borrow_mut().take() {
+                return original;
+            }
+        }
+        ot_error(e, None)
+    }
+}
+
+#[wasm_bindgen(js_class = OtSenderSession)]
+impl OtSenderSession {
+    /// Δ (16 bytes): the global correlation of Δ-OT.
+    pub fn delta(&self) -> Vec<u8> {
+        self.delta.0.to_vec()
+    }
+
+    /// `n` random OTs: resolves to 32·n bytes, `m0_j ‖ m1_j` per OT.
+    #[wasm_bindgen(js_name = sendRandom)]
+    pub fn send_random(&self, n: f64) -> JsResult<Promise> {
+        let n = js_size("OT count", n, MAX_OTS_PER_CALL)?;
+        Ok(with_instance(&self.inner, move |mut s| async move {
+            let mut out = Vec::with_capacity(2 * n);
+            let r = s.random_stream(n, |_, m0, m1| out.extend(m0.iter().zip(m1).flat_map(|(a, b)| [*a, *b]))).await;
+            finish(s, r.map(|_| to_js(&out)))
+        }))
+    }
+
+    /// `n` Δ-OTs: resolves to the keys `K_j` (16·n bytes).
+    #[wasm_bindgen(js_name = sendCot)]
+    pub fn send_cot(&self, n: f64) -> JsResult<Promise> {
+        let n = js_size("OT count", n, MAX_OTS_PER_CALL)?;
+        Ok(with_instance(&self.inner, move |mut s| async move {
+            let r = s.send_cot(n).await;
+            finish(s, r.map(|k| to_js(&k)))
+        }))
+    }
+
+    /// Chosen-message OT: `messages` is `m0_j ‖ m1_j` per OT (32·n bytes).
+    #[wasm_bindgen(js_name = sendChosen)]
+    pub fn send_chosen(&self, messages: &[u8]) -> JsResult<Promise> {
+        let flat = blocks("messages", messages, 2)?;
+        Ok(with_instance(&self.inner, move |mut s| async move {
+            let pairs: Vec<[Block; 2]> = flat.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+            let r = s.send_chosen(&pairs).await;
+            finish(s, r.map(|_| JsValue::UNDEFINED))
+        }))
+    }
+
+    /// Correlated OT: resolves to random `m0_j`; the receiver gets `m0_j ⊕ b_j·correlations_j`.
+    #[wasm_bindgen(js_name = sendCorrelated)]
+    pub fn send_correlated(&self, correlations: &[u8]) -> JsResult<Promise> {
+        let x = blocks("correlations", correlations, 1)?;
+        Ok(with_instance(&self.inner, move |mut s| async move {
+            let r = s.send_correlated(&x).await;
+            finish(s, r.map(|m| to_js(&m)))
+        }))
+    }
+}
+
+/// Converts a call's outcome, putting the instance back only on success.
+fn finish<C: HasChannel>(instance: C, r: Result<JsValue, OtError>) -> (Option<C>, Result<JsValue, JsValue>) {
+    match r {
+        Ok(v) => (Some(instance), Ok(v)),
+        Err(e) => {
+            let err = ot_error(e, Some(instance.js_channel()));
+            (None, Err(err))
+        }
+    }
+}
+
+trait HasChannel {
+    fn js_channel(&self) -> &JsChannel;
+}
+
+impl HasChannel for KosSender<JsChannel> {
+    fn js_channel(&self) -> &JsChannel {
+        self.channel()
+    }
+}
+
+impl HasChannel for KosReceiver<JsChannel> {
+    fn js_channel(&self) -> &JsChannel {
+        self.channel()
+    }
+}
+
+/// The receiver of a KOS OT extension with one peer.
+#[wasm_bindgen(js_name = OtReceiverSession)]
+pub struct OtReceiverSession {
+    inner: Shared<KosReceiver<JsChannel>>,
+}
+
+/// Sets up the receiver side (base OTs with `peer`).
+#[wasm_bindgen(js_name = otReceiverSetup)]
+pub fn ot_receiver_setup(transport: JsTransport, peer: u32, session: &[u8]) -> Promise {
+    let prepared = (|| -> Result<_, JsValue> { Ok((channel(transport)?, session_id(session)?)) })();
+    let (ch, sid) = match prepared {
+        Ok(p) => p,
+        Err(e) => return Promise::reject(&e),
+    };
+    future_to_promise(async move {
+        let probe = JsChannelProbe::new(&ch);
+        match KosReceiver::setup(ch, peer as usize, &sid).await {
+            Ok(r) => Ok(OtReceiverSession { inner: Rc::new(RefCell::new(Some(r))) }.into()),
+            Err(e) => Err(probe.error(e)),
+        }
+    })
+}
+
+fn choices_and_messages(choices: &[bool], messages: &[Block]) -> JsValue {
+    let obj = Object::new();
+    let c: Vec<u8> = choices.iter().map(|&b| b as u8).collect();
+    let _ = Reflect::set(&obj, &"choices".into(), &Uint8Array::from(c.as_slice()));
+    let _ = Reflect::set(&obj, &"messages".into(), &to_js(messages));
+    obj.into()
+}
+
+#[wasm_bindgen(js_class = OtReceiverSession)]
+impl OtReceiverSession {
+    /// `n` random OTs: resolves to `{ choices: Uint8Array(n) of 0/1, messages: 16·n bytes }`.
+    #[wasm_bindgen(js_name = receiveRandom)]
+    pub fn receive_random(&self, n: f64) -> JsResult<Promise> {
+        let n = js_size("OT count", n, MAX_OTS_PER_CALL)?;
+        Ok(with_instance(&self.inner, move |mut r| async move {
+            let mut bits = Vec::with_capacity(n);
+            let mut out = Vec::with_capacity(n);
+            let res = r
+                .random_stream(n, |_, b, m| {
+                    bits.extend_from_slice(b);
+                    out.extend_from_slice(m);
+                })
+                .await;
+            finish(r, res.map(|_| choices_and_messages(&bits, &out)))
+        }))
+    }
+
+    /// Δ-OTs for `choices` (one byte 0/1 per OT): resolves to `M_j = K_j ⊕ b_j·Δ`.
+    #[wasm_bindgen(js_name = receiveCot)]
+    pub fn receive_cot(&self, choices: &[u8]) -> JsResult<Promise> {
+        let c = bits(choices)?;
+        Ok(with_instance(&self.inner, move |mut r| async move {
+            let res = r.receive_cot(&c).await;
+            finish(r, res.map(|m| to_js(&m)))
+        }))
+    }
+
+    /// Chosen-message OT: resolves to `m_{b_j}` per OT.
+    #[wasm_bindgen(js_name = receiveChosen)]
+    pub fn receive_chosen(&self, choices: &[u8]) -> JsResult<Promise> {
+        let c = bits(choices)?;
+        Ok(with_instance(&self.inner, move |mut r| async move {
+            let res = r.receive_chosen(&c).await;
+            finish(r, res.map(|m| to_js(&m)))
+        }))
+    }
+
+    /// Correlated OT: resolves to `m0_j ⊕ b_j·x_j` per OT.
+    #[wasm_bindgen(js_name = receiveCorrelated)]
+    pub fn receive_correlated(&self, choices: &[u8]) -> JsResult<Promise> {
+        let c = bits(choices)?;
+        Ok(with_instance(&self.inner, move |mut r| async move {
+            let res = r.receive_correlated(&c).await;
+            finish(r, res.map(|m| to_js(&m)))
+        }))
+    }
+}
