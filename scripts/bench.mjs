@@ -17,6 +17,7 @@ const suites = {
   kernels: () => import('./bench/kernels.mjs'),
   ot: () => import('./bench/ot.mjs'),
   transport: () => import('./bench/transport.mjs'),
+  secure: () => import('./bench/secure.mjs'),
 };
 const asked = argv.filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !(s in suites));
