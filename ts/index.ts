@@ -72,5 +72,6 @@ export {
 // The browser-safe transports. Node-only parts (signaling server, WebSocket mesh, the Node WebRTC
 // library) are in the `webmpc/net/node` entry, and libsodium channels in `webmpc/secure`, so
 // that a page importing `webmpc` pulls in neither.
+export * as net from './net/index.js';
 export { createMemoryTransports, type MemoryTransportOptions } from './net/memory.js';
 export type { RecvOptions, Transport } from './net/transport.js';

@@ -33,6 +33,9 @@ export async function launch() {
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
+        // WebRTC: gather real host candidates instead of mDNS names (nothing resolves those in
+        // a headless test VM), so data channels between local peers connect.
+        '--disable-features=WebRtcHideLocalIpsWithMdns',
       ],
       timeout: 60_000,
     });

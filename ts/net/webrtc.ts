@@ -1,0 +1,330 @@
+/**
+ * A full mesh of WebRTC data channels between n parties, over the W3C API only, so the browser
+ * (native `RTCPeerConnection`) and Node (an injected polyfill, see node.ts) run the same code.
+ *
+ * Each pair gets one peer connection carrying one ordered, reliable, pre-negotiated data channel
+ * (id 0, so neither side waits for an in-band `datachannel` event). The lower party index offers,
+ * the higher answers; descriptions and ICE candidates travel through the signaling server, which
+ * the party leaves as soon as its mesh is up.
+ *
+ * Browser-safe: no Node imports.
+ */
+import type { TransportError } from '../errors.js';
+import { checkPartyCount, transportError } from './base.js';
+import { FramedTransport, type FrameLink, type FramedOptions } from './framed.js';
+import { SignalingClient } from './signaling-client.js';
+import type { IceServerConfig, SignalData } from './signaling-protocol.js';
+import type { Transport } from './transport.js';
+import { defaultWebSocket, type WebSocketConstructor } from './websocket-like.js';
+
+/** The constructor of `RTCPeerConnection`: the browser's, or a W3C-compatible polyfill's. */
+export type RTCPeerConnectionConstructor = new (configuration?: RTCConfiguration) => RTCPeerConnection;
+
+export interface WebRtcMeshOptions extends FramedOptions {
+  /** The signaling server, e.g. `ws://127.0.0.1:8787`. */
+  signalingUrl: string;
+  /** Room id shared by the session's parties (letters, digits, `_.-`; up to 128). */
+  room: string;
+  party: number;
+  parties: number;
+  /** STUN/TURN servers; default: those the signaling server hands out (none on a LAN). */
+  iceServers?: IceServerConfig[];
+  /** Default: `globalThis.RTCPeerConnection` (browsers). */
+  RTCPeerConnection?: RTCPeerConnectionConstructor;
+  /** Default: `globalThis.WebSocket`. */
+  WebSocket?: WebSocketConstructor;
+  /** Deadline (ms) for the whole mesh to be up. Default 30000. */
+  connectTimeoutMs?: number;
+  /** Cancels connecting (rejects with `ABORTED`). */
+  signal?: AbortSignal;
+}
+
+interface PeerState {
+  pc: RTCPeerConnection;
+  /**
+   * Created by the offerer before its offer and by the answerer only after the offer is set:
+   * libdatachannel negotiates on its own when a channel appears, and an answerer's channel
+   * created first would make it offer too (glare).
+   */
+  channel: RTCDataChannel | undefined;
+  /** Signals from this peer, applied one at a time (each step awaits the peer connection). */
+  chain: Promise<void>;
+  /** Candidates that arrived before the remote description. */
+  earlyCandidates: RTCIceCandidateInit[];
+  /**
+   * The offerer's own candidates, held back until the answer is applied. Otherwise the answerer
+   * can reach us and start DTLS before we know its certificate fingerprint, and libdatachannel
+   * then fails the handshake ("unknown CA"); seen under CPU load, when the answer lags.
+   */
+  heldCandidates: SignalData[];
+  haveRemote: boolean;
+  open: boolean;
+}
+
+const DEFAULT_HIGH_WATER = 1024 * 1024;
+
+/**
+ * Connects this party to every other party of `room` and resolves once all `parties - 1` data
+ * channels are open (the ready barrier). Rejects with `SIGNALING_FAILED`, `TIMEOUT`,
+ * `PEER_DISCONNECTED` or `ABORTED`, having released everything it opened.
+ */
+export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport> {
+  const { party, parties, room } = options;
+  checkPartyCount(party, parties);
+  const PeerConnection =
+    options.RTCPeerConnection ?? (globalThis as { RTCPeerConnection?: RTCPeerConnectionConstructor }).RTCPeerConnection;
+  if (!PeerConnection) {
+    throw transportError('INVALID_ARGUMENT', 'no RTCPeerConnection: pass one (in Node, use the webmpc/net node entry)');
+  }
+  const WebSocketImpl = defaultWebSocket(options.WebSocket);
+  const connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
+  const highWater = options.highWaterBytes ?? DEFAULT_HIGH_WATER;
+
+  const transport = new FramedTransport(party, parties, options);
+  const peers = new Map<number, PeerState>();
+  transport.addReleaseHook(() => {
+    for (const peer of peers.values()) peer.pc.close();
+    peers.clear();
+  });
+
+  let signaling: SignalingClient | undefined;
+  let settle!: { resolve: () => void; reject: (error: TransportError) => void };
+  const ready = new Promise<void>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  let settled = false;
+  let iceServers: IceServerConfig[] = options.iceServers ?? [];
+
+  const fail = (error: TransportError) => {
+    // After the barrier, failures are the transport's to report (through the channels).
+    if (settled) return;
+    settled = true;
+    settle.reject(error);
+  };
+
+  const link = (channel: RTCDataChannel): FrameLink => ({
+    send: (frame) => channel.send(frame),
+    get bufferedAmount() {
+      return channel.bufferedAmount;
+    },
+    onDrain: (wake) => {
+      channel.addEventListener('bufferedamountlow', wake);
+      return () => channel.removeEventListener('bufferedamountlow', wake);
+    },
+    close: (graceful, timeoutMs) => closeChannel(channel, graceful, timeoutMs),
+  });
+
+  const peerState = (peer: number): PeerState => {
+    const existing = peers.get(peer);
+    if (existing) return existing;
+    const pc = new PeerConnection({ iceServers: iceServers as RTCIceServer[] });
+    const state: PeerState = {
+      pc,
+      channel: undefined,
+      chain: Promise.resolve(),
+      earlyCandidates: [],
+      heldCandidates: [],
+      haveRemote: false,
+      open: false,
+    };
+    peers.set(peer, state);
+    pc.onicecandidate = (event) => {
+      const c = event.candidate;
+      // An empty candidate string marks the end of gathering; peers need not be told.
+      if (c && c.candidate) {
+        const data: SignalData = { kind: 'candidate', candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex };
+        if (peer > party && !state.haveRemote) state.heldCandidates.push(data);
+        else signaling?.send(peer, data);
+      }
+    };
+    pc.onconnectionstatechange = () => {
+      if (pc.connectionState === 'failed' || pc.connectionState === 'closed') {
+        if (state.open) transport.linkClosed(peer);
+        else fail(transportError('PEER_DISCONNECTED', `WebRTC connection to party ${peer} ${pc.connectionState}`, peer));
+      }
+    };
+    return state;
+  };
+
+  const openChannel = (peer: number, state: PeerState) => {
+    const channel = state.pc.createDataChannel('webmpc', { negotiated: true, id: 0, ordered: true });
+    state.channel = channel;
+    channel.binaryType = 'arraybuffer';
+    channel.bufferedAmountLowThreshold = highWater / 4;
+    channel.onopen = () => {
+      state.open = true;
+      transport.attach(peer, link(channel));
+      if (transport.complete && !settled) {
+        settled = true;
+        settle.resolve();
+      }
+    };
+    channel.onmessage = (event: MessageEvent) => {
+      const data: unknown = event.data;
+      if (data instanceof ArrayBuffer) transport.receiveFrame(peer, new Uint8Array(data));
+      else transport.receiveFrame(peer, new Uint8Array(0)); // Text is not a frame: protocol error.
+    };
+    channel.onclose = () => {
+      if (state.open) transport.linkClosed(peer);
+    };
+  };
+
+  const enqueue = (peer: number, step: (state: PeerState) => Promise<void>) => {
+    const state = peerState(peer);
+    state.chain = state.chain
+      .then(() => step(state))
+      .catch((cause: unknown) => {
+        fail(transportError('SIGNALING_FAILED', `WebRTC negotiation with party ${peer} failed`, peer, cause));
+      });
+  };
+
+  const offerTo = (peer: number) =>
+    enqueue(peer, async (state) => {
+      const { pc } = state;
+      openChannel(peer, state);
+      const offer = await pc.createOffer();
+      // libdatachannel's polyfill has already applied the offer it generated (it negotiates on
+      // its own); applying it again makes it renegotiate, racing with the answer.
+      if (pc.signalingState !== 'have-local-offer') await pc.setLocalDescription(offer);
+      // The offer itself, not pc.localDescription: the polyfill's getter never returns null and
+      // may reflect a later renegotiation.
+      signaling?.send(peer, { kind: 'description', type: 'offer', sdp: offer.sdp ?? '' });
+    });
+
+  const onSignal = (from: number, data: SignalData) => {
+    if (settled) return;
+    if (data.kind === 'description') {
+      // Lower index offers: an offer from above or an answer from below breaks the protocol.
+      const expected = from < party ? 'offer' : 'answer';
+      if (data.type !== expected || (data.type === 'answer' && !peers.has(from))) {
+        fail(transportError('SIGNALING_FAILED', `unexpected ${data.type} from party ${from}`, from));
+        return;
+      }
+      enqueue(from, async (state) => {
+        if (state.haveRemote) throw new Error('second remote description');
+        await state.pc.setRemoteDescription({ type: data.type, sdp: data.sdp });
+        state.haveRemote = true;
+        if (data.type === 'offer') openChannel(from, state);
+        for (const held of state.heldCandidates.splice(0)) signaling?.send(from, held);
+        for (const candidate of state.earlyCandidates.splice(0)) await addCandidate(state.pc, candidate);
+        if (data.type === 'offer') {
+          const answer = await state.pc.createAnswer();
+          await state.pc.setLocalDescription(answer);
+          signaling?.send(from, { kind: 'description', type: 'answer', sdp: answer.sdp ?? '' });
+        }
+      });
+      return;
+    }
+    const candidate: RTCIceCandidateInit = { candidate: data.candidate, sdpMid: data.sdpMid, sdpMLineIndex: data.sdpMLineIndex };
+    enqueue(from, async (state) => {
+      if (state.haveRemote) await addCandidate(state.pc, candidate);
+      else state.earlyCandidates.push(candidate);
+    });
+  };
+
+  const timer = setTimeout(
+    () => fail(transportError('TIMEOUT', `WebRTC mesh not up within ${connectTimeoutMs} ms`)),
+    connectTimeoutMs,
+  );
+  const onAbort = () => fail(transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason));
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+
+  const joining = SignalingClient.join({
+    url: options.signalingUrl,
+    room,
+    party,
+    parties,
+    WebSocket: WebSocketImpl,
+    timeoutMs: connectTimeoutMs,
+    signal: options.signal,
+    handlers: {
+      onPeerJoined: (peer) => {
+        if (!settled && peer > party) offerTo(peer);
+      },
+      onPeerLeft: (peer) => {
+        // A peer leaves signaling as soon as its own mesh is up, which may be a moment before
+        // our end of its channel opens; only a peer that left before the descriptions were
+        // exchanged is surely lost (the rest is up to ICE and the connect deadline).
+        const state = peers.get(peer);
+        if (!state?.open && !state?.haveRemote) {
+          fail(transportError('PEER_DISCONNECTED', `party ${peer} left before connecting`, peer));
+        }
+      },
+      onSignal,
+      onFailure: fail,
+    },
+  });
+  try {
+    signaling = await Promise.race([joining, ready.then(() => undefined)]);
+    if (!signaling) throw transportError('SIGNALING_FAILED', 'mesh settled before joining');
+    if (options.iceServers === undefined) iceServers = signaling.iceServers;
+    for (const peer of signaling.present) if (peer > party) offerTo(peer);
+    await ready;
+    return transport;
+  } catch (error) {
+    settled = true;
+    const err =
+      error instanceof Error && 'code' in error
+        ? (error as TransportError)
+        : transportError('SIGNALING_FAILED', 'connect failed', undefined, error);
+    await transport.close(err);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    // The signaling server is needed only to introduce peers. If joining is still under way
+    // (we gave up first), the socket is closed whenever it opens.
+    void joining.then(
+      (client) => client.close(),
+      () => {},
+    );
+  }
+}
+
+/**
+ * Adds a remote candidate, ignoring a refusal: one unusable candidate (another address family,
+ * or libdatachannel refusing one while its ICE agent is still being set up) is not a failed
+ * connection; ICE uses the others, and the connect deadline bounds the wait if none works.
+ */
+async function addCandidate(pc: RTCPeerConnection, candidate: RTCIceCandidateInit): Promise<void> {
+  try {
+    await pc.addIceCandidate(candidate);
+  } catch {
+    // See above.
+  }
+}
+
+/** Lets queued data go (bounded), closes the channel, and waits (bounded) for it to close. */
+function closeChannel(channel: RTCDataChannel, graceful: boolean, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (channel.readyState === 'closed') return resolve();
+    const deadline = Date.now() + (graceful ? timeoutMs : 0);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearInterval(poll);
+      clearTimeout(hardStop);
+      channel.removeEventListener('close', finish);
+      resolve();
+    };
+    channel.addEventListener('close', finish);
+    let closed = false;
+    const tryClose = () => {
+      if (closed) return;
+      if (channel.bufferedAmount === 0 || Date.now() >= deadline) {
+        closed = true;
+        try {
+          channel.close();
+        } catch {
+          finish();
+        }
+      }
+    };
+    const poll = setInterval(tryClose, 5);
+    // The close needs the peer's answer (an SCTP stream reset); a dead peer must not hold us.
+    const hardStop = setTimeout(finish, (graceful ? timeoutMs : 0) + 1_000);
+    tryClose();
+  });
+}
