@@ -1,0 +1,491 @@
+/**
+ * The record layer: a {@link Transport} whose messages travel AEAD-encrypted over an inner one,
+ * with the keys a finished handshake produced (see `handshake.ts`).
+ *
+ * ## Records
+ * A message of L bytes is cut into segments of at most {@link SEGMENT_BYTES} plaintext bytes,
+ * each sent as one inner message:
+ * ```
+ * first segment:  ChaCha20-Poly1305-IETF( u64 L ‖ data[0 .. min(L, SEGMENT_BYTES − 8)] )
+ * later segments: ChaCha20-Poly1305-IETF( next min(SEGMENT_BYTES, remaining) bytes of data )
+ * ```
+ * Nothing travels in the clear, not even a type byte: the receiver knows from its own state
+ * whether it expects a first or a later segment and how long a later one must be.
+ *
+ * - **Nonce** = 4 zero bytes ‖ u64 big-endian segment counter of that direction, starting at 0.
+ *   Each direction has its own key from the handshake, and each handshake makes fresh keys, so a
+ *   (key, nonce) pair is never used twice; a random nonce would buy nothing here.
+ * - **Associated data** = u32 sender index ‖ u32 receiver index ‖ segment kind (1 = first,
+ *   2 = later), so a segment is valid in one place of one direction only.
+ * - **Receiver**: decrypts with exactly the next counter it expects. A replayed, reordered,
+ *   dropped, truncated, tampered or injected segment therefore fails to decrypt, and the
+ *   transport closes with `AUTHENTICATION_FAILED`; a well-authenticated segment whose lengths
+ *   disagree with the header (which only a buggy or malicious peer can produce) closes it with
+ *   `PROTOCOL_ERROR`.
+ *
+ * ## Memory
+ * Segmenting keeps every libsodium call at ≤ 1 MiB, so libsodium's own heap stays small however
+ * big the message, and the receiver learns L from the first segment and decrypts straight into
+ * one output buffer: a 256 MB message costs the output plus about a segment, not two copies.
+ *
+ * ## Ordering and concurrency
+ * Sends to one peer are serialized (a message's segments are never interleaved with another's),
+ * as are receives from one peer. A `recv` aborted through its signal in the middle of a
+ * multi-segment message keeps what was already decrypted; the next `recv` continues from there,
+ * so an abort never desynchronizes the stream.
+ *
+ * ## Failure model (the same as `ts/net`'s transports)
+ * Fail-stop: an authentication failure, a missed `recv` deadline, or the inner transport failing
+ * closes the whole transport, and every pending and later operation rejects with that one error.
+ * An aborted `recv` only ends that call. A peer that *gracefully* leaves (its inner stream ended:
+ * `recv`/`send` from/to it reject with `PEER_DISCONNECTED`) only ends that peer's streams, so the
+ * others can finish; a message cut short by such an end is dropped, never delivered in part.
+ */
+import { TransportError, type TransportErrorCode } from '../errors.js';
+import type { RecvOptions, Transport } from '../net/transport.js';
+import { type Sodium, wipe } from './sodium.js';
+
+/** Plaintext bytes per encrypted segment (the first one includes the 8-byte length header). */
+export const SEGMENT_BYTES = 1 << 20;
+/** Poly1305 tag appended to each segment. */
+const TAG_BYTES = 16;
+const LENGTH_HEADER_BYTES = 8;
+const NONCE_BYTES = 12;
+const KIND_FIRST = 1;
+const KIND_LATER = 2;
+/** Counters stay exact JS numbers; 2^53 segments of 1 MiB is far beyond any session. */
+const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
+
+/** Per-peer keys handed over by the handshake; the transport owns and wipes them. */
+export interface PeerKeys {
+  readonly sendKey: Uint8Array;
+  readonly recvKey: Uint8Array;
+}
+
+interface RecvWaiter {
+  readonly deadline: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  settled: boolean;
+  resolve(message: Uint8Array): void;
+  reject(error: Error): void;
+}
+
+/** A message being reassembled from its segments. */
+interface Partial {
+  readonly out: Uint8Array;
+  filled: number;
+}
+
+interface PeerState {
+  readonly peer: number;
+  readonly sendKey: Uint8Array;
+  readonly recvKey: Uint8Array;
+  sendCounter: number;
+  recvCounter: number;
+  /** Settles when every earlier send to this peer has finished (never rejects). */
+  sendTail: Promise<void>;
+  readonly waiters: RecvWaiter[];
+  /** Whole messages that arrived after the recv that asked for them gave up. */
+  readonly ready: Uint8Array[];
+  partial: Partial | undefined;
+  pumping: boolean;
+  /** Set when the peer's stream to us ended: later recvs from it reject with this. */
+  recvEnded: TransportError | undefined;
+  /** Set when our stream to the peer ended: later sends to it reject with this. */
+  sendEnded: TransportError | undefined;
+}
+
+function invalidArgument(message: string): TransportError {
+  return new TransportError('INVALID_ARGUMENT', message);
+}
+
+function associatedData(from: number, to: number, kind: number): Uint8Array {
+  const ad = new Uint8Array(9);
+  const view = new DataView(ad.buffer);
+  view.setUint32(0, from, false);
+  view.setUint32(4, to, false);
+  ad[8] = kind;
+  return ad;
+}
+
+function nonceFor(counter: number): Uint8Array {
+  const nonce = new Uint8Array(NONCE_BYTES);
+  const view = new DataView(nonce.buffer);
+  view.setUint32(4, Math.floor(counter / 2 ** 32), false);
+  view.setUint32(8, counter >>> 0, false);
+  return nonce;
+}
+
+/**
+ * The Transport `secureTransport` returns. Construct only after every pairwise handshake
+ * succeeded; it takes ownership of `inner` and of the keys.
+ */
+export class SecureChannel implements Transport {
+  readonly party: number;
+  readonly parties: number;
+  readonly closed: Promise<Error | undefined>;
+
+  readonly #sodium: Sodium;
+  readonly #inner: Transport;
+  readonly #peers: (PeerState | undefined)[];
+  /** Set once closed: what every pending and later operation rejects with. */
+  #failure: TransportError | undefined;
+  #resolveClosed!: (reason: Error | undefined) => void;
+  #innerClosing: Promise<void> | undefined;
+
+  constructor(sodium: Sodium, inner: Transport, keys: readonly (PeerKeys | undefined)[]) {
+    this.#sodium = sodium;
+    this.#inner = inner;
+    this.party = inner.party;
+    this.parties = inner.parties;
+    this.closed = new Promise((resolve) => {
+      this.#resolveClosed = resolve;
+    });
+    this.#peers = keys.map((k, peer) =>
+      k === undefined
+        ? undefined
+        : {
+            peer,
+            sendKey: k.sendKey,
+            recvKey: k.recvKey,
+            sendCounter: 0,
+            recvCounter: 0,
+            sendTail: Promise.resolve(),
+            waiters: [],
+            ready: [],
+            partial: undefined,
+            pumping: false,
+            recvEnded: undefined,
+            sendEnded: undefined,
+          },
+    );
+    // The inner transport failing on its own (peer gone, relay error) ends this one too.
+    void inner.closed.then((reason) => {
+      if (this.#failure !== undefined) return;
+      const error =
+        reason instanceof TransportError
+          ? reason
+          : new TransportError(
+              reason === undefined ? 'CLOSED' : 'PEER_DISCONNECTED',
+              'the transport under the secure channel closed',
+              reason === undefined ? {} : { cause: reason },
+            );
+      this.#shutdown(error, error);
+    });
+  }
+
+  send(to: number, data: Uint8Array): Promise<void> {
+    let state: PeerState;
+    try {
+      state = this.#peerState(to, 'to');
+      if (!(data instanceof Uint8Array)) throw invalidArgument('send: data must be a Uint8Array');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (state.sendEnded !== undefined) return Promise.reject(state.sendEnded);
+    const sending = state.sendTail.then(() => this.#sendNow(state, data));
+    state.sendTail = sending.then(
+      () => {},
+      () => {},
+    );
+    return sending;
+  }
+
+  recv(from: number, options?: RecvOptions): Promise<Uint8Array> {
+    let state: PeerState;
+    try {
+      state = this.#peerState(from, 'from');
+      const timeoutMs = options?.timeoutMs;
+      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
+        throw invalidArgument('recv: timeoutMs must be a positive finite number');
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (state.recvEnded !== undefined && state.ready.length === 0) return Promise.reject(state.recvEnded);
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(new TransportError('ABORTED', 'recv aborted', { peer: from }));
+    const timeoutMs = options?.timeoutMs;
+    return new Promise<Uint8Array>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = (): void => settle(() => reject(new TransportError('ABORTED', 'recv aborted', { peer: from })));
+      const settle = (action: () => void): void => {
+        if (waiter.settled) return;
+        waiter.settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        action();
+      };
+      const waiter: RecvWaiter = {
+        deadline: timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
+        signal,
+        settled: false,
+        resolve: (message) => settle(() => resolve(message)),
+        reject: (error) => settle(() => reject(error)),
+      };
+      if (timeoutMs !== undefined) {
+        // A missed deadline leaves the protocol's state unknown: fail-stop, like ts/net does.
+        timer = setTimeout(
+          () => this.#fail(new TransportError('TIMEOUT', `no message from party ${from} within ${timeoutMs} ms`, { peer: from })),
+          timeoutMs,
+        );
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      state.waiters.push(waiter);
+      void this.#pump(state);
+    });
+  }
+
+  close(reason?: Error): Promise<void> {
+    if (this.#failure === undefined) {
+      const error = new TransportError(
+        'CLOSED',
+        'secure transport closed',
+        reason === undefined ? {} : { cause: reason },
+      );
+      this.#shutdown(error, reason);
+    }
+    return this.#innerClosing ?? Promise.resolve();
+  }
+
+  #peerState(peer: number, name: string): PeerState {
+    if (!Number.isInteger(peer) || peer < 0 || peer >= this.parties) {
+      throw invalidArgument(`${name} must be a party index in [0, ${this.parties}), got ${String(peer)}`);
+    }
+    const state = this.#peers[peer];
+    if (state === undefined) throw invalidArgument(`${name} must not be this party (${this.party})`);
+    return state;
+  }
+
+  /**
+   * Ends the transport once: wipes the keys, rejects every waiting recv with `opError`, resolves
+   * `closed` with `closedReason` and closes the inner transport.
+   */
+  #shutdown(opError: TransportError, closedReason: Error | undefined): void {
+    if (this.#failure !== undefined) return;
+    this.#failure = opError;
+    for (const state of this.#peers) {
+      if (state === undefined) continue;
+      wipe(state.sendKey);
+      wipe(state.recvKey);
+      if (state.partial !== undefined) wipe(state.partial.out);
+      state.partial = undefined;
+      for (const message of state.ready.splice(0)) wipe(message);
+      for (const waiter of state.waiters.splice(0)) waiter.reject(opError);
+    }
+    this.#resolveClosed(closedReason);
+    this.#innerClosing = this.#inner.close(closedReason).catch(() => {});
+  }
+
+  #fail(error: TransportError): TransportError {
+    this.#shutdown(error, error);
+    return this.#failure ?? error;
+  }
+
+  async #sendNow(state: PeerState, data: Uint8Array): Promise<void> {
+    const sodium = this.#sodium;
+    const total = data.length;
+    const firstData = Math.min(total, SEGMENT_BYTES - LENGTH_HEADER_BYTES);
+    let offset = 0;
+    let first = true;
+    while (first || offset < total) {
+      if (this.#failure !== undefined) throw this.#failure;
+      if (state.sendEnded !== undefined) throw state.sendEnded;
+      if (state.sendCounter >= MAX_COUNTER) {
+        throw this.#fail(new TransportError('PROTOCOL_ERROR', 'secure channel exhausted its message counter', { peer: state.peer }));
+      }
+      let plaintext: Uint8Array;
+      if (first) {
+        plaintext = new Uint8Array(LENGTH_HEADER_BYTES + firstData);
+        new DataView(plaintext.buffer).setBigUint64(0, BigInt(total), false);
+        plaintext.set(data.subarray(0, firstData), LENGTH_HEADER_BYTES);
+      } else {
+        plaintext = data.subarray(offset, Math.min(total, offset + SEGMENT_BYTES));
+      }
+      const ad = associatedData(this.party, state.peer, first ? KIND_FIRST : KIND_LATER);
+      const frame = sodium.crypto_aead_chacha20poly1305_ietf_encrypt(
+        plaintext,
+        ad,
+        null,
+        nonceFor(state.sendCounter),
+        state.sendKey,
+      );
+      state.sendCounter += 1;
+      if (first) {
+        wipe(plaintext); // our copy of the caller's data; the caller's own buffer is theirs
+        offset = firstData;
+        first = false;
+      } else {
+        offset += plaintext.length;
+      }
+      try {
+        await this.#inner.send(state.peer, frame);
+      } catch (err) {
+        // If we closed meanwhile, report why we closed rather than the inner's generic CLOSED.
+        if (this.#failure !== undefined) throw this.#failure;
+        const error = asTransportError(err, state.peer);
+        if (error.code === 'PEER_DISCONNECTED') {
+          // That peer left; the rest of the session may go on without it.
+          state.sendEnded = error;
+          throw error;
+        }
+        throw this.#fail(error);
+      }
+    }
+  }
+
+  /** Reads segments from `state.peer` while someone is waiting, handing out whole messages. */
+  async #pump(state: PeerState): Promise<void> {
+    if (state.pumping) return;
+    state.pumping = true;
+    try {
+      for (;;) {
+        if (this.#failure !== undefined) return;
+        while (state.waiters.length > 0 && state.waiters[0]!.settled) state.waiters.shift();
+        const waiter = state.waiters[0];
+        if (waiter === undefined) return;
+        const early = state.ready.shift();
+        if (early !== undefined) {
+          state.waiters.shift();
+          waiter.resolve(early);
+          continue;
+        }
+        const options: RecvOptions = {};
+        // At least 1 ms: transports refuse a zero deadline as an argument error.
+        if (waiter.deadline !== undefined) options.timeoutMs = Math.max(1, Math.ceil(waiter.deadline - performance.now()));
+        if (waiter.signal !== undefined) options.signal = waiter.signal;
+        let frame: Uint8Array;
+        try {
+          frame = await this.#inner.recv(state.peer, options);
+        } catch (err) {
+          if (this.#failure !== undefined) return;
+          const error = asTransportError(err, state.peer);
+          if (error.code === 'ABORTED') {
+            // Only this wait ended; the stream (and any partial message) stays intact.
+            state.waiters.shift();
+            waiter.reject(error);
+            continue;
+          }
+          if (error.code === 'PEER_DISCONNECTED') {
+            // The peer's stream ended (if the whole inner transport failed, its `closed` handler
+            // shuts this one down too). A half-received message is dropped, never delivered.
+            state.recvEnded = error;
+            if (state.partial !== undefined) wipe(state.partial.out);
+            state.partial = undefined;
+            for (const w of state.waiters.splice(0)) w.reject(error);
+            return;
+          }
+          this.#fail(error);
+          return;
+        }
+        if (this.#failure !== undefined) return;
+        let message: Uint8Array | undefined;
+        try {
+          message = this.#absorb(state, frame);
+        } catch (err) {
+          this.#fail(asTransportError(err, state.peer));
+          return;
+        }
+        if (message === undefined) continue;
+        if (!waiter.settled) {
+          state.waiters.shift();
+          waiter.resolve(message);
+        } else {
+          state.ready.push(message);
+        }
+      }
+    } finally {
+      state.pumping = false;
+    }
+  }
+
+  /** Decrypts one segment into the message being assembled; returns the message when complete. */
+  #absorb(state: PeerState, frame: Uint8Array): Uint8Array | undefined {
+    const peer = state.peer;
+    const partial = state.partial;
+    if (partial !== undefined) {
+      const expected = Math.min(SEGMENT_BYTES, partial.out.length - partial.filled) + TAG_BYTES;
+      if (frame.length !== expected) throw authFailure(peer);
+    } else if (frame.length < LENGTH_HEADER_BYTES + TAG_BYTES || frame.length > SEGMENT_BYTES + TAG_BYTES) {
+      throw authFailure(peer);
+    }
+    if (state.recvCounter >= MAX_COUNTER) {
+      throw new TransportError('PROTOCOL_ERROR', 'secure channel exhausted its message counter', { peer });
+    }
+    let plaintext: Uint8Array;
+    try {
+      plaintext = this.#sodium.crypto_aead_chacha20poly1305_ietf_decrypt(
+        null,
+        frame,
+        associatedData(peer, this.party, partial === undefined ? KIND_FIRST : KIND_LATER),
+        nonceFor(state.recvCounter),
+        state.recvKey,
+      );
+    } catch (err) {
+      throw authFailure(peer, err);
+    }
+    state.recvCounter += 1;
+    try {
+      if (partial !== undefined) {
+        partial.out.set(plaintext, partial.filled);
+        partial.filled += plaintext.length;
+        if (partial.filled < partial.out.length) return undefined;
+        state.partial = undefined;
+        return partial.out;
+      }
+      const total = new DataView(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength).getBigUint64(0, false);
+      if (total > BigInt(Number.MAX_SAFE_INTEGER)) throw badLengths(peer);
+      const length = Number(total);
+      if (plaintext.length - LENGTH_HEADER_BYTES !== Math.min(length, SEGMENT_BYTES - LENGTH_HEADER_BYTES)) {
+        throw badLengths(peer);
+      }
+      let out: Uint8Array;
+      try {
+        out = new Uint8Array(length);
+      } catch (err) {
+        throw new TransportError('PROTOCOL_ERROR', `cannot allocate a ${length}-byte message from peer ${peer}`, {
+          peer,
+          cause: err,
+        });
+      }
+      out.set(plaintext.subarray(LENGTH_HEADER_BYTES));
+      const filled = plaintext.length - LENGTH_HEADER_BYTES;
+      if (filled === length) return out;
+      state.partial = { out, filled };
+      return undefined;
+    } finally {
+      wipe(plaintext);
+    }
+  }
+}
+
+function authFailure(peer: number, cause?: unknown): TransportError {
+  // Deliberately vague: the message says what failed, never which bytes.
+  return new TransportError(
+    'AUTHENTICATION_FAILED',
+    `a message from peer ${peer} failed authentication (tampered, replayed, reordered, dropped or truncated)`,
+    cause === undefined ? { peer } : { peer, cause },
+  );
+}
+
+function badLengths(peer: number): TransportError {
+  return new TransportError('PROTOCOL_ERROR', `peer ${peer} sent an authenticated message with inconsistent lengths`, {
+    peer,
+  });
+}
+
+/** Keeps typed transport errors as they are; anything else becomes `fallback` with the cause. */
+export function asTransportError(
+  err: unknown,
+  peer: number | undefined,
+  fallback: TransportErrorCode = 'PROTOCOL_ERROR',
+): TransportError {
+  if (err instanceof TransportError) return err;
+  return new TransportError(
+    fallback,
+    'the secure channel failed unexpectedly',
+    peer === undefined ? { cause: err } : { cause: err, peer },
+  );
+}
