@@ -1,0 +1,346 @@
+// OT extension and secure channels in Chromium over WebRTC. Each page loads the compiled SDK as
+// plain ESM from the static server (dist/index.js for OT and the Wasm, dist/net for connectMesh,
+// dist/secure for secureTransport, with libsodium-wrappers and libsodium mapped to their ESM
+// builds in node_modules by an import map). Identities are made in Node and handed to the pages
+// as seeds; the pages return the OT outputs in full (base64) and Node checks every OT.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { init, otReceiver, otSender } from '../../dist/index.js';
+import * as net from '../../dist/net/node.js';
+import {
+  exportIdentitySecret,
+  generateIdentity,
+  secureTransport,
+  type Identity,
+  type SecureTransport,
+} from '../../dist/secure/index.js';
+import { DIST, ROOT } from '../helpers.js';
+import { launch, skipBrowserTests, type Browser } from './chromium.js';
+import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
+
+const SODIUM_WRAPPERS = '/node_modules/libsodium-wrappers/';
+const SODIUM = '/node_modules/libsodium/';
+
+// The ESM entries are the "import" conditions of the two packages' exports maps.
+const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>webmpc OT over WebRTC</title>
+<link rel="icon" href="data:,">
+<script type="importmap">{ "imports": {
+  "libsodium-wrappers": "${SODIUM_WRAPPERS}dist/modules-esm/libsodium-wrappers.mjs",
+  "libsodium": "${SODIUM}dist/modules-esm/libsodium.mjs"
+} }</script>
+<script type="module">
+  try {
+    const [webmpc, net, secure] = await Promise.all([
+      import('/dist/index.js'), import('/dist/net/index.js'), import('/dist/secure/index.js'),
+    ]);
+    await webmpc.init();
+    window.sdk = { webmpc, net, secure };
+    window.sdkStatus = { ok: true };
+  } catch (e) {
+    window.sdkStatus = { ok: false, error: String((e && e.stack) || e) };
+  }
+</script></head><body>webmpc ot</body></html>`;
+
+type Page = Browser['page'];
+type Sdk = {
+  webmpc: typeof import('../../dist/index.js');
+  net: typeof import('../../dist/net/index.js');
+  secure: typeof import('../../dist/secure/index.js');
+};
+
+declare global {
+  interface Window {
+    sdk: Sdk;
+    sdkStatus?: { ok: boolean; error?: string };
+    /** This page's secure transport, between the connect and the close steps. */
+    secureT: import('../../dist/secure/index.js').SecureTransport | undefined;
+  }
+}
+
+const b64 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
+
+/**
+ * Indices of the OTs where the receiver's block is not the sender's block for its choice, and
+ * of those where it also equals the other block (which a correct OT gives with probability 2^-128).
+ */
+function badOts(m0: Uint8Array, m1: Uint8Array, choices: Uint8Array, got: Uint8Array) {
+  const n = choices.length;
+  if (m0.length !== 16 * n || m1.length !== 16 * n || got.length !== 16 * n) {
+    throw new Error(`lengths: m0 ${m0.length}, m1 ${m1.length}, got ${got.length}, ${n} choices`);
+  }
+  const wrong: number[] = [];
+  const equalsOther: number[] = [];
+  for (let j = 0; j < n; j++) {
+    const c = choices[j]!;
+    if (c !== 0 && c !== 1) throw new Error(`choice ${j} is ${c}`);
+    const want = c ? m1 : m0;
+    const other = c ? m0 : m1;
+    let diffWant = 0;
+    let diffOther = 0;
+    for (let i = 16 * j; i < 16 * j + 16; i++) {
+      diffWant |= got[i]! ^ want[i]!;
+      diffOther |= got[i]! ^ other[i]!;
+    }
+    if (diffWant !== 0) wrong.push(j);
+    if (diffOther === 0) equalsOther.push(j);
+  }
+  return { wrong: wrong.slice(0, 10), wrongCount: wrong.length, equalsOther: equalsOther.slice(0, 10) };
+}
+
+/** Records a page's console errors/warnings and uncaught errors the way launch() does for its first page. */
+function watch(page: Page, problems: string[]): void {
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' || msg.type() === 'warning') {
+      problems.push(`${msg.type()}: ${msg.text()} (${msg.location().url})`);
+    }
+  });
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+}
+
+interface Party {
+  /** base64 of the 32-byte Ed25519 seed (exportIdentitySecret). */
+  seed: string;
+  /** base64 public keys of both parties, by index. */
+  peers: string[];
+}
+
+/**
+ * In the page: imports the identity from its seed, joins the WebRTC mesh and runs the secure
+ * handshake with pinned keys. Resolves when the secure transport is up (kept on window.secureT),
+ * or with the error's code and message.
+ */
+function connectSecureInPage(page: Page, signalingUrl: string, room: string, party: number, who: Party) {
+  return page.evaluate(
+    async ({ signalingUrl, room, party, seed, peers }) => {
+      const bytes = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+      const { net, secure } = window.sdk;
+      const identity = await secure.importIdentitySecret(bytes(seed));
+      const inner = await net.connectMesh({ signalingUrl, room, party, parties: 2, connectTimeoutMs: 30_000 });
+      try {
+        window.secureT = await secure.secureTransport(inner, {
+          identity,
+          sessionId: room,
+          trust: 'pinned',
+          peers: peers.map(bytes),
+        });
+        return { ok: true as const, peerKeys: window.secureT.peerKeys.map((k) => btoa(String.fromCharCode(...k))) };
+      } catch (e) {
+        const err = e as { code?: string; message?: string };
+        return { ok: false as const, code: err.code, message: String(err.message) };
+      }
+    },
+    { signalingUrl, room, party, ...who },
+  );
+}
+
+/**
+ * In the page: sets up OT with the other party over window.secureT and runs `n` random OTs as
+ * sender or receiver; returns both outputs (sender: m0, m1; receiver: choices, messages) as base64.
+ */
+function randomOtInPage(page: Page, role: 'sender' | 'receiver', sessionId: Uint8Array, n: number) {
+  return page.evaluate(
+    async ({ role, sid, n }) => {
+      const toB64 = (b: Uint8Array) => {
+        let s = '';
+        for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+        return btoa(s);
+      };
+      const { webmpc } = window.sdk;
+      const transport = window.secureT!;
+      const sessionId = Uint8Array.from(atob(sid), (c) => c.charCodeAt(0));
+      const peer = 1 - transport.party;
+      if (role === 'sender') {
+        const s = await webmpc.otSender({ transport, peer, sessionId });
+        const { m0, m1 } = await s.sendRandom(n);
+        s.free();
+        return [toB64(m0), toB64(m1)] as const;
+      }
+      const r = await webmpc.otReceiver({ transport, peer, sessionId });
+      const { choices, messages } = await r.receiveRandom(n);
+      r.free();
+      return [toB64(choices), toB64(messages)] as const;
+    },
+    { role, sid: b64(sessionId), n },
+  );
+}
+
+async function sendRandomInPage(page: Page, sessionId: Uint8Array, n: number) {
+  const [m0, m1] = await randomOtInPage(page, 'sender', sessionId, n);
+  return { m0: unb64(m0), m1: unb64(m1) };
+}
+
+async function receiveRandomInPage(page: Page, sessionId: Uint8Array, n: number) {
+  const [choices, messages] = await randomOtInPage(page, 'receiver', sessionId, n);
+  return { choices: unb64(choices), messages: unb64(messages) };
+}
+
+function closeInPage(page: Page) {
+  return page.evaluate(async () => {
+    await window.secureT?.close();
+    window.secureT = undefined;
+  });
+}
+
+async function identityFor(identities: Identity[], party: number): Promise<Party> {
+  return { seed: b64(await exportIdentitySecret(identities[party]!)), peers: identities.map((id) => b64(id.publicKey)) };
+}
+
+describe.skipIf(skipBrowserTests())('OT and secure channels over WebRTC in Chromium', () => {
+  let server: StaticServer;
+  let signaling: net.SignalingServer;
+  let browser: Browser;
+  let pages: Page[];
+
+  beforeAll(async () => {
+    await init();
+    server = await serveStatic(
+      {
+        '/dist/': DIST,
+        [SODIUM_WRAPPERS]: join(ROOT, 'node_modules/libsodium-wrappers/'),
+        [SODIUM]: join(ROOT, 'node_modules/libsodium/'),
+      },
+      { '/': PAGE },
+    );
+    signaling = await net.startSignalingServer({ port: 0 });
+    browser = await launch();
+    const second = await browser.page.context().newPage();
+    watch(second, browser.problems);
+    pages = [browser.page, second];
+    for (const page of pages) {
+      await page.goto(`${server.url}/`);
+      await page.waitForFunction(() => window.sdkStatus !== undefined, undefined, { timeout: 30_000 });
+      const status = await page.evaluate(() => window.sdkStatus);
+      if (!status?.ok) throw new Error(`the SDK failed to load in the page: ${status?.error}`);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await signaling?.close();
+    await server?.close();
+  });
+
+  it('loads the SDK, its Wasm and libsodium as ESM in the page, without Node-only modules', () => {
+    expect(server.requests).toContain('/dist/wasm-gen/webmpc_bg.wasm');
+    expect(server.requests).toContain(`${SODIUM}dist/modules-esm/libsodium.mjs`);
+    expect(server.requests.some((p) => /server|websocket-mesh|\/node\.js/.test(p))).toBe(false);
+    expect(browser.problems).toEqual([]);
+  });
+
+  it('Chromium↔Chromium: 10^5 random OTs inside pinned secure channels, every OT checked', async () => {
+    const n = 100_000;
+    const [a, b] = pages as [Page, Page];
+    const room = `ot-c2c-${randomBytes(6).toString('hex')}`;
+    const identities = await Promise.all([generateIdentity(), generateIdentity()]);
+    const [ca, cb] = await Promise.all([
+      connectSecureInPage(a, signaling.url, room, 0, await identityFor(identities, 0)),
+      connectSecureInPage(b, signaling.url, room, 1, await identityFor(identities, 1)),
+    ]);
+    const keys = identities.map((id) => b64(id.publicKey));
+    expect(ca).toEqual({ ok: true, peerKeys: keys });
+    expect(cb).toEqual({ ok: true, peerKeys: keys });
+
+    const sessionId = new Uint8Array(randomBytes(32));
+    const t0 = performance.now();
+    const [{ m0, m1 }, { choices, messages }] = await Promise.all([
+      sendRandomInPage(a, sessionId, n),
+      receiveRandomInPage(b, sessionId, n),
+    ]);
+    const ms = performance.now() - t0;
+    await Promise.all([closeInPage(a), closeInPage(b)]);
+    console.log(`Chromium↔Chromium: ${n} random OTs (setup included) in ${ms.toFixed(0)} ms`);
+    expect(choices.length).toBe(n);
+    const ones = choices.reduce((s, c) => s + c, 0);
+    expect(Math.abs(ones - n / 2)).toBeLessThan(n / 50);
+    expect(badOts(m0, m1, choices, messages)).toEqual({ wrong: [], wrongCount: 0, equalsOther: [] });
+    // The check can fail: one flipped bit in the receiver's output is caught at that index.
+    messages[16 * (n - 1)]! ^= 1;
+    expect(badOts(m0, m1, choices, messages)).toMatchObject({ wrong: [n - 1], wrongCount: 1 });
+    expect(browser.problems).toEqual([]);
+  }, 60_000);
+
+  it('Chromium↔Node: 10^4 random OTs each way inside pinned secure channels, every OT checked', async () => {
+    const n = 10_000;
+    const page = pages[1]!;
+    const room = `ot-c2n-${randomBytes(6).toString('hex')}`;
+    const identities = await Promise.all([generateIdentity(), generateIdentity()]);
+    // Filled in as the Node side comes up, for the cleanup below.
+    const held: { inner?: net.Transport; node?: SecureTransport } = {};
+    try {
+      // Both handshakes must run at once: each waits for the other side's messages.
+      const [inPage, node] = await Promise.all([
+        connectSecureInPage(page, signaling.url, room, 0, await identityFor(identities, 0)),
+        (async () => {
+          const inner = await net.connectNodeMesh({ signalingUrl: signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000 });
+          held.inner = inner;
+          held.node = await secureTransport(inner, {
+            identity: identities[1]!,
+            sessionId: room,
+            trust: 'pinned',
+            peers: identities.map((id) => id.publicKey),
+          });
+          return held.node;
+        })(),
+      ]);
+      const keys = identities.map((id) => b64(id.publicKey));
+      expect(inPage).toEqual({ ok: true, peerKeys: keys });
+      expect(node.peerKeys.map(b64)).toEqual(keys);
+
+      // Page sends, Node receives.
+      const sid1 = new Uint8Array(randomBytes(32));
+      const [fromPage, nodeGot] = await Promise.all([
+        sendRandomInPage(page, sid1, n),
+        otReceiver({ transport: node, peer: 0, sessionId: sid1 }).then(async (r) => {
+          const out = await r.receiveRandom(n);
+          r.free();
+          return out;
+        }),
+      ]);
+      expect(badOts(fromPage.m0, fromPage.m1, nodeGot.choices, nodeGot.messages)).toEqual({
+        wrong: [],
+        wrongCount: 0,
+        equalsOther: [],
+      });
+
+      // Node sends, page receives.
+      const sid2 = new Uint8Array(randomBytes(32));
+      const [nodeSent, toPage] = await Promise.all([
+        otSender({ transport: node, peer: 0, sessionId: sid2 }).then(async (s) => {
+          const out = await s.sendRandom(n);
+          s.free();
+          return out;
+        }),
+        receiveRandomInPage(page, sid2, n),
+      ]);
+      expect(toPage.choices.length).toBe(n);
+      expect(badOts(nodeSent.m0, nodeSent.m1, toPage.choices, toPage.messages)).toEqual({
+        wrong: [],
+        wrongCount: 0,
+        equalsOther: [],
+      });
+      await closeInPage(page);
+    } finally {
+      await (held.node ?? held.inner)?.close();
+    }
+    expect(browser.problems).toEqual([]);
+  }, 60_000);
+
+  it('Chromium↔Chromium: a pinned key that is not the peer\'s fails the handshake on both sides', async () => {
+    const [a, b] = pages as [Page, Page];
+    const room = `ot-bad-${randomBytes(6).toString('hex')}`;
+    const identities = await Promise.all([generateIdentity(), generateIdentity()]);
+    const stranger = await generateIdentity();
+    const forB = await identityFor(identities, 1);
+    // Page b expects party 0 to hold the stranger's key.
+    forB.peers[0] = b64(stranger.publicKey);
+    const [ca, cb] = await Promise.all([
+      connectSecureInPage(a, signaling.url, room, 0, await identityFor(identities, 0)),
+      connectSecureInPage(b, signaling.url, room, 1, forB),
+    ]);
+    expect(ca).toMatchObject({ ok: false, code: 'AUTHENTICATION_FAILED' });
+    expect(cb).toMatchObject({ ok: false, code: 'AUTHENTICATION_FAILED' });
+    expect(browser.problems).toEqual([]);
+  }, 60_000);
+});
