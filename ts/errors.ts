@@ -63,7 +63,19 @@ export type ProtocolAbortCode =
   /** The parties disagree on the session's public parameters (circuit, sizes, session id). */
   | 'PARAMETER_MISMATCH';
 
-export type WebmpcErrorCode = KernelErrorCode | SdkErrorCode | TransportErrorCode | ProtocolAbortCode;
+/** Codes of {@link CircuitError}. */
+export type CircuitErrorCode =
+  /**
+   * The circuit is not valid: bad syntax, counts that disagree, a wire out of range or read before
+   * it is written, a truncated or over-long binary encoding.
+   */
+  | 'MALFORMED_CIRCUIT'
+  /** A count in the circuit's header is above the configured ceiling. */
+  | 'CIRCUIT_TOO_LARGE'
+  /** Inputs of the wrong number or size for the circuit. */
+  | 'WRONG_INPUT_SIZE';
+
+export type WebmpcErrorCode = KernelErrorCode | SdkErrorCode | TransportErrorCode | ProtocolAbortCode | CircuitErrorCode;
 
 const KERNEL_CODES: ReadonlySet<string> = new Set<KernelErrorCode>([
   'RAGGED_LENGTH',
@@ -111,7 +123,15 @@ export function fromWasmError(err: unknown): unknown {
     if (err.name === 'KernelError' && isKernelErrorCode(code)) {
       return new KernelError(code, err.message, { cause: err });
     }
-    if (err.name === 'OtError') return fromProtocolCode(code, err);
+    if (err.name === 'ProtocolError') return fromProtocolCode(code, err);
+    if (err.name === 'CircuitError' && isCircuitErrorCode(code)) {
+      const { line, offset } = err as { line?: unknown; offset?: unknown };
+      return new CircuitError(code, err.message, {
+        cause: err,
+        line: typeof line === 'number' ? line : undefined,
+        offset: typeof offset === 'number' ? offset : undefined,
+      });
+    }
     if (typeof WebAssembly !== 'undefined' && err instanceof WebAssembly.RuntimeError) {
       return new WebmpcError('WASM_TRAP', `webmpc Wasm module trapped (${err.message}); this is a bug`, {
         cause: err,
@@ -154,7 +174,7 @@ const PROTOCOL_ABORT_CODES: ReadonlySet<string> = new Set<ProtocolAbortCode>([
 ]);
 
 /**
- * Maps the `code` of an error thrown by a Rust protocol (`name = "OtError"`) onto the SDK's
+ * Maps the `code` of an error thrown by a Rust protocol (`name = "ProtocolError"`) onto the SDK's
  * classes. Transport failures normally arrive as the transport's own error object (the Wasm
  * channel rethrows it); the codes handled here are the protocol's verdicts.
  */
@@ -175,5 +195,35 @@ function fromProtocolCode(code: unknown, err: Error): WebmpcError {
       return new KernelError('ENTROPY_UNAVAILABLE', err.message, { cause: err });
     default:
       return new WebmpcError('INVALID_ARGUMENT', err.message, { cause: err });
+  }
+}
+
+const CIRCUIT_CODES: ReadonlySet<string> = new Set<CircuitErrorCode>(['MALFORMED_CIRCUIT', 'CIRCUIT_TOO_LARGE', 'WRONG_INPUT_SIZE']);
+
+export function isCircuitErrorCode(code: unknown): code is CircuitErrorCode {
+  return typeof code === 'string' && CIRCUIT_CODES.has(code);
+}
+
+/**
+ * A circuit was refused, or its inputs were. `line` (Bristol text, 1-based) or `offset` (binary
+ * form, bytes) says where, when the error is about a place in the circuit. Messages carry
+ * positions, wire numbers and sizes, never input values.
+ */
+export class CircuitError extends WebmpcError {
+  declare readonly code: CircuitErrorCode;
+  /** The Bristol line at fault, if the error came from parsing text. */
+  readonly line: number | undefined;
+  /** The byte offset at fault, if the error came from decoding the binary form. */
+  readonly offset: number | undefined;
+
+  constructor(
+    code: CircuitErrorCode,
+    message: string,
+    options?: { cause?: unknown; line?: number | undefined; offset?: number | undefined },
+  ) {
+    super(code, message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CircuitError';
+    this.line = options?.line;
+    this.offset = options?.offset;
   }
 }

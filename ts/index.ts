@@ -69,6 +69,19 @@ export {
   type OtSenderOptions,
 } from './ot.js';
 
+export {
+  Session,
+  session,
+  type Progress,
+  type Protocol,
+  type RunOptions,
+  type SessionOptions,
+} from './session.js';
+export { PreparedCircuit, prepareCircuit, type CircuitSource } from './circuit/source.js';
+// The circuit builder and generators (`webmpc.circuit.CircuitBuilder`, `aes128Circuit`, ...): a
+// namespace, because `Circuit`, `Bit` and `UInt` are generic names.
+export * as circuit from './circuit/index.js';
+
 // The browser-safe transports. Node-only parts (signaling server, WebSocket mesh, the Node WebRTC
 // library) are in the `webmpc/net/node` entry, and libsodium channels in `webmpc/secure`, so
 // that a page importing `webmpc` pulls in neither.

@@ -101,29 +101,37 @@ function split(pairs: Uint8Array): { m0: Uint8Array; m1: Uint8Array } {
   return { m0, m1 };
 }
 
+/** Guards the constructors: instances come from {@link otSender} / {@link otReceiver} only. */
+const CONSTRUCT: unique symbol = Symbol('webmpc.ot');
+
 /** The sending side of an OT extension instance with one peer. */
 export class OtSender {
+  // ES-private, so the Wasm handle's generated types stay out of the published declarations.
+  readonly #raw: RawSender;
+  readonly #transport: Transport;
+
   /** @internal */
-  constructor(
-    private readonly raw: RawSender,
-    private readonly transport: Transport,
-  ) {}
+  constructor(token: typeof CONSTRUCT, raw: unknown, transport: Transport) {
+    if (token !== CONSTRUCT) throw new TypeError('use otSender() to create an OtSender');
+    this.#raw = raw as RawSender;
+    this.#transport = transport;
+  }
 
   /** Δ (16 bytes): in Δ-OT the receiver gets `K_j ⊕ b_j·Δ`. */
   get delta(): Uint8Array {
-    return this.raw.delta();
+    return this.#raw.delta();
   }
 
   /** `n` random OTs: `m0`, `m1` are `16·n` bytes each (OT j at bytes `16j..16j+16`). */
   async sendRandom(n: number): Promise<{ m0: Uint8Array; m1: Uint8Array }> {
     checkCount(n);
-    return split(await run(this.transport, () => this.raw.sendRandom(n) as Promise<Uint8Array>));
+    return split(await run(this.#transport, () => this.#raw.sendRandom(n) as Promise<Uint8Array>));
   }
 
   /** `n` Δ-OTs: returns the keys `K_j` (`16·n` bytes). */
   async sendCot(n: number): Promise<Uint8Array> {
     checkCount(n);
-    return run(this.transport, () => this.raw.sendCot(n) as Promise<Uint8Array>);
+    return run(this.#transport, () => this.#raw.sendCot(n) as Promise<Uint8Array>);
   }
 
   /** Chosen-message OT: `m0` and `m1` are `16·n` bytes each; the receiver gets one per OT. */
@@ -135,56 +143,60 @@ export class OtSender {
       flat.set(m0.subarray(16 * j, 16 * j + 16), 32 * j);
       flat.set(m1.subarray(16 * j, 16 * j + 16), 32 * j + 16);
     }
-    await run(this.transport, () => this.raw.sendChosen(flat) as Promise<void>);
+    await run(this.#transport, () => this.#raw.sendChosen(flat) as Promise<void>);
   }
 
   /** Correlated OT: returns random `m0` (`16·n` bytes); the receiver gets `m0_j ⊕ b_j·x_j`. */
   async sendCorrelated(correlations: Uint8Array): Promise<Uint8Array> {
     checkBlocks('correlations', correlations, 1);
-    return run(this.transport, () => this.raw.sendCorrelated(correlations) as Promise<Uint8Array>);
+    return run(this.#transport, () => this.#raw.sendCorrelated(correlations) as Promise<Uint8Array>);
   }
 
   /** Releases the Wasm-side instance. */
   free(): void {
-    this.raw.free();
+    this.#raw.free();
   }
 }
 
 /** The receiving side of an OT extension instance with one peer. */
 export class OtReceiver {
+  readonly #raw: RawReceiver;
+  readonly #transport: Transport;
+
   /** @internal */
-  constructor(
-    private readonly raw: RawReceiver,
-    private readonly transport: Transport,
-  ) {}
+  constructor(token: typeof CONSTRUCT, raw: unknown, transport: Transport) {
+    if (token !== CONSTRUCT) throw new TypeError('use otReceiver() to create an OtReceiver');
+    this.#raw = raw as RawReceiver;
+    this.#transport = transport;
+  }
 
   /** `n` random OTs: random `choices` (one byte 0/1 per OT) and `m_{b_j}` (`16·n` bytes). */
   async receiveRandom(n: number): Promise<{ choices: Uint8Array; messages: Uint8Array }> {
     checkCount(n);
-    return run(this.transport, () => this.raw.receiveRandom(n) as Promise<{ choices: Uint8Array; messages: Uint8Array }>);
+    return run(this.#transport, () => this.#raw.receiveRandom(n) as Promise<{ choices: Uint8Array; messages: Uint8Array }>);
   }
 
   /** Δ-OTs for `choices` (0/1 per OT): returns `M_j = K_j ⊕ b_j·Δ` (`16·n` bytes). */
   async receiveCot(choices: Uint8Array): Promise<Uint8Array> {
     checkChoices(choices);
-    return run(this.transport, () => this.raw.receiveCot(choices) as Promise<Uint8Array>);
+    return run(this.#transport, () => this.#raw.receiveCot(choices) as Promise<Uint8Array>);
   }
 
   /** Chosen-message OT: returns `m_{b_j}` per OT. */
   async receiveChosen(choices: Uint8Array): Promise<Uint8Array> {
     checkChoices(choices);
-    return run(this.transport, () => this.raw.receiveChosen(choices) as Promise<Uint8Array>);
+    return run(this.#transport, () => this.#raw.receiveChosen(choices) as Promise<Uint8Array>);
   }
 
   /** Correlated OT: returns `m0_j ⊕ b_j·x_j` per OT. */
   async receiveCorrelated(choices: Uint8Array): Promise<Uint8Array> {
     checkChoices(choices);
-    return run(this.transport, () => this.raw.receiveCorrelated(choices) as Promise<Uint8Array>);
+    return run(this.#transport, () => this.#raw.receiveCorrelated(choices) as Promise<Uint8Array>);
   }
 
   /** Releases the Wasm-side instance. */
   free(): void {
-    this.raw.free();
+    this.#raw.free();
   }
 }
 
@@ -198,7 +210,7 @@ export async function otSender(options: OtSenderOptions): Promise<OtSender> {
     options.transport,
     () => w.otSenderSetup(options.transport, options.peer, options.sessionId, delta) as Promise<RawSender>,
   );
-  return new OtSender(raw, options.transport);
+  return new OtSender(CONSTRUCT, raw, options.transport);
 }
 
 /** Sets up the receiver side of an OT extension with `peer` (runs 128 base OTs). */
@@ -209,5 +221,5 @@ export async function otReceiver(options: OtOptions): Promise<OtReceiver> {
     options.transport,
     () => w.otReceiverSetup(options.transport, options.peer, options.sessionId) as Promise<RawReceiver>,
   );
-  return new OtReceiver(raw, options.transport);
+  return new OtReceiver(CONSTRUCT, raw, options.transport);
 }

@@ -18,7 +18,13 @@ import type { Transport } from './transport.js';
 import { defaultWebSocket, type WebSocketConstructor } from './websocket-like.js';
 
 /** The constructor of `RTCPeerConnection`: the browser's, or a W3C-compatible polyfill's. */
-export type RTCPeerConnectionConstructor = new (configuration?: RTCConfiguration) => RTCPeerConnection;
+// Typed loosely on purpose: the published declarations must type-check without the DOM lib (Node
+// apps), and both the browser's constructor and W3C polyfills fit this shape.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type RTCPeerConnectionConstructor = new (configuration?: any) => object;
+
+/** The DOM's view of the same constructor, used inside this module. */
+type DomPeerConnectionConstructor = new (configuration?: RTCConfiguration) => RTCPeerConnection;
 
 export interface WebRtcMeshOptions extends FramedOptions {
   /** The signaling server, e.g. `ws://127.0.0.1:8787`. */
@@ -71,8 +77,10 @@ const DEFAULT_HIGH_WATER = 1024 * 1024;
 export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport> {
   const { party, parties, room } = options;
   checkPartyCount(party, parties);
-  const PeerConnection =
-    options.RTCPeerConnection ?? (globalThis as { RTCPeerConnection?: RTCPeerConnectionConstructor }).RTCPeerConnection;
+  const PeerConnection = (options.RTCPeerConnection ??
+    (globalThis as { RTCPeerConnection?: RTCPeerConnectionConstructor }).RTCPeerConnection) as
+    | DomPeerConnectionConstructor
+    | undefined;
   if (!PeerConnection) {
     throw transportError('INVALID_ARGUMENT', 'no RTCPeerConnection: pass one (in Node, use the webmpc/net node entry)');
   }

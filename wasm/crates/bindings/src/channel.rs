@@ -7,8 +7,8 @@
 //! string on its way through Rust.
 
 use core::cell::RefCell;
-use std::rc::Rc;
 use js_sys::{Promise, Uint8Array};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use webmpc_core::channel::{Channel, ChannelError, PartyId};
@@ -54,7 +54,12 @@ impl JsChannel {
         if !whole(party) || !whole(parties) || party >= parties {
             return Err("transport must have integer `party` < `parties`".into());
         }
-        Ok(JsChannel { transport, party: party as usize, parties: parties as usize, transport_error: Rc::new(RefCell::new(None)) })
+        Ok(JsChannel {
+            transport,
+            party: party as usize,
+            parties: parties as usize,
+            transport_error: Rc::new(RefCell::new(None)),
+        })
     }
 
     fn failed(&self, peer: PartyId, err: JsValue) -> ChannelError {
@@ -98,9 +103,10 @@ impl Channel for JsChannel {
         self.check_peer(from)?;
         let promise = self.transport.recv(from as u32).map_err(|e| self.failed(from, e))?;
         let value = JsFuture::from(promise).await.map_err(|e| self.failed(from, e))?;
-        let bytes: Uint8Array = value
-            .dyn_into()
-            .map_err(|_| ChannelError::Transport { peer: from, reason: "recv did not resolve to a Uint8Array".into() })?;
+        let bytes: Uint8Array = value.dyn_into().map_err(|_| ChannelError::Transport {
+            peer: from,
+            reason: "recv did not resolve to a Uint8Array".into(),
+        })?;
         let len = bytes.length() as usize;
         if len > MAX_MESSAGE_BYTES {
             return Err(ChannelError::TooLarge { peer: from, got: len, max: MAX_MESSAGE_BYTES });

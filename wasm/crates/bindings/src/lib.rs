@@ -4,7 +4,9 @@
 //! panic on bad input: a panic in Wasm is an unrecoverable `RuntimeError: unreachable`.
 
 mod channel;
+mod circuit;
 mod ot;
+mod yao;
 mod zeroing_alloc;
 
 use wasm_bindgen::prelude::*;

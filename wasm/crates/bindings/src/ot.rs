@@ -22,34 +22,60 @@ const MAX_OTS_PER_CALL: usize = 1 << 24;
 /// Builds the JS error for an OT failure: the transport's own error when the network failed,
 /// else an `Error` named `OtError` with a stable `code` (mapped to typed classes by the SDK).
 fn ot_error(e: OtError, ch: Option<&JsChannel>) -> JsValue {
-    if let (OtError::Channel(webmpc_core::channel::ChannelError::Transport { .. }), Some(ch)) = (&e, ch) {
+    protocol_error(
+        e.to_string(),
+        e.code(),
+        peer_of(&e),
+        matches!(e, OtError::Channel(webmpc_core::channel::ChannelError::Transport { .. })),
+        ch,
+    )
+}
+
+fn peer_of(e: &OtError) -> Option<usize> {
+    match e {
+        OtError::CheatingDetected { peer, .. } | OtError::Malformed { peer, .. } => Some(*peer),
+        _ => None,
+    }
+}
+
+/// The JS error for a protocol failure: the transport's own error when the network failed
+/// (`transport_failed`), else an `Error` named `ProtocolError` with a stable `code` and, when
+/// known, the `peer` at fault.
+pub(crate) fn protocol_error(
+    message: String,
+    code: &str,
+    peer: Option<usize>,
+    transport_failed: bool,
+    ch: Option<&JsChannel>,
+) -> JsValue {
+    if let (true, Some(ch)) = (transport_failed, ch) {
         if let Some(original) = ch.take_transport_error() {
             return original;
         }
     }
-    let err = js_sys::Error::new(&e.to_string());
-    err.set_name("OtError");
-    let _ = Reflect::set(&err, &"code".into(), &e.code().into());
-    if let OtError::CheatingDetected { peer, .. } | OtError::Malformed { peer, .. } = e {
+    let err = js_sys::Error::new(&message);
+    err.set_name("ProtocolError");
+    let _ = Reflect::set(&err, &"code".into(), &code.into());
+    if let Some(peer) = peer {
         let _ = Reflect::set(&err, &"peer".into(), &(peer as u32).into());
     }
     err.into()
 }
 
-fn busy() -> JsValue {
+pub(crate) fn busy() -> JsValue {
     let err = js_sys::Error::new("this OT instance is busy with another call or failed earlier");
-    err.set_name("OtError");
+    err.set_name("ProtocolError");
     let _ = Reflect::set(&err, &"code".into(), &"BUSY".into());
     err.into()
 }
 
-fn session_id(bytes: &[u8]) -> Result<SessionId, JsValue> {
+pub(crate) fn session_id(bytes: &[u8]) -> Result<SessionId, JsValue> {
     let id: [u8; 32] =
         bytes.try_into().map_err(|_| ot_error(OtError::InvalidArgument("session id must be 32 bytes".into()), None))?;
     Ok(SessionId(id))
 }
 
-fn channel(transport: JsTransport) -> Result<JsChannel, JsValue> {
+pub(crate) fn channel(transport: JsTransport) -> Result<JsChannel, JsValue> {
     JsChannel::new(transport).map_err(|m| ot_error(OtError::InvalidArgument(m), None))
 }
 
@@ -79,10 +105,10 @@ fn to_js(blocks: &[Block]) -> JsValue {
     Uint8Array::from(Block::slice_as_bytes(blocks)).into()
 }
 
-type Shared<T> = Rc<RefCell<Option<T>>>;
+pub(crate) type Shared<T> = Rc<RefCell<Option<T>>>;
 
 /// Runs `f` on the instance taken out of `slot`, putting it back only on success.
-fn with_instance<T: 'static, F, Fut>(slot: &Shared<T>, f: F) -> Promise
+pub(crate) fn with_instance<T: 'static, F, Fut>(slot: &Shared<T>, f: F) -> Promise
 where
     F: FnOnce(T) -> Fut + 'static,
     Fut: core::future::Future<Output = (Option<T>, Result<JsValue, JsValue>)> + 'static,
@@ -132,20 +158,36 @@ pub fn ot_sender_setup(transport: JsTransport, peer: u32, session: &[u8], delta:
 
 /// Keeps access to a channel's stored transport error after the channel moved into a protocol
 /// instance that was then dropped by a failed setup.
-struct JsChannelProbe(Rc<RefCell<Option<JsValue>>>);
+pub(crate) struct JsChannelProbe(Rc<RefCell<Option<JsValue>>>);
 
 impl JsChannelProbe {
-    fn new(ch: &JsChannel) -> Self {
+    pub(crate) fn new(ch: &JsChannel) -> Self {
         JsChannelProbe(ch.error_slot())
     }
 
     fn error(&self, e: OtError) -> JsValue {
-        if let OtError::Channel(webmpc_core::channel::ChannelError::Transport { .. }) = e {
+        self.error_with(
+            e.to_string(),
+            e.code(),
+            peer_of(&e),
+            matches!(e, OtError::Channel(webmpc_core::channel::ChannelError::Transport { .. })),
+        )
+    }
+
+    /// The transport's own error if the failure came from it, else a `ProtocolError`.
+    pub(crate) fn error_with(
+        &self,
+        message: String,
+        code: &str,
+        peer: Option<usize>,
+        transport_failed: bool,
+    ) -> JsValue {
+        if transport_failed {
             if let Some(original) = self.0.borrow_mut().take() {
                 return original;
             }
         }
-        ot_error(e, None)
+        protocol_error(message, code, peer, false, None)
     }
 }
 

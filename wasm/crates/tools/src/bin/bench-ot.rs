@@ -25,7 +25,9 @@ fn main() {
     }
     emit("base-ot-128", "time", best * 1e3, "ms");
     let mut pair = pair.expect("set up");
-    for (name, kind) in [("random", Kind::Random), ("cot", Kind::Cot), ("correlated", Kind::Correlated), ("chosen", Kind::Chosen)] {
+    for (name, kind) in
+        [("random", Kind::Random), ("cot", Kind::Cot), ("correlated", Kind::Correlated), ("chosen", Kind::Chosen)]
+    {
         pair.run(kind, 1 << 16).expect("warm-up");
         let bytes0 = pair.bytes_sent();
         let t = Instant::now();

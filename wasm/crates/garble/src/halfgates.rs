@@ -1,0 +1,392 @@
+//! Half-gates garbling (Zahur–Rosulek–Evans, EUROCRYPT 2015) with free-XOR and
+//! point-and-permute: the pure part, with no IO. The garbler turns a chunk of gates into garbled
+//! tables (two blocks per AND gate); the evaluator turns the same chunk and those tables into
+//! active labels. Both walk the chunk in the same **schedule** (see [`Schedule`]), which groups
+//! independent AND gates so their hashes run 8 at a time through the bitsliced AES.
+//!
+//! **Hash.** `H(x, i) = tccr(x, tweak(i))`, the TMMO construction of Guo–Katz–Wang–Yu (two
+//! fixed-key AES calls). Half-gates needs a hash that stays pseudorandom on inputs that are
+//! correlated by the secret Δ (`W⁰` and `W⁰ ⊕ Δ` are both hashed) and whose output is XORed with
+//! Δ-dependent values: that is *circular* correlation robustness, and because a fixed-key
+//! permutation is public, the gate index must enter as a tweak so that equal labels in different
+//! gates do not give equal hashes — TCCR, the notion GKWY prove half-gates needs
+//! (`../shared/papers/notes/fixedkey_and_teleport.md`, §A.1–A.2). CR lacks the circular part and
+//! CCR the tweak, so neither is enough. Tweaks are `tag · 2^64 + 2·gate + {0,1}`: `tag` is unique
+//! per garbled circuit (session and run), `gate` the gate's index in the circuit.
+//!
+//! For an AND gate with input zero-labels `A⁰, B⁰`, permute bits `pa = lsb A⁰`, `pb = lsb B⁰`:
+//!
+//! ```text
+//! garbler:   TG = H(A⁰, j) ⊕ H(A¹, j) ⊕ pb·Δ          WG⁰ = H(A⁰, j) ⊕ pa·TG
+//!            TE = H(B⁰, j') ⊕ H(B¹, j') ⊕ A⁰           WE⁰ = H(B⁰, j') ⊕ pb·(TE ⊕ A⁰)
+//!            C⁰ = WG⁰ ⊕ WE⁰,  table (TG, TE)
+//! evaluator: C = H(A, j) ⊕ sa·TG ⊕ H(B, j') ⊕ sb·(TE ⊕ A)     with sa = lsb A, sb = lsb B
+//! ```
+//!
+//! Every selection by a permute or colour bit is a mask, never a branch. A constant gate has a
+//! one-block "table": the active label of its (public) value, which reveals nothing.
+
+use thiserror::Error;
+use webmpc_circuit::Gate;
+use webmpc_core::hash::Hasher;
+use webmpc_core::Block;
+
+/// Bytes of garbled material per AND gate (TG, TE).
+pub const AND_TABLE_BYTES: usize = 32;
+/// Bytes per constant gate (its active label).
+pub const CONST_TABLE_BYTES: usize = 16;
+
+/// Why garbling or evaluation refused a chunk.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum GarbleError {
+    /// The garbled material for a chunk has the wrong length (truncated or padded).
+    #[error("garbled tables for a chunk are {got} bytes; {expected} expected")]
+    TableLength {
+        /// Bytes the chunk's gates need.
+        expected: usize,
+        /// Bytes that arrived.
+        got: usize,
+    },
+    /// A gate refers to a wire beyond the circuit's wire count.
+    #[error("gate {gate} uses wire {wire}, but the circuit has {wires} wires")]
+    WireOutOfRange {
+        /// The gate's index.
+        gate: u64,
+        /// The wire.
+        wire: u32,
+        /// The circuit's wire count.
+        wires: u32,
+    },
+    /// The circuit has too many gates for the tweak space.
+    #[error("circuit too large to garble (gate index {0})")]
+    TooManyGates(u64),
+}
+
+impl GarbleError {
+    /// A stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            GarbleError::TableLength { .. } => "MALFORMED_MESSAGE",
+            GarbleError::WireOutOfRange { .. } | GarbleError::TooManyGates(_) => "MALFORMED_CIRCUIT",
+        }
+    }
+}
+
+/// Garbled bytes a chunk of gates needs.
+pub fn table_bytes(gates: &[Gate]) -> usize {
+    gates
+        .iter()
+        .map(|g| match g {
+            Gate::And { .. } => AND_TABLE_BYTES,
+            Gate::Const { .. } => CONST_TABLE_BYTES,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The processing order of one chunk, shared by garbler and evaluator.
+///
+/// Each gate gets a level within the chunk: wires from earlier chunks are level 0; an AND gate
+/// is one more than its inputs' maximum, any other gate equals its inputs' maximum. Processing
+/// level by level — first the level's AND gates (all independent of each other, so hashed in one
+/// batch), then its other gates in their original order — respects every dependency. Tables are
+/// laid out in this order.
+#[derive(Default)]
+pub struct Schedule {
+    /// Level of each wire written in the current chunk, valid where `stamp == epoch`.
+    level: Vec<u32>,
+    stamp: Vec<u32>,
+    epoch: u32,
+    /// (level·2 + is_not_and, index in chunk), sorted.
+    order: Vec<(u32, u32)>,
+    /// Scratch for the counting sort.
+    keyed: Vec<(u32, u32)>,
+    counts: Vec<u32>,
+}
+
+impl Schedule {
+    /// Plans `gates` (wires must already be range-checked). Returns the processing order as
+    /// `(level, index)` pairs; ANDs of one level are contiguous.
+    fn plan(&mut self, wires: usize, gates: &[Gate]) -> &[(u32, u32)] {
+        if self.level.len() < wires {
+            self.level.resize(wires, 0);
+            self.stamp.resize(wires, 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Stamps wrapped: clear them so no stale stamp can match.
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        let lv = |w: u32, level: &[u32], stamp: &[u32]| if stamp[w as usize] == epoch { level[w as usize] } else { 0 };
+        self.keyed.clear();
+        let mut max_key = 0;
+        for (i, g) in gates.iter().enumerate() {
+            let (out, l, key) = match *g {
+                Gate::And { a, b, out } => {
+                    let l = 1 + lv(a, &self.level, &self.stamp).max(lv(b, &self.level, &self.stamp));
+                    (out, l, 2 * l)
+                }
+                Gate::Xor { a, b, out } => {
+                    let l = lv(a, &self.level, &self.stamp).max(lv(b, &self.level, &self.stamp));
+                    (out, l, 2 * l + 1)
+                }
+                Gate::Inv { a, out } | Gate::Copy { a, out } => {
+                    let l = lv(a, &self.level, &self.stamp);
+                    (out, l, 2 * l + 1)
+                }
+                Gate::Const { out, .. } => (out, 0, 1),
+            };
+            self.level[out as usize] = l;
+            self.stamp[out as usize] = epoch;
+            max_key = max_key.max(key);
+            self.keyed.push((key, i as u32));
+        }
+        // Counting sort by key: linear, and stable, so gates of one key keep their original order.
+        self.counts.clear();
+        self.counts.resize(max_key as usize + 2, 0);
+        for &(key, _) in &self.keyed {
+            self.counts[key as usize + 1] += 1;
+        }
+        for k in 1..self.counts.len() {
+            self.counts[k] += self.counts[k - 1];
+        }
+        self.order.clear();
+        self.order.resize(self.keyed.len(), (0, 0));
+        for &(key, i) in &self.keyed {
+            let slot = &mut self.counts[key as usize];
+            self.order[*slot as usize] = (key, i);
+            *slot += 1;
+        }
+        &self.order
+    }
+}
+
+fn check_wires(gates: &[Gate], wires: u32, base: u64) -> Result<(), GarbleError> {
+    for (i, g) in gates.iter().enumerate() {
+        let (x, y, out) = match *g {
+            Gate::And { a, b, out } | Gate::Xor { a, b, out } => (a, b, out),
+            Gate::Inv { a, out } | Gate::Copy { a, out } => (a, a, out),
+            Gate::Const { out, .. } => (out, out, out),
+        };
+        for w in [x, y, out] {
+            if w >= wires {
+                return Err(GarbleError::WireOutOfRange { gate: base + i as u64, wire: w, wires });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn tweak(tag: u64, gate: u64, half: u64) -> Result<Block, GarbleError> {
+    if gate >= 1 << 62 {
+        return Err(GarbleError::TooManyGates(gate));
+    }
+    Ok(Block::from_u128(((tag as u128) << 64) | (2 * gate + half) as u128))
+}
+
+fn mask(bit: bool) -> Block {
+    Block::mask_from_bit(bit as u8)
+}
+
+/// Splits a schedule into steps: a batch of same-level AND gates, or one other gate.
+fn next_step(order: &[(u32, u32)], k: usize) -> (usize, bool) {
+    let key = order[k].0;
+    if key % 2 == 1 {
+        return (k + 1, false);
+    }
+    let mut end = k;
+    while end < order.len() && order[end].0 == key {
+        end += 1;
+    }
+    (end, true)
+}
+
+/// The garbler's state: Δ and the zero-label of every wire.
+pub struct Garbler {
+    delta: Block,
+    labels: Vec<Block>,
+    tag: u64,
+    schedule: Schedule,
+    hash_in: Vec<Block>,
+    tweaks: Vec<Block>,
+    hash_out: Vec<Block>,
+}
+
+impl Garbler {
+    /// A garbler for a circuit of `wires` wires. `delta` must have its lowest bit set (the
+    /// point-and-permute bit of `W¹` is then the complement of `W⁰`'s); `tag` must be unique per
+    /// garbled circuit under this Δ.
+    pub fn new(delta: Block, wires: u32, tag: u64) -> Self {
+        debug_assert!(delta.lsb(), "Δ must have lsb 1");
+        Garbler {
+            delta,
+            labels: vec![Block::ZERO; wires as usize],
+            tag,
+            schedule: Schedule::default(),
+            hash_in: Vec::new(),
+            tweaks: Vec::new(),
+            hash_out: Vec::new(),
+        }
+    }
+
+    /// Δ.
+    pub fn delta(&self) -> Block {
+        self.delta
+    }
+
+    /// Sets the zero-label of an input wire.
+    pub fn set_label(&mut self, wire: u32, zero: Block) {
+        self.labels[wire as usize] = zero;
+    }
+
+    /// The zero-label of `wire`.
+    pub fn label(&self, wire: u32) -> Block {
+        self.labels[wire as usize]
+    }
+
+    /// Garbles `gates` (whose first gate has index `base` in the circuit), appending their tables
+    /// to `tables` in schedule order.
+    pub fn garble_chunk(&mut self, gates: &[Gate], base: u64, tables: &mut Vec<u8>) -> Result<(), GarbleError> {
+        check_wires(gates, self.labels.len() as u32, base)?;
+        let Garbler { delta, labels, tag, schedule, hash_in, tweaks, hash_out } = self;
+        let (delta, tag) = (*delta, *tag);
+        let order = schedule.plan(labels.len(), gates);
+        let mut k = 0;
+        while k < order.len() {
+            let (end, is_and) = next_step(order, k);
+            if is_and {
+                let ands = &order[k..end];
+                hash_in.clear();
+                tweaks.clear();
+                for &(_, i) in ands {
+                    let Gate::And { a, b, .. } = gates[i as usize] else { unreachable!("batch holds AND gates") };
+                    let (a0, b0) = (labels[a as usize], labels[b as usize]);
+                    let (j0, j1) = (tweak(tag, base + i as u64, 0)?, tweak(tag, base + i as u64, 1)?);
+                    hash_in.extend_from_slice(&[a0, a0 ^ delta, b0, b0 ^ delta]);
+                    tweaks.extend_from_slice(&[j0, j0, j1, j1]);
+                }
+                hash_out.resize(hash_in.len(), Block::ZERO);
+                Hasher::fixed().tccr_many(hash_in, tweaks, hash_out).expect("equal lengths");
+                for (n, &(_, i)) in ands.iter().enumerate() {
+                    let Gate::And { a, b, out } = gates[i as usize] else { unreachable!("batch holds AND gates") };
+                    let (a0, b0) = (labels[a as usize], labels[b as usize]);
+                    let (pa, pb) = (a0.lsb(), b0.lsb());
+                    let h = &hash_out[4 * n..4 * n + 4];
+                    let tg = h[0] ^ h[1] ^ (delta & mask(pb));
+                    let wg = h[0] ^ (tg & mask(pa));
+                    let te = h[2] ^ h[3] ^ a0;
+                    let we = h[2] ^ ((te ^ a0) & mask(pb));
+                    labels[out as usize] = wg ^ we;
+                    tables.extend_from_slice(&tg.0);
+                    tables.extend_from_slice(&te.0);
+                }
+            } else {
+                let i = order[k].1;
+                match gates[i as usize] {
+                    Gate::Xor { a, b, out } => labels[out as usize] = labels[a as usize] ^ labels[b as usize],
+                    Gate::Inv { a, out } => labels[out as usize] = labels[a as usize] ^ delta,
+                    Gate::Copy { a, out } => labels[out as usize] = labels[a as usize],
+                    Gate::Const { value, out } => {
+                        // The zero-label is H(Δ, tweak of this gate): unpredictable without Δ (TCCR
+                        // with w = 0), unique per gate, and needs no randomness source here.
+                        let zero = webmpc_core::hash::tccr(delta, tweak(tag, base + i as u64, 0)?);
+                        labels[out as usize] = zero;
+                        let active = zero ^ (delta & mask(value));
+                        tables.extend_from_slice(&active.0);
+                    }
+                    Gate::And { .. } => unreachable!("ANDs are batched"),
+                }
+            }
+            k = end;
+        }
+        Ok(())
+    }
+}
+
+/// The evaluator's state: the active label of every wire.
+pub struct Evaluator {
+    labels: Vec<Block>,
+    tag: u64,
+    schedule: Schedule,
+    hash_in: Vec<Block>,
+    tweaks: Vec<Block>,
+    hash_out: Vec<Block>,
+}
+
+impl Evaluator {
+    /// An evaluator for a circuit of `wires` wires, garbled under `tag`.
+    pub fn new(wires: u32, tag: u64) -> Self {
+        Evaluator {
+            labels: vec![Block::ZERO; wires as usize],
+            tag,
+            schedule: Schedule::default(),
+            hash_in: Vec::new(),
+            tweaks: Vec::new(),
+            hash_out: Vec::new(),
+        }
+    }
+
+    /// Sets the active label of an input wire.
+    pub fn set_label(&mut self, wire: u32, active: Block) {
+        self.labels[wire as usize] = active;
+    }
+
+    /// The active label of `wire`.
+    pub fn label(&self, wire: u32) -> Block {
+        self.labels[wire as usize]
+    }
+
+    /// Evaluates `gates` (first gate index `base`) with their garbled `tables`.
+    pub fn evaluate_chunk(&mut self, gates: &[Gate], base: u64, tables: &[u8]) -> Result<(), GarbleError> {
+        check_wires(gates, self.labels.len() as u32, base)?;
+        let expected = table_bytes(gates);
+        if tables.len() != expected {
+            return Err(GarbleError::TableLength { expected, got: tables.len() });
+        }
+        let Evaluator { labels, tag, schedule, hash_in, tweaks, hash_out } = self;
+        let tag = *tag;
+        let order = schedule.plan(labels.len(), gates);
+        let blocks = Block::slice_from_bytes(tables).expect("length checked to be a multiple of 16");
+        let mut pos = 0usize;
+        let mut k = 0;
+        while k < order.len() {
+            let (end, is_and) = next_step(order, k);
+            if is_and {
+                let ands = &order[k..end];
+                hash_in.clear();
+                tweaks.clear();
+                for &(_, i) in ands {
+                    let Gate::And { a, b, .. } = gates[i as usize] else { unreachable!("batch holds AND gates") };
+                    hash_in.extend_from_slice(&[labels[a as usize], labels[b as usize]]);
+                    tweaks.extend_from_slice(&[tweak(tag, base + i as u64, 0)?, tweak(tag, base + i as u64, 1)?]);
+                }
+                hash_out.resize(hash_in.len(), Block::ZERO);
+                Hasher::fixed().tccr_many(hash_in, tweaks, hash_out).expect("equal lengths");
+                for (n, &(_, i)) in ands.iter().enumerate() {
+                    let Gate::And { a, b, out } = gates[i as usize] else { unreachable!("batch holds AND gates") };
+                    let (wa, wb) = (labels[a as usize], labels[b as usize]);
+                    let (tg, te) = (blocks[pos], blocks[pos + 1]);
+                    pos += 2;
+                    let wg = hash_out[2 * n] ^ (tg & mask(wa.lsb()));
+                    let we = hash_out[2 * n + 1] ^ ((te ^ wa) & mask(wb.lsb()));
+                    labels[out as usize] = wg ^ we;
+                }
+            } else {
+                match gates[order[k].1 as usize] {
+                    Gate::Xor { a, b, out } => labels[out as usize] = labels[a as usize] ^ labels[b as usize],
+                    // NOT is free: the garbler swapped the meaning of the labels.
+                    Gate::Inv { a, out } | Gate::Copy { a, out } => labels[out as usize] = labels[a as usize],
+                    Gate::Const { out, .. } => {
+                        labels[out as usize] = blocks[pos];
+                        pos += 1;
+                    }
+                    Gate::And { .. } => unreachable!("ANDs are batched"),
+                }
+            }
+            k = end;
+        }
+        Ok(())
+    }
+}

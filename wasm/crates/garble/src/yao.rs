@@ -1,0 +1,391 @@
+//! Semi-honest Yao 2PC over a [`Channel`]: one party garbles, the other evaluates.
+//!
+//! A session runs 128 base OTs once ([`YaoGarbler::setup`] / [`YaoEvaluator::setup`]); each
+//! [`run`](YaoGarbler::run) then garbles a circuit afresh:
+//!
+//! 1. **Agreement.** Both parties send the circuit's content hash, the input owners, the output
+//!    assignment and the run number, and abort with `PARAMETER_MISMATCH` unless the peer's copy
+//!    equals their own — before any input-dependent message.
+//! 2. **Evaluator inputs** by Δ-OT (KOS, with the garbling Δ as the OT's global correlation): the
+//!    garbler's keys are the zero-labels and the evaluator receives exactly the label of its bit.
+//! 3. **Garbler inputs**: the garbler sends its active labels.
+//! 4. **Tables**, streamed: one message per chunk of gates, so neither side holds the garbled
+//!    circuit (memory is the wire labels plus a chunk).
+//! 5. **Outputs** per assignment: the garbler sends decoding bits (lsb of the zero-label) only
+//!    for outputs the evaluator may learn; the evaluator sends the colour bits only of outputs
+//!    the garbler may learn. A party learns nothing about outputs not assigned to it.
+//!
+//! Δ is fixed for the session (it is the OT's correlation); labels are fresh per run and every
+//! run has its own tweak tag, so no hash input/tweak pair repeats across runs.
+
+use crate::halfgates::{table_bytes, Evaluator, GarbleError, Garbler};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+use webmpc_circuit::Circuit;
+use webmpc_core::channel::{Channel, ChannelError, PartyId};
+use webmpc_core::prg::Prg;
+use webmpc_core::Block;
+use webmpc_ot::{CotReceiver, CotSender, KosReceiver, KosSender, OtError, SessionId};
+
+/// Gates per streamed chunk (and per table message): at most 2 MiB of tables.
+pub const CHUNK_GATES: usize = 1 << 16;
+
+/// Who supplies an input value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// The garbling party.
+    Garbler,
+    /// The evaluating party.
+    Evaluator,
+}
+
+/// Who learns an output value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reveal {
+    /// Only the garbler.
+    Garbler,
+    /// Only the evaluator.
+    Evaluator,
+    /// Both parties.
+    Both,
+}
+
+impl Reveal {
+    fn to_evaluator(self) -> bool {
+        matches!(self, Reveal::Evaluator | Reveal::Both)
+    }
+    fn to_garbler(self) -> bool {
+        matches!(self, Reveal::Garbler | Reveal::Both)
+    }
+}
+
+/// Why a 2PC run failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum YaoError {
+    /// The channel failed.
+    #[error(transparent)]
+    Channel(#[from] ChannelError),
+    /// OT failed.
+    #[error(transparent)]
+    Ot(#[from] OtError),
+    /// Garbling or evaluation refused the material.
+    #[error(transparent)]
+    Garble(#[from] GarbleError),
+    /// The parties do not hold the same circuit or assignment.
+    #[error("the parties disagree on the {0}")]
+    ParameterMismatch(&'static str),
+    /// The caller's inputs do not fit the circuit.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl YaoError {
+    /// A stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            YaoError::Channel(e) => e.code(),
+            YaoError::Ot(e) => e.code(),
+            YaoError::Garble(e) => e.code(),
+            YaoError::ParameterMismatch(_) => "PARAMETER_MISMATCH",
+            YaoError::InvalidArgument(_) => "INVALID_ARGUMENT",
+        }
+    }
+}
+
+/// A circuit with its content hash computed once, for running many times.
+#[derive(Debug, Clone)]
+pub struct PreparedCircuit {
+    circuit: Circuit,
+    hash: [u8; 32],
+}
+
+impl PreparedCircuit {
+    /// Validates `circuit` and hashes it.
+    pub fn new(circuit: Circuit) -> Result<Self, webmpc_circuit::CircuitError> {
+        circuit.validate()?;
+        let hash = circuit.content_hash();
+        Ok(PreparedCircuit { circuit, hash })
+    }
+
+    /// The circuit.
+    pub fn circuit(&self) -> &Circuit {
+        &self.circuit
+    }
+
+    /// Its content hash (SHA-256 of the binary form).
+    pub fn hash(&self) -> &[u8; 32] {
+        &self.hash
+    }
+}
+
+/// The public description of a run both parties must agree on.
+fn agreement(prepared: &PreparedCircuit, owners: &[Owner], reveal: &[Reveal], run: u64) -> Vec<u8> {
+    let mut m = Vec::with_capacity(48 + owners.len() + reveal.len());
+    m.extend_from_slice(prepared.hash());
+    m.extend_from_slice(&run.to_le_bytes());
+    m.extend_from_slice(&(owners.len() as u32).to_le_bytes());
+    m.extend(owners.iter().map(|o| *o as u8));
+    m.extend_from_slice(&(reveal.len() as u32).to_le_bytes());
+    m.extend(reveal.iter().map(|r| *r as u8));
+    m
+}
+
+async fn agree<C: Channel>(ch: &C, peer: PartyId, mine: Vec<u8>) -> Result<(), YaoError> {
+    ch.send(peer, mine.clone()).await?;
+    let theirs = ch.recv(peer).await?;
+    if theirs.len() != mine.len() || theirs[..32] != mine[..32] {
+        return Err(YaoError::ParameterMismatch("circuit (content hash)"));
+    }
+    if theirs != mine {
+        return Err(YaoError::ParameterMismatch("input owners, output assignment or run number"));
+    }
+    Ok(())
+}
+
+fn check_shape(circuit: &Circuit, owners: &[Owner], reveal: &[Reveal]) -> Result<(), YaoError> {
+    if owners.len() != circuit.inputs.len() {
+        return Err(YaoError::InvalidArgument(format!(
+            "{} input owners given for {} input values",
+            owners.len(),
+            circuit.inputs.len()
+        )));
+    }
+    if reveal.len() != circuit.outputs.len() {
+        return Err(YaoError::InvalidArgument(format!(
+            "{} output assignments given for {} output values",
+            reveal.len(),
+            circuit.outputs.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the caller's own input values (one per input value it owns, in circuit order) and
+/// returns the (wire, bit) pairs.
+fn own_inputs(
+    circuit: &Circuit,
+    owners: &[Owner],
+    me: Owner,
+    values: &[Vec<bool>],
+) -> Result<Vec<(u32, bool)>, YaoError> {
+    let mine: Vec<usize> = (0..owners.len()).filter(|&i| owners[i] == me).collect();
+    if values.len() != mine.len() {
+        return Err(YaoError::InvalidArgument(format!("{} input values given, {} expected", values.len(), mine.len())));
+    }
+    let mut out = Vec::new();
+    for (v, &i) in values.iter().zip(&mine) {
+        let wires = circuit.input_wires(i);
+        if v.len() != wires.len() {
+            return Err(YaoError::InvalidArgument(format!(
+                "input value {} has {} bits; the circuit wants {}",
+                i + 1,
+                v.len(),
+                wires.len()
+            )));
+        }
+        out.extend(wires.zip(v.iter().copied()));
+    }
+    Ok(out)
+}
+
+fn peer_wires(circuit: &Circuit, owners: &[Owner], them: Owner) -> Vec<u32> {
+    (0..owners.len()).filter(|&i| owners[i] == them).flat_map(|i| circuit.input_wires(i)).collect()
+}
+
+fn run_tag(sid: &SessionId, run: u64) -> u64 {
+    let mut h = Sha256::new();
+    h.update(b"webmpc/yao/tweak-tag/v1");
+    h.update(sid.0);
+    h.update(run.to_le_bytes());
+    u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
+}
+
+fn pack(bits: impl Iterator<Item = bool>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, b) in bits.enumerate() {
+        if i % 8 == 0 {
+            out.push(0);
+        }
+        *out.last_mut().expect("pushed") |= (b as u8) << (i % 8);
+    }
+    out
+}
+
+fn unpack(bytes: &[u8], n: usize) -> impl Iterator<Item = bool> + '_ {
+    (0..n).map(move |i| (bytes[i / 8] >> (i % 8)) & 1 == 1)
+}
+
+/// Output values as bits, `None` for values not revealed to this party.
+pub type Outputs = Vec<Option<Vec<bool>>>;
+
+/// The garbling party of a Yao session.
+pub struct YaoGarbler<C> {
+    ot: KosSender<C>,
+    peer: PartyId,
+    sid: SessionId,
+    runs: u64,
+    prg: Prg,
+}
+
+impl<C: Channel> YaoGarbler<C> {
+    /// Sets up a session with `peer` (base OTs; Δ random with lsb 1).
+    pub async fn setup(ch: C, peer: PartyId, sid: &SessionId) -> Result<Self, YaoError> {
+        let delta = Block::from_u128(webmpc_core::random::random_block().map_err(OtError::from)?.to_u128() | 1);
+        let ot = KosSender::setup(ch, peer, &sid.derive(b"yao/ot"), delta).await?;
+        let prg = Prg::from_entropy().map_err(OtError::from)?;
+        Ok(YaoGarbler { ot, peer, sid: *sid, runs: 0, prg })
+    }
+
+    /// The channel (byte counters).
+    pub fn channel(&self) -> &C {
+        self.ot.channel()
+    }
+
+    /// Garbles `circuit` with `inputs` (the values of the inputs this party owns, in order).
+    /// `progress(gates_done)` is called after each chunk.
+    pub async fn run(
+        &mut self,
+        prepared: &PreparedCircuit,
+        owners: &[Owner],
+        reveal: &[Reveal],
+        inputs: &[Vec<bool>],
+        mut progress: impl FnMut(u64),
+    ) -> Result<Outputs, YaoError> {
+        let circuit = prepared.circuit();
+        check_shape(circuit, owners, reveal)?;
+        let mine = own_inputs(circuit, owners, Owner::Garbler, inputs)?;
+        let run = self.runs;
+        self.runs += 1;
+        let ch = self.ot.channel();
+        agree(ch, self.peer, agreement(prepared, owners, reveal, run)).await?;
+
+        let delta = self.ot.delta();
+        let mut g = Garbler::new(delta, circuit.wires, run_tag(&self.sid, run));
+        // Evaluator's inputs: Δ-OT keys are the zero-labels.
+        let theirs = peer_wires(circuit, owners, Owner::Evaluator);
+        let keys = self.ot.send_cot(theirs.len()).await?;
+        for (w, k) in theirs.iter().zip(keys) {
+            g.set_label(*w, k);
+        }
+        // Own inputs: fresh zero-labels, active labels to the evaluator.
+        let mut active = Vec::with_capacity(16 * mine.len());
+        for &(w, bit) in &mine {
+            let zero = self.prg.next_block();
+            g.set_label(w, zero);
+            active.extend_from_slice(&(zero ^ (delta & Block::mask_from_bit(bit as u8))).0);
+        }
+        let ch = self.ot.channel();
+        ch.send(self.peer, active).await?;
+
+        let mut done = 0u64;
+        for chunk in circuit.gates.chunks(CHUNK_GATES) {
+            let mut tables = Vec::with_capacity(table_bytes(chunk));
+            g.garble_chunk(chunk, done, &mut tables)?;
+            ch.send(self.peer, tables).await?;
+            done += chunk.len() as u64;
+            progress(done);
+        }
+
+        // Decoding bits for the evaluator's outputs; colour bits back for ours.
+        let out_wires: Vec<Vec<u32>> = (0..circuit.outputs.len()).map(|i| circuit.output_wires(i).collect()).collect();
+        let decode = pack(
+            out_wires
+                .iter()
+                .zip(reveal)
+                .filter(|(_, r)| r.to_evaluator())
+                .flat_map(|(w, _)| w.iter().map(|&w| g.label(w).lsb())),
+        );
+        ch.send(self.peer, decode).await?;
+        let n_mine: usize = out_wires.iter().zip(reveal).filter(|(_, r)| r.to_garbler()).map(|(w, _)| w.len()).sum();
+        let colours = ch.recv_exact(self.peer, n_mine.div_ceil(8)).await?;
+        let mut colours = unpack(&colours, n_mine);
+        Ok(out_wires
+            .iter()
+            .zip(reveal)
+            .map(|(wires, r)| {
+                r.to_garbler()
+                    .then(|| wires.iter().map(|&w| colours.next().expect("counted") ^ g.label(w).lsb()).collect())
+            })
+            .collect())
+    }
+}
+
+/// The evaluating party of a Yao session.
+pub struct YaoEvaluator<C> {
+    ot: KosReceiver<C>,
+    peer: PartyId,
+    sid: SessionId,
+    runs: u64,
+}
+
+impl<C: Channel> YaoEvaluator<C> {
+    /// Sets up a session with `peer` (base OTs).
+    pub async fn setup(ch: C, peer: PartyId, sid: &SessionId) -> Result<Self, YaoError> {
+        let ot = KosReceiver::setup(ch, peer, &sid.derive(b"yao/ot")).await?;
+        Ok(YaoEvaluator { ot, peer, sid: *sid, runs: 0 })
+    }
+
+    /// The channel (byte counters).
+    pub fn channel(&self) -> &C {
+        self.ot.channel()
+    }
+
+    /// Evaluates `circuit` with `inputs` (the values of the inputs this party owns, in order).
+    pub async fn run(
+        &mut self,
+        prepared: &PreparedCircuit,
+        owners: &[Owner],
+        reveal: &[Reveal],
+        inputs: &[Vec<bool>],
+        mut progress: impl FnMut(u64),
+    ) -> Result<Outputs, YaoError> {
+        let circuit = prepared.circuit();
+        check_shape(circuit, owners, reveal)?;
+        let mine = own_inputs(circuit, owners, Owner::Evaluator, inputs)?;
+        let run = self.runs;
+        self.runs += 1;
+        agree(self.ot.channel(), self.peer, agreement(prepared, owners, reveal, run)).await?;
+
+        let mut e = Evaluator::new(circuit.wires, run_tag(&self.sid, run));
+        let choices: Vec<bool> = mine.iter().map(|&(_, b)| b).collect();
+        let labels = self.ot.receive_cot(&choices).await?;
+        for (&(w, _), l) in mine.iter().zip(labels) {
+            e.set_label(w, l);
+        }
+        let ch = self.ot.channel();
+        let theirs = peer_wires(circuit, owners, Owner::Garbler);
+        let active = ch.recv_exact(self.peer, 16 * theirs.len()).await?;
+        for (w, l) in theirs.iter().zip(Block::slice_from_bytes(&active).expect("multiple of 16")) {
+            e.set_label(*w, *l);
+        }
+
+        let mut done = 0u64;
+        for chunk in circuit.gates.chunks(CHUNK_GATES) {
+            let tables = ch.recv(self.peer).await?;
+            e.evaluate_chunk(chunk, done, &tables)?;
+            done += chunk.len() as u64;
+            progress(done);
+        }
+
+        let out_wires: Vec<Vec<u32>> = (0..circuit.outputs.len()).map(|i| circuit.output_wires(i).collect()).collect();
+        let n_mine: usize = out_wires.iter().zip(reveal).filter(|(_, r)| r.to_evaluator()).map(|(w, _)| w.len()).sum();
+        let decode = ch.recv_exact(self.peer, n_mine.div_ceil(8)).await?;
+        let colours = pack(
+            out_wires
+                .iter()
+                .zip(reveal)
+                .filter(|(_, r)| r.to_garbler())
+                .flat_map(|(w, _)| w.iter().map(|&w| e.label(w).lsb())),
+        );
+        ch.send(self.peer, colours).await?;
+        let mut decode = unpack(&decode, n_mine);
+        Ok(out_wires
+            .iter()
+            .zip(reveal)
+            .map(|(wires, r)| {
+                r.to_evaluator()
+                    .then(|| wires.iter().map(|&w| decode.next().expect("counted") ^ e.label(w).lsb()).collect())
+            })
+            .collect())
+    }
+}
