@@ -77,7 +77,7 @@ export {
   type RunOptions,
   type SessionOptions,
 } from './session.js';
-export { PreparedCircuit, prepareCircuit, type CircuitSource } from './circuit/source.js';
+export { PreparedCircuit, prepareCircuit, type CircuitSource, type StreamedCircuit } from './circuit/source.js';
 // The circuit builder and generators (`webmpc.circuit.CircuitBuilder`, `aes128Circuit`, ...): a
 // namespace, because `Circuit`, `Bit` and `UInt` are generic names.
 export * as circuit from './circuit/index.js';

@@ -84,7 +84,7 @@ async function run<T>(transport: Transport, call: () => Promise<T>): Promise<T> 
     return await call();
   } catch (err) {
     const e = fromWasmError(err);
-    if (e instanceof ProtocolAbort) await transport.close(e);
+    if (e instanceof ProtocolAbort && e.code !== 'PARAMETER_MISMATCH') await transport.close(e);
     throw e;
   }
 }

@@ -26,7 +26,15 @@
  */
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from './errors.js';
 import { wasm } from './engine/wasm.js';
-import { PreparedCircuit, preparedHandle, prepareCircuit, type CircuitSource } from './circuit/source.js';
+import {
+  PreparedCircuit,
+  isStreamedCircuit,
+  preparedHandle,
+  prepareCircuit,
+  streamedShape,
+  type CircuitSource,
+  type StreamedCircuit,
+} from './circuit/source.js';
 import type { Transport } from './net/transport.js';
 
 export type Protocol = 'yao2pc' | 'plain';
@@ -93,7 +101,7 @@ export class Session {
   ) {}
 
   /** Runs `circuit`; resolves to one entry per output value (undefined where not revealed). */
-  async run(circuit: CircuitSource | PreparedCircuit, options: RunOptions): Promise<(Uint8Array | undefined)[]> {
+  async run(circuit: CircuitSource | PreparedCircuit | StreamedCircuit, options: RunOptions): Promise<(Uint8Array | undefined)[]> {
     if (this.#busy) throw new WebmpcError('BUSY', 'this session is already running a computation');
     this.#busy = true;
     const { signal } = options;
@@ -103,12 +111,16 @@ export class Session {
     try {
       signal?.throwIfAborted();
       signal?.addEventListener('abort', onAbort, { once: true });
-      const parsed = this.#prepare(circuit);
-      const owners = options.owners ?? parsed.inputWidths.map((_, i) => i);
-      const outputs = options.outputs ?? parsed.outputWidths.map(() => [...Array(this.parties).keys()]);
-      this.#checkAssignment(parsed.inputWidths.length, parsed.outputWidths.length, owners, outputs);
+      const parsed = isStreamedCircuit(circuit) ? circuit : this.#prepare(circuit);
+      const shape = isStreamedCircuit(parsed) ? streamedShape(parsed) : parsed;
+      const owners = options.owners ?? shape.inputWidths.map((_, i) => i);
+      const outputs = options.outputs ?? shape.outputWidths.map(() => [...Array(this.parties).keys()]);
+      this.#checkAssignment(shape.inputWidths.length, shape.outputWidths.length, owners, outputs);
       const protocol = options.protocol ?? 'yao2pc';
-      if (protocol === 'plain') return await this.#runPlain(parsed, owners, outputs, options);
+      if (protocol === 'plain') {
+        if (isStreamedCircuit(parsed)) throw new WebmpcError('INVALID_ARGUMENT', 'the plain protocol needs the whole circuit, not a stream');
+        return await this.#runPlain(parsed, owners, outputs, options);
+      }
       if (protocol !== 'yao2pc') throw new WebmpcError('INVALID_ARGUMENT', `unknown protocol ${String(protocol)}`);
       return await this.#runYao(parsed, owners, outputs, options);
     } catch (err) {
@@ -139,7 +151,7 @@ export class Session {
   }
 
   async #runYao(
-    circuit: PreparedCircuit,
+    circuit: PreparedCircuit | StreamedCircuit,
     owners: readonly number[],
     outputs: readonly (readonly number[])[],
     options: RunOptions,
@@ -160,7 +172,28 @@ export class Session {
     const progress = options.onProgress
       ? (done: number, total: number) => options.onProgress?.({ gatesDone: done, gatesTotal: total })
       : undefined;
-    const out = await this.#call(() => yao.run(preparedHandle(circuit) as import('./wasm-gen/webmpc.js').PreparedCircuit, ownerBytes, outputBytes, [...options.inputs], progress) as Promise<(Uint8Array | undefined)[]>);
+    const inputs = [...options.inputs];
+    let run: () => Promise<(Uint8Array | undefined)[]>;
+    if (circuit instanceof PreparedCircuit) {
+      const handle = preparedHandle(circuit) as import('./wasm-gen/webmpc.js').PreparedCircuit;
+      run = () => yao.run(handle, ownerBytes, outputBytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>;
+    } else {
+      if (!(circuit.hash instanceof Uint8Array) || circuit.hash.length !== 32) {
+        throw new WebmpcError('INVALID_ARGUMENT', 'a streamed circuit needs its 32-byte hash');
+      }
+      const iterable = circuit.pieces();
+      const it =
+        Symbol.asyncIterator in iterable
+          ? (iterable as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]()
+          : (iterable as Iterable<Uint8Array>)[Symbol.iterator]();
+      // Pulled by Rust one piece at a time, so only the pieces in flight are in memory.
+      const pull = async (): Promise<Uint8Array | null> => {
+        const r = await it.next();
+        return r.done ? null : r.value;
+      };
+      run = () => yao.runStream(circuit.prefix, circuit.hash, pull, ownerBytes, outputBytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>;
+    }
+    const out = await this.#call(run);
     this.#runs++;
     return out;
   }
@@ -214,7 +247,9 @@ export class Session {
     } catch (err) {
       const e = fromWasmError(err);
       // A protocol verdict ends the session for both parties: close so the peer aborts at once.
-      if (e instanceof ProtocolAbort) await this.transport.close(e);
+      // (A parameter mismatch is seen by both parties, each holding the other's description, so
+      // the transport stays open for the peer to reach the same verdict.)
+      if (e instanceof ProtocolAbort && e.code !== 'PARAMETER_MISMATCH') await this.transport.close(e);
       throw e;
     }
   }

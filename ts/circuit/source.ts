@@ -80,3 +80,27 @@ export function prepareCircuit(source: CircuitSource | PreparedCircuit): Prepare
     typeof source === 'string' ? parseBristol(source).binary : source instanceof Uint8Array ? source : source.toBinary();
   return new PreparedCircuit(binary);
 }
+
+/**
+ * A circuit too large to hold in memory, streamed in its binary form. Both parties must agree on
+ * `hash` (e.g. published with the circuit file); each party checks the bytes it streams against
+ * it before any output is revealed, and a mismatch aborts the run with `PARAMETER_MISMATCH`.
+ */
+export interface StreamedCircuit {
+  /** The start of the binary encoding: at least the whole header. */
+  prefix: Uint8Array;
+  /** SHA-256 of the whole encoding (32 bytes). */
+  hash: Uint8Array;
+  /** The rest of the encoding, in pieces of any size (at most 64 MiB each); called once per run. */
+  pieces(): AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+}
+
+export function isStreamedCircuit(x: unknown): x is StreamedCircuit {
+  return typeof x === 'object' && x !== null && 'prefix' in x && 'hash' in x && typeof (x as StreamedCircuit).pieces === 'function';
+}
+
+/** The shape of a streamed circuit, read from its header. */
+export function streamedShape(c: StreamedCircuit): { inputWidths: number[]; outputWidths: number[]; gates: number } {
+  const h = call(() => wasm().circuitStreamHeader(c.prefix)) as { inputWidths: number[]; outputWidths: number[]; gates: number };
+  return { inputWidths: [...h.inputWidths], outputWidths: [...h.outputWidths], gates: h.gates };
+}

@@ -123,3 +123,18 @@ pub fn circuit_evaluate(binary: &[u8], inputs: Array) -> JsResult<Array> {
         Ok(outputs.iter().map(|o| JsValue::from(Uint8Array::from(bytes_be_from_bits(o).as_slice()))).collect())
     })
 }
+
+/// The header of a streamed circuit from its first bytes (`prefix` must hold at least the whole
+/// header): `wires`, `gates`, `inputWidths`, `outputWidths`.
+#[wasm_bindgen(js_name = circuitStreamHeader)]
+pub fn circuit_stream_header(prefix: &[u8]) -> JsResult<JsValue> {
+    let stream = webmpc_circuit::GateStream::new(prefix, &webmpc_circuit::stream_limits()).map_err(circuit_error)?;
+    let h = stream.header();
+    let obj = Object::new();
+    set(&obj, "wires", JsValue::from_f64(f64::from(h.wires)));
+    set(&obj, "gates", JsValue::from_f64(h.gates as f64));
+    let widths = |ws: &[u32]| ws.iter().map(|&w| JsValue::from_f64(f64::from(w))).collect::<Array>();
+    set(&obj, "inputWidths", widths(&h.inputs).into());
+    set(&obj, "outputWidths", widths(&h.outputs).into());
+    Ok(obj.into())
+}

@@ -8,9 +8,10 @@ use js_sys::{Array, Function, Promise, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
-use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits, Circuit};
+use wasm_bindgen_futures::JsFuture;
+use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits, stream_limits, Circuit, Gate, GateStream};
 use webmpc_core::channel::ChannelError;
-use webmpc_garble::{Outputs, Owner, PreparedCircuit, Reveal, YaoError, YaoEvaluator, YaoGarbler};
+use webmpc_garble::{GateSource, Outputs, Owner, PreparedCircuit, Reveal, Shape, YaoError, YaoEvaluator, YaoGarbler};
 
 enum Role {
     Garbler(YaoGarbler<JsChannel>),
@@ -35,7 +36,76 @@ fn is_transport(e: &YaoError) -> bool {
 }
 
 fn yao_error(e: &YaoError, ch: Option<&JsChannel>) -> JsValue {
+    if let YaoError::Circuit(c) = e {
+        return crate::circuit::circuit_error(c.clone());
+    }
     protocol_error(e.to_string(), e.code(), None, is_transport(e), ch)
+}
+
+/// Largest piece a circuit stream may hand over at once (it is copied into linear memory).
+const MAX_STREAM_PIECE: u32 = 64 << 20;
+
+/// A circuit that arrives in pieces from a JavaScript `pull()` function (resolving to the next
+/// `Uint8Array` of the binary encoding, or `null` at the end), decoded and hashed as it streams.
+struct JsStreamSource {
+    stream: Option<GateStream>,
+    pull: Function,
+    shape: Shape,
+}
+
+impl JsStreamSource {
+    fn new(prefix: &[u8], hash: &[u8], pull: Function) -> Result<Self, JsValue> {
+        let stream = GateStream::new(prefix, &stream_limits()).map_err(crate::circuit::circuit_error)?;
+        let hash: [u8; 32] = hash.try_into().map_err(|_| invalid("the declared circuit hash must be 32 bytes"))?;
+        let h = stream.header();
+        let shape =
+            Shape { wires: h.wires, inputs: h.inputs.clone(), outputs: h.outputs.clone(), gates: h.gates, hash };
+        Ok(JsStreamSource { stream: Some(stream), pull, shape })
+    }
+}
+
+impl GateSource for JsStreamSource {
+    fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    async fn next_chunk(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError> {
+        let truncated = || YaoError::InvalidArgument("the circuit stream ended before its last gate".into());
+        loop {
+            let Some(stream) = self.stream.as_mut() else {
+                out.clear();
+                return Ok(());
+            };
+            stream.next_chunk_into(max, out)?;
+            if !out.is_empty() {
+                return Ok(());
+            }
+            if stream.remaining() == 0 {
+                let hash = self.stream.take().expect("present").finish()?;
+                if hash != self.shape.hash {
+                    return Err(YaoError::ParameterMismatch("circuit (the stream does not match its declared hash)"));
+                }
+                return Ok(());
+            }
+            let promise: Promise =
+                self.pull.call0(&JsValue::NULL).ok().and_then(|p| p.dyn_into().ok()).ok_or_else(|| {
+                    YaoError::InvalidArgument("the circuit stream's pull() must return a Promise".into())
+                })?;
+            let piece = JsFuture::from(promise).await.map_err(|_| truncated())?;
+            if piece.is_null() || piece.is_undefined() {
+                return Err(truncated());
+            }
+            let bytes: Uint8Array = piece
+                .dyn_into()
+                .map_err(|_| YaoError::InvalidArgument("the circuit stream must yield Uint8Arrays".into()))?;
+            if bytes.length() > MAX_STREAM_PIECE {
+                return Err(YaoError::InvalidArgument(format!(
+                    "circuit stream pieces are limited to {MAX_STREAM_PIECE} bytes"
+                )));
+            }
+            stream.push(&bytes.to_vec());
+        }
+    }
 }
 
 fn invalid(msg: impl Into<String>) -> JsValue {
@@ -166,15 +236,58 @@ impl YaoSession {
         progress: Option<Function>,
     ) -> Result<Promise, JsValue> {
         let prepared = circuit.0.clone();
-        let circuit = prepared.circuit();
+        let (owners, reveal, values) =
+            self.arguments(&prepared.source().shape().clone(), owners_bytes, outputs_bytes, &inputs)?;
+        let total = prepared.circuit().gates.len() as f64;
+        Ok(with_instance(&self.inner, move |mut role| async move {
+            let mut source = prepared.source();
+            let (ok, result) = run_role(&mut role, &mut source, &owners, &reveal, &values, progress, total).await;
+            (ok.then_some(role), result)
+        }))
+    }
+
+    /// Like [`run`](Self::run) for a circuit streamed from JavaScript: `prefix` holds the start of
+    /// the binary encoding (at least its header), `hash` the content hash both parties agreed on
+    /// (checked against the streamed bytes before any output is revealed), and `pull()` resolves
+    /// to the next piece of the encoding, or `null` after the last.
+    #[wasm_bindgen(js_name = runStream)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_stream(
+        &self,
+        prefix: &[u8],
+        hash: &[u8],
+        pull: Function,
+        owners_bytes: &[u8],
+        outputs_bytes: &[u8],
+        inputs: Array,
+        progress: Option<Function>,
+    ) -> Result<Promise, JsValue> {
+        let mut source = JsStreamSource::new(prefix, hash, pull)?;
+        let shape = source.shape().clone();
+        let (owners, reveal, values) = self.arguments(&shape, owners_bytes, outputs_bytes, &inputs)?;
+        let total = shape.gates as f64;
+        Ok(with_instance(&self.inner, move |mut role| async move {
+            let (ok, result) = run_role(&mut role, &mut source, &owners, &reveal, &values, progress, total).await;
+            (ok.then_some(role), result)
+        }))
+    }
+
+    /// Checks and converts the arguments common to both kinds of run.
+    fn arguments(
+        &self,
+        shape: &Shape,
+        owners_bytes: &[u8],
+        outputs_bytes: &[u8],
+        inputs: &Array,
+    ) -> Result<RunArguments, JsValue> {
         let owners = owners(owners_bytes)?;
         let reveal = reveals(outputs_bytes)?;
-        if owners.len() != circuit.inputs.len() || reveal.len() != circuit.outputs.len() {
+        if owners.len() != shape.inputs.len() || reveal.len() != shape.outputs.len() {
             return Err(invalid("owners/outputs must have one entry per input/output value"));
         }
         let is_garbler = matches!(&*self.inner.borrow(), Some(Role::Garbler(_)));
         let me = if is_garbler { Owner::Garbler } else { Owner::Evaluator };
-        let widths: Vec<u32> = (0..owners.len()).filter(|&i| owners[i] == me).map(|i| circuit.inputs[i]).collect();
+        let widths: Vec<u32> = (0..owners.len()).filter(|&i| owners[i] == me).map(|i| shape.inputs[i]).collect();
         if inputs.length() as usize != widths.len() {
             return Err(invalid(format!("{} input values given; this party owns {}", inputs.length(), widths.len())));
         }
@@ -187,25 +300,35 @@ impl YaoSession {
             }
             values.push(bits_from_bytes_be(&bytes.to_vec(), *w));
         }
-        let total = circuit.gates.len() as f64;
-        Ok(with_instance(&self.inner, move |mut role| async move {
-            let report = |done: u64| {
-                if let Some(f) = &progress {
-                    // A throwing progress callback must not abort the protocol.
-                    let _ = f.call2(&JsValue::NULL, &(done as f64).into(), &total.into());
-                }
-            };
-            let result = match &mut role {
-                Role::Garbler(g) => g.run(&prepared, &owners, &reveal, &values, report).await,
-                Role::Evaluator(e) => e.run(&prepared, &owners, &reveal, &values, report).await,
-            };
-            match result {
-                Ok(out) => (Some(role), Ok(outputs_to_js(&out))),
-                Err(e) => {
-                    let err = yao_error(&e, Some(role.channel()));
-                    (None, Err(err))
-                }
-            }
-        }))
+        Ok((owners, reveal, values))
+    }
+}
+
+/// Input owners, output assignment and this party's input bits.
+type RunArguments = (Vec<Owner>, Vec<Reveal>, Vec<Vec<bool>>);
+
+/// Runs one computation in this party's role; puts the session back only on success.
+async fn run_role(
+    role: &mut Role,
+    source: &mut impl GateSource,
+    owners: &[Owner],
+    reveal: &[Reveal],
+    values: &[Vec<bool>],
+    progress: Option<Function>,
+    total: f64,
+) -> (bool, Result<JsValue, JsValue>) {
+    let report = |done: u64| {
+        if let Some(f) = &progress {
+            // A throwing progress callback must not abort the protocol.
+            let _ = f.call2(&JsValue::NULL, &(done as f64).into(), &total.into());
+        }
+    };
+    let result = match role {
+        Role::Garbler(g) => g.run(source, owners, reveal, values, report).await,
+        Role::Evaluator(e) => e.run(source, owners, reveal, values, report).await,
+    };
+    match result {
+        Ok(out) => (true, Ok(outputs_to_js(&out))),
+        Err(e) => (false, Err(yao_error(&e, Some(role.channel())))),
     }
 }

@@ -189,54 +189,14 @@ impl<'a> GateReader<'a> {
 
     /// Reads and checks the header under explicit limits.
     pub fn with_limits(bytes: &'a [u8], limits: &Limits) -> Result<Self, CircuitError> {
-        let mut c = Cursor { bytes, pos: 0 };
-        // A short prefix of something else is "not a circuit" rather than "truncated".
-        let magic_len = bytes.len().min(4);
-        if bytes[..magic_len] != MAGIC[..magic_len] {
-            return Err(CircuitError::Syntax { at: at(0), msg: "not a webmpc binary circuit (bad magic)".into() });
-        }
-        c.take(4)?;
-        let version = c.take(1)?[0];
-        if version != VERSION {
-            return Err(CircuitError::UnsupportedVersion { version });
-        }
-        if c.take(3)? != [0, 0, 0] {
-            return Err(CircuitError::Syntax { at: at(5), msg: "reserved bytes must be zero".into() });
-        }
-        let wires = c.u32()?;
-        if wires > limits.max_wires {
-            return Err(CircuitError::TooLarge { at: at(8), what: "wire count", limit: u64::from(limits.max_wires) });
-        }
-        let gates = c.u64()?;
-        if gates > limits.max_gates {
-            return Err(CircuitError::TooLarge { at: at(12), what: "gate count", limit: limits.max_gates });
-        }
-        let inputs_at = c.pos;
-        let inputs = c.widths("number of input values", limits.max_values)?;
-        let input_bits = total_bits(&inputs)
-            .filter(|&bits| bits <= wires)
-            .ok_or_else(|| bad_counts(inputs_at, "input bits exceed the wire count"))?;
-        let outputs_at = c.pos;
-        let outputs = c.widths("number of output values", limits.max_values)?;
-        let output_bits = total_bits(&outputs)
-            .filter(|&bits| bits <= wires)
-            .ok_or_else(|| bad_counts(outputs_at, "output bits exceed the wire count"))?;
-        // Each gate takes at least MIN_GATE_BYTES, so the data bounds the gate count, and the gate
-        // count bounds the non-input wires (each needs a gate to define it): only then is the
-        // tracker, one bit per non-input wire, allocated.
-        if gates > (c.remaining() / MIN_GATE_BYTES) as u64 {
-            return Err(CircuitError::Truncated { at: at(bytes.len()) });
-        }
-        if u64::from(wires - input_bits) > gates {
-            return Err(bad_counts(8, "more non-input wires than gates to define them"));
-        }
+        let parsed = parse_header(bytes, limits, true)?;
         Ok(GateReader {
             bytes,
-            pos: c.pos,
-            header: Header { wires, inputs, outputs, gates },
-            left: gates,
-            output_bits,
-            tracker: WireTracker::new(wires, input_bits, false),
+            pos: parsed.len,
+            left: parsed.header.gates,
+            output_bits: parsed.output_bits,
+            tracker: WireTracker::new(parsed.header.wires, parsed.input_bits, false),
+            header: parsed.header,
             chunk: Vec::new(),
             failed: None,
         })
@@ -298,38 +258,203 @@ impl<'a> GateReader<'a> {
     }
 
     fn decode_gate(&mut self) -> Result<Gate, CircuitError> {
-        let start = self.pos;
-        let rest = &self.bytes[start..];
-        let Some(&op) = rest.first() else { return Err(CircuitError::Truncated { at: at(start) }) };
-        let len = match op {
-            OP_XOR | OP_AND => 13,
-            OP_INV | OP_COPY => 9,
-            OP_CONST => 6,
-            _ => return Err(CircuitError::UnknownGate { at: at(start) }),
-        };
-        let Some(g) = rest.get(..len) else { return Err(CircuitError::Truncated { at: at(start) }) };
-        let w = |i: usize| Wire::from_le_bytes([g[i], g[i + 1], g[i + 2], g[i + 3]]);
-        let gate = match op {
-            OP_XOR => Gate::Xor { a: w(1), b: w(5), out: w(9) },
-            OP_AND => Gate::And { a: w(1), b: w(5), out: w(9) },
-            OP_INV => Gate::Inv { a: w(1), out: w(5) },
-            OP_COPY => Gate::Copy { a: w(1), out: w(5) },
-            _ => {
-                let value = match g[1] {
-                    0 => false,
-                    1 => true,
-                    _ => {
-                        return Err(CircuitError::Syntax {
-                            at: at(start + 1),
-                            msg: "CONST value must be 0 or 1".into(),
-                        })
-                    }
-                };
-                Gate::Const { value, out: w(2) }
+        match decode_gate_at(&self.bytes[self.pos..], self.pos)? {
+            Some((gate, len)) => {
+                self.pos += len;
+                Ok(gate)
             }
-        };
-        self.pos = start + len;
-        Ok(gate)
+            None => Err(CircuitError::Truncated { at: at(self.pos) }),
+        }
+    }
+}
+
+/// A parsed header: the fields, its encoded length, and the bit totals.
+struct ParsedHeader {
+    header: Header,
+    len: usize,
+    input_bits: u32,
+    output_bits: u32,
+}
+
+/// Reads and checks the header at the start of `bytes`. With `whole` (the full encoding is in
+/// `bytes`), the gate count must also be backed by the data; a stream checks it against `limits`
+/// only, and its tracker is bounded by `limits.max_wires`.
+fn parse_header(bytes: &[u8], limits: &Limits, whole: bool) -> Result<ParsedHeader, CircuitError> {
+    let mut c = Cursor { bytes, pos: 0 };
+    // A short prefix of something else is "not a circuit" rather than "truncated".
+    let magic_len = bytes.len().min(4);
+    if bytes[..magic_len] != MAGIC[..magic_len] {
+        return Err(CircuitError::Syntax { at: at(0), msg: "not a webmpc binary circuit (bad magic)".into() });
+    }
+    c.take(4)?;
+    let version = c.take(1)?[0];
+    if version != VERSION {
+        return Err(CircuitError::UnsupportedVersion { version });
+    }
+    if c.take(3)? != [0, 0, 0] {
+        return Err(CircuitError::Syntax { at: at(5), msg: "reserved bytes must be zero".into() });
+    }
+    let wires = c.u32()?;
+    if wires > limits.max_wires {
+        return Err(CircuitError::TooLarge { at: at(8), what: "wire count", limit: u64::from(limits.max_wires) });
+    }
+    let gates = c.u64()?;
+    if gates > limits.max_gates {
+        return Err(CircuitError::TooLarge { at: at(12), what: "gate count", limit: limits.max_gates });
+    }
+    let inputs_at = c.pos;
+    let inputs = c.widths("number of input values", limits.max_values)?;
+    let input_bits = total_bits(&inputs)
+        .filter(|&bits| bits <= wires)
+        .ok_or_else(|| bad_counts(inputs_at, "input bits exceed the wire count"))?;
+    let outputs_at = c.pos;
+    let outputs = c.widths("number of output values", limits.max_values)?;
+    let output_bits = total_bits(&outputs)
+        .filter(|&bits| bits <= wires)
+        .ok_or_else(|| bad_counts(outputs_at, "output bits exceed the wire count"))?;
+    // Each gate takes at least MIN_GATE_BYTES, so the data bounds the gate count, and the gate
+    // count bounds the non-input wires (each needs a gate to define it): only then is the
+    // tracker, one bit per non-input wire, allocated.
+    if whole && gates > (c.remaining() / MIN_GATE_BYTES) as u64 {
+        return Err(CircuitError::Truncated { at: at(bytes.len()) });
+    }
+    if u64::from(wires - input_bits) > gates {
+        return Err(bad_counts(8, "more non-input wires than gates to define them"));
+    }
+    Ok(ParsedHeader { header: Header { wires, inputs, outputs, gates }, len: c.pos, input_bits, output_bits })
+}
+
+/// Decodes the gate at the start of `rest` (found at byte `start` of the encoding): `None` if
+/// `rest` holds only part of it.
+fn decode_gate_at(rest: &[u8], start: usize) -> Result<Option<(Gate, usize)>, CircuitError> {
+    let Some(&op) = rest.first() else { return Ok(None) };
+    let len = match op {
+        OP_XOR | OP_AND => 13,
+        OP_INV | OP_COPY => 9,
+        OP_CONST => 6,
+        _ => return Err(CircuitError::UnknownGate { at: at(start) }),
+    };
+    let Some(g) = rest.get(..len) else { return Ok(None) };
+    let w = |i: usize| Wire::from_le_bytes([g[i], g[i + 1], g[i + 2], g[i + 3]]);
+    let gate = match op {
+        OP_XOR => Gate::Xor { a: w(1), b: w(5), out: w(9) },
+        OP_AND => Gate::And { a: w(1), b: w(5), out: w(9) },
+        OP_INV => Gate::Inv { a: w(1), out: w(5) },
+        OP_COPY => Gate::Copy { a: w(1), out: w(5) },
+        _ => {
+            let value = match g[1] {
+                0 => false,
+                1 => true,
+                _ => return Err(CircuitError::Syntax { at: at(start + 1), msg: "CONST value must be 0 or 1".into() }),
+            };
+            Gate::Const { value, out: w(2) }
+        }
+    };
+    Ok(Some((gate, len)))
+}
+
+/// Limits for [`GateStream`]: the gate count is not backed by data that is already here, so the
+/// wire count (which sizes the definedness bitset) gets a tighter default ceiling.
+pub fn stream_limits() -> Limits {
+    Limits { max_wires: 1 << 27, max_gates: 1 << 40, ..Limits::default() }
+}
+
+/// Decodes a binary circuit that arrives in pieces of any size (from a file, the network or a
+/// generator), validating as [`GateReader`] does and hashing every byte, so that circuits far
+/// larger than memory can be garbled with memory for the wire labels and one chunk.
+///
+/// Feed bytes with [`push`](Self::push), take gates with [`next_chunk_into`](Self::next_chunk_into)
+/// (empty while more bytes are needed), and call [`finish`](Self::finish) after the last gate: it
+/// runs the whole-circuit checks and returns the content hash of everything pushed, which equals
+/// [`Circuit::content_hash`](crate::Circuit::content_hash) of the same encoding.
+pub struct GateStream {
+    header: Header,
+    left: u64,
+    output_bits: u32,
+    tracker: WireTracker,
+    /// Pushed bytes not yet decoded.
+    buf: Vec<u8>,
+    /// Offset of `buf[0]` in the encoding (for error positions).
+    offset: usize,
+    hasher: sha2::Sha256,
+    failed: Option<CircuitError>,
+}
+
+impl GateStream {
+    /// Starts a stream from its first bytes, which must hold at least the whole header.
+    pub fn new(prefix: &[u8], limits: &Limits) -> Result<Self, CircuitError> {
+        let parsed = parse_header(prefix, limits, false)?;
+        let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
+        sha2::Digest::update(&mut hasher, prefix);
+        Ok(GateStream {
+            left: parsed.header.gates,
+            output_bits: parsed.output_bits,
+            tracker: WireTracker::new(parsed.header.wires, parsed.input_bits, false),
+            buf: prefix[parsed.len..].to_vec(),
+            offset: parsed.len,
+            header: parsed.header,
+            hasher,
+            failed: None,
+        })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Gates not yet returned.
+    pub fn remaining(&self) -> u64 {
+        self.left
+    }
+
+    /// Appends the next bytes of the encoding.
+    pub fn push(&mut self, bytes: &[u8]) {
+        sha2::Digest::update(&mut self.hasher, bytes);
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Replaces `out` with the next at most `max` complete gates, checked. `out` is left empty
+    /// when no complete gate is buffered (push more) or all gates have been read.
+    pub fn next_chunk_into(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), CircuitError> {
+        out.clear();
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let mut pos = 0;
+        let result = (|| -> Result<(), CircuitError> {
+            while self.left > 0 && out.len() < max.max(1) {
+                let Some((gate, len)) = decode_gate_at(&self.buf[pos..], self.offset + pos)? else { break };
+                self.tracker.gate(&gate, at(self.offset + pos))?;
+                out.push(gate);
+                pos += len;
+                self.left -= 1;
+            }
+            Ok(())
+        })();
+        self.buf.drain(..pos);
+        self.offset += pos;
+        if let Err(e) = &result {
+            out.clear();
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+
+    /// After the last gate: checks that nothing follows it and that every output is defined,
+    /// and returns the SHA-256 of the whole encoding.
+    pub fn finish(mut self) -> Result<[u8; 32], CircuitError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        if self.left > 0 {
+            return Err(CircuitError::Truncated { at: at(self.offset + self.buf.len()) });
+        }
+        if !self.buf.is_empty() {
+            return Err(CircuitError::TrailingData { at: at(self.offset) });
+        }
+        self.tracker.finish(self.output_bits, at(self.offset))?;
+        Ok(sha2::Digest::finalize(self.hasher).into())
     }
 }
 

@@ -74,7 +74,7 @@ mod stats;
 
 use core::ops::Range;
 
-pub use binary::{GateReader, Header, MAGIC, VERSION};
+pub use binary::{stream_limits, GateReader, GateStream, Header, MAGIC, VERSION};
 pub use error::{CircuitError, Location};
 pub use eval::{bits_from_bytes_be, bytes_be_from_bits};
 pub use stats::Stats;

@@ -4,7 +4,7 @@ mod common;
 
 use common::{circuit, FILES};
 use proptest::prelude::*;
-use webmpc_circuit::{Circuit, Gate, GateReader, Header, MAGIC};
+use webmpc_circuit::{stream_limits, Circuit, CircuitError, Gate, GateReader, GateStream, Header, MAGIC};
 
 /// A small circuit using every gate type: out0 = (a & b) ^ !a, out1 = const 1, out2 = copy of b.
 fn every_gate() -> Circuit {
@@ -232,4 +232,51 @@ fn compact_handles_passthrough_outputs_and_dead_gates() {
 fn compact_leaves_invalid_circuits_alone() {
     let bad = Circuit { wires: 2, inputs: vec![1], outputs: vec![1], gates: vec![Gate::Inv { a: 7, out: 1 }] };
     assert_eq!(bad.compact(), bad);
+}
+
+/// Pushes `bytes` into a stream in pieces of `piece` bytes (after a prefix holding the header),
+/// taking gates as they become available.
+fn stream_all(
+    bytes: &[u8],
+    header_len: usize,
+    piece: usize,
+    max: usize,
+) -> Result<(Vec<Gate>, [u8; 32]), CircuitError> {
+    let mut s = GateStream::new(&bytes[..header_len], &stream_limits())?;
+    let mut gates = Vec::new();
+    let mut chunk = Vec::new();
+    for part in bytes[header_len..].chunks(piece) {
+        s.push(part);
+        loop {
+            s.next_chunk_into(max, &mut chunk)?;
+            if chunk.is_empty() {
+                break;
+            }
+            gates.extend_from_slice(&chunk);
+        }
+    }
+    Ok((gates, s.finish()?))
+}
+
+#[test]
+fn gate_stream_matches_the_whole_decoder_for_any_piece_size() {
+    let aes = circuit("aes_128.txt");
+    let bytes = aes.to_binary();
+    let header_len = 8 + 4 + 8 + 4 + 4 * aes.inputs.len() + 4 + 4 * aes.outputs.len();
+    for (piece, max) in [(1, 3), (7, 1000), (4096, 64), (bytes.len(), 1 << 20)] {
+        let (gates, hash) = stream_all(&bytes, header_len, piece, max).unwrap();
+        assert_eq!(gates, aes.gates, "piece {piece}");
+        assert_eq!(hash, aes.content_hash(), "piece {piece}");
+    }
+    // Truncated, padded and corrupted streams fail (at the end or where the damage is).
+    let short = &bytes[..bytes.len() - 1];
+    assert!(matches!(stream_all(short, header_len, 4096, 64), Err(CircuitError::Truncated { .. })));
+    let mut long = bytes.clone();
+    long.push(0);
+    assert!(matches!(stream_all(&long, header_len, 4096, 64), Err(CircuitError::TrailingData { .. })));
+    let mut bad = bytes.clone();
+    bad[header_len] = 9;
+    assert!(matches!(stream_all(&bad, header_len, 4096, 64), Err(CircuitError::UnknownGate { .. })));
+    // A prefix without the whole header is refused.
+    assert!(GateStream::new(&bytes[..10], &stream_limits()).is_err());
 }

@@ -86,15 +86,28 @@ pub fn table_bytes(gates: &[Gate]) -> usize {
 
 /// The processing order of one chunk, shared by garbler and evaluator.
 ///
-/// Each gate gets a level within the chunk: wires from earlier chunks are level 0; an AND gate
-/// is one more than its inputs' maximum, any other gate equals its inputs' maximum. Processing
-/// level by level — first the level's AND gates (all independent of each other, so hashed in one
-/// batch), then its other gates in their original order — respects every dependency. Tables are
-/// laid out in this order.
+/// Each gate gets a level within the chunk, and the chunk is processed level by level: first the
+/// level's AND gates as one batch (all their input labels are read before any output is
+/// written, so they hash together), then its other gates in their original order. Levels respect
+/// every dependency, including those of circuits that overwrite wires (the binary form allows it,
+/// and `Circuit::compact` relies on it):
+///
+/// * read after write: an AND sits above the gates that wrote its inputs; any other gate at or
+///   above them (a same-level writer is an AND, processed first, or precedes it in order);
+/// * write after read: an AND sits above every non-AND reader of the value it overwrites and at
+///   or above every AND reader (same batch: reads happen before writes); any other gate at or
+///   above every reader;
+/// * write after write: an AND sits above the previous writer; any other gate at or above it.
+///
+/// Tables are laid out in processing order.
 #[derive(Default)]
 pub struct Schedule {
-    /// Level of each wire written in the current chunk, valid where `stamp == epoch`.
-    level: Vec<u32>,
+    /// Per wire, valid where `stamp == epoch` (written or read in this chunk): the level of the
+    /// gate that wrote its current value, and the highest levels of AND and other gates that
+    /// read that value.
+    written: Vec<u32>,
+    read_and: Vec<u32>,
+    read_other: Vec<u32>,
     stamp: Vec<u32>,
     epoch: u32,
     /// (level·2 + is_not_and, index in chunk), sorted.
@@ -105,11 +118,24 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// Marks wire `w` as seen in this chunk, clearing stale state from earlier chunks.
+    fn touch(&mut self, w: u32) {
+        let w = w as usize;
+        if self.stamp[w] != self.epoch {
+            self.stamp[w] = self.epoch;
+            self.written[w] = 0;
+            self.read_and[w] = 0;
+            self.read_other[w] = 0;
+        }
+    }
+
     /// Plans `gates` (wires must already be range-checked). Returns the processing order as
-    /// `(level, index)` pairs; ANDs of one level are contiguous.
+    /// `(key, index)` pairs, key = level·2 for ANDs and level·2 + 1 for other gates.
     fn plan(&mut self, wires: usize, gates: &[Gate]) -> &[(u32, u32)] {
-        if self.level.len() < wires {
-            self.level.resize(wires, 0);
+        if self.stamp.len() < wires {
+            self.written.resize(wires, 0);
+            self.read_and.resize(wires, 0);
+            self.read_other.resize(wires, 0);
             self.stamp.resize(wires, 0);
         }
         self.epoch = self.epoch.wrapping_add(1);
@@ -118,28 +144,38 @@ impl Schedule {
             self.stamp.iter_mut().for_each(|s| *s = 0);
             self.epoch = 1;
         }
-        let epoch = self.epoch;
-        let lv = |w: u32, level: &[u32], stamp: &[u32]| if stamp[w as usize] == epoch { level[w as usize] } else { 0 };
         self.keyed.clear();
         let mut max_key = 0;
         for (i, g) in gates.iter().enumerate() {
-            let (out, l, key) = match *g {
-                Gate::And { a, b, out } => {
-                    let l = 1 + lv(a, &self.level, &self.stamp).max(lv(b, &self.level, &self.stamp));
-                    (out, l, 2 * l)
-                }
-                Gate::Xor { a, b, out } => {
-                    let l = lv(a, &self.level, &self.stamp).max(lv(b, &self.level, &self.stamp));
-                    (out, l, 2 * l + 1)
-                }
-                Gate::Inv { a, out } | Gate::Copy { a, out } => {
-                    let l = lv(a, &self.level, &self.stamp);
-                    (out, l, 2 * l + 1)
-                }
-                Gate::Const { out, .. } => (out, 0, 1),
+            let (ins, n_in, out, is_and): ([u32; 2], usize, u32, bool) = match *g {
+                Gate::And { a, b, out } => ([a, b], 2, out, true),
+                Gate::Xor { a, b, out } => ([a, b], 2, out, false),
+                Gate::Inv { a, out } | Gate::Copy { a, out } => ([a, a], 1, out, false),
+                Gate::Const { out, .. } => ([out, out], 0, out, false),
             };
-            self.level[out as usize] = l;
-            self.stamp[out as usize] = epoch;
+            for &w in &ins[..n_in] {
+                self.touch(w);
+            }
+            self.touch(out);
+            let o = out as usize;
+            let mut level = 0;
+            for &w in &ins[..n_in] {
+                level = level.max(self.written[w as usize] + is_and as u32);
+            }
+            level = if is_and {
+                level.max(1).max(self.read_other[o] + 1).max(self.read_and[o]).max(self.written[o] + 1)
+            } else {
+                level.max(self.read_other[o]).max(self.read_and[o]).max(self.written[o])
+            };
+            for &w in &ins[..n_in] {
+                let r = if is_and { &mut self.read_and[w as usize] } else { &mut self.read_other[w as usize] };
+                *r = (*r).max(level);
+            }
+            // The new value has no readers yet.
+            self.written[o] = level;
+            self.read_and[o] = 0;
+            self.read_other[o] = 0;
+            let key = 2 * level + (!is_and) as u32;
             max_key = max_key.max(key);
             self.keyed.push((key, i as u32));
         }
@@ -270,8 +306,10 @@ impl Garbler {
                 hash_out.resize(hash_in.len(), Block::ZERO);
                 Hasher::fixed().tccr_many(hash_in, tweaks, hash_out).expect("equal lengths");
                 for (n, &(_, i)) in ands.iter().enumerate() {
-                    let Gate::And { a, b, out } = gates[i as usize] else { unreachable!("batch holds AND gates") };
-                    let (a0, b0) = (labels[a as usize], labels[b as usize]);
+                    let Gate::And { out, .. } = gates[i as usize] else { unreachable!("batch holds AND gates") };
+                    // The labels as read before the batch wrote anything (a batch may overwrite
+                    // a wire another gate of the batch reads).
+                    let (a0, b0) = (hash_in[4 * n], hash_in[4 * n + 2]);
                     let (pa, pb) = (a0.lsb(), b0.lsb());
                     let h = &hash_out[4 * n..4 * n + 4];
                     let tg = h[0] ^ h[1] ^ (delta & mask(pb));
@@ -365,8 +403,8 @@ impl Evaluator {
                 hash_out.resize(hash_in.len(), Block::ZERO);
                 Hasher::fixed().tccr_many(hash_in, tweaks, hash_out).expect("equal lengths");
                 for (n, &(_, i)) in ands.iter().enumerate() {
-                    let Gate::And { a, b, out } = gates[i as usize] else { unreachable!("batch holds AND gates") };
-                    let (wa, wb) = (labels[a as usize], labels[b as usize]);
+                    let Gate::And { out, .. } = gates[i as usize] else { unreachable!("batch holds AND gates") };
+                    let (wa, wb) = (hash_in[2 * n], hash_in[2 * n + 1]);
                     let (tg, te) = (blocks[pos], blocks[pos + 1]);
                     pos += 2;
                     let wg = hash_out[2 * n] ^ (tg & mask(wa.lsb()));

@@ -9,6 +9,8 @@ pub mod halfgates;
 pub mod yao;
 
 pub use halfgates::{Evaluator, GarbleError, Garbler};
-pub use yao::{Outputs, Owner, PreparedCircuit, Reveal, YaoError, YaoEvaluator, YaoGarbler};
+pub use yao::{
+    GateSource, Outputs, Owner, PreparedCircuit, PreparedSource, Reveal, Shape, YaoError, YaoEvaluator, YaoGarbler,
+};
 
 pub mod local;

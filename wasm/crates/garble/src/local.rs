@@ -68,10 +68,11 @@ impl LocalYao {
         let owners = [Owner::Garbler, Owner::Evaluator];
         let reveal = vec![Reveal::Both; circuit.circuit().outputs.len()];
         let (g, e) = (&mut self.garbler, &mut self.evaluator);
+        let (mut gs, mut es) = (circuit.source(), circuit.source());
         let (a, b) = run_local(async {
             join!(
-                g.run(circuit, &owners, &reveal, std::slice::from_ref(&x), |_| {}),
-                e.run(circuit, &owners, &reveal, std::slice::from_ref(&y), |_| {})
+                g.run(&mut gs, &owners, &reveal, std::slice::from_ref(&x), |_| {}),
+                e.run(&mut es, &owners, &reveal, std::slice::from_ref(&y), |_| {})
             )
         })
         .map_err(|_| stalled())?;

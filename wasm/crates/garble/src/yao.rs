@@ -21,7 +21,7 @@
 use crate::halfgates::{table_bytes, Evaluator, GarbleError, Garbler};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
-use webmpc_circuit::Circuit;
+use webmpc_circuit::{Circuit, Gate};
 use webmpc_core::channel::{Channel, ChannelError, PartyId};
 use webmpc_core::prg::Prg;
 use webmpc_core::Block;
@@ -77,6 +77,9 @@ pub enum YaoError {
     /// The caller's inputs do not fit the circuit.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A streamed circuit failed to decode or validate.
+    #[error(transparent)]
+    Circuit(#[from] webmpc_circuit::CircuitError),
 }
 
 impl YaoError {
@@ -88,6 +91,7 @@ impl YaoError {
             YaoError::Garble(e) => e.code(),
             YaoError::ParameterMismatch(_) => "PARAMETER_MISMATCH",
             YaoError::InvalidArgument(_) => "INVALID_ARGUMENT",
+            YaoError::Circuit(e) => e.code(),
         }
     }
 }
@@ -118,10 +122,89 @@ impl PreparedCircuit {
     }
 }
 
+/// The public shape of a circuit: what both parties agree on before running it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// Number of wires.
+    pub wires: u32,
+    /// Bit width of each input value.
+    pub inputs: Vec<u32>,
+    /// Bit width of each output value.
+    pub outputs: Vec<u32>,
+    /// Number of gates.
+    pub gates: u64,
+    /// Content hash (SHA-256 of the binary form).
+    pub hash: [u8; 32],
+}
+
+impl Shape {
+    /// The wires of input value `i` (inputs come first, in order).
+    fn input_wires(&self, i: usize) -> core::ops::Range<u32> {
+        let start: u32 = self.inputs[..i].iter().sum();
+        start..start + self.inputs[i]
+    }
+
+    /// The wires of output value `i` (outputs are the last wires, in order).
+    fn output_wires(&self, i: usize) -> core::ops::Range<u32> {
+        let total: u32 = self.outputs.iter().sum();
+        let start = self.wires - total + self.outputs[..i].iter().sum::<u32>();
+        start..start + self.outputs[i]
+    }
+}
+
+/// Where a run's gates come from: an in-memory circuit, or a stream that may be far larger than
+/// memory (see `webmpc_circuit::GateStream`).
+#[allow(async_fn_in_trait)]
+pub trait GateSource {
+    /// The circuit's shape, known before the first gate.
+    fn shape(&self) -> &Shape;
+    /// Replaces `out` with the next at most `max` gates. After the last gate it leaves `out`
+    /// empty — and only once the whole circuit has been checked against `shape().hash`, so a
+    /// run never reveals outputs of a circuit other than the one agreed on.
+    async fn next_chunk(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError>;
+}
+
+/// A [`GateSource`] over a [`PreparedCircuit`].
+pub struct PreparedSource<'a> {
+    prepared: &'a PreparedCircuit,
+    shape: Shape,
+    pos: usize,
+}
+
+impl PreparedCircuit {
+    /// A gate source over this circuit, for [`YaoGarbler::run`] / [`YaoEvaluator::run`].
+    pub fn source(&self) -> PreparedSource<'_> {
+        let c = &self.circuit;
+        let shape = Shape {
+            wires: c.wires,
+            inputs: c.inputs.clone(),
+            outputs: c.outputs.clone(),
+            gates: c.gates.len() as u64,
+            hash: self.hash,
+        };
+        PreparedSource { prepared: self, shape, pos: 0 }
+    }
+}
+
+impl GateSource for PreparedSource<'_> {
+    fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    async fn next_chunk(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError> {
+        let gates = &self.prepared.circuit.gates;
+        let end = (self.pos + max.max(1)).min(gates.len());
+        out.clear();
+        out.extend_from_slice(&gates[self.pos..end]);
+        self.pos = end;
+        Ok(())
+    }
+}
+
 /// The public description of a run both parties must agree on.
-fn agreement(prepared: &PreparedCircuit, owners: &[Owner], reveal: &[Reveal], run: u64) -> Vec<u8> {
+fn agreement(shape: &Shape, owners: &[Owner], reveal: &[Reveal], run: u64) -> Vec<u8> {
     let mut m = Vec::with_capacity(48 + owners.len() + reveal.len());
-    m.extend_from_slice(prepared.hash());
+    m.extend_from_slice(&shape.hash);
     m.extend_from_slice(&run.to_le_bytes());
     m.extend_from_slice(&(owners.len() as u32).to_le_bytes());
     m.extend(owners.iter().map(|o| *o as u8));
@@ -142,7 +225,7 @@ async fn agree<C: Channel>(ch: &C, peer: PartyId, mine: Vec<u8>) -> Result<(), Y
     Ok(())
 }
 
-fn check_shape(circuit: &Circuit, owners: &[Owner], reveal: &[Reveal]) -> Result<(), YaoError> {
+fn check_shape(circuit: &Shape, owners: &[Owner], reveal: &[Reveal]) -> Result<(), YaoError> {
     if owners.len() != circuit.inputs.len() {
         return Err(YaoError::InvalidArgument(format!(
             "{} input owners given for {} input values",
@@ -163,7 +246,7 @@ fn check_shape(circuit: &Circuit, owners: &[Owner], reveal: &[Reveal]) -> Result
 /// Checks the caller's own input values (one per input value it owns, in circuit order) and
 /// returns the (wire, bit) pairs.
 fn own_inputs(
-    circuit: &Circuit,
+    circuit: &Shape,
     owners: &[Owner],
     me: Owner,
     values: &[Vec<bool>],
@@ -188,7 +271,7 @@ fn own_inputs(
     Ok(out)
 }
 
-fn peer_wires(circuit: &Circuit, owners: &[Owner], them: Owner) -> Vec<u32> {
+fn peer_wires(circuit: &Shape, owners: &[Owner], them: Owner) -> Vec<u32> {
     (0..owners.len()).filter(|&i| owners[i] == them).flat_map(|i| circuit.input_wires(i)).collect()
 }
 
@@ -245,19 +328,20 @@ impl<C: Channel> YaoGarbler<C> {
     /// `progress(gates_done)` is called after each chunk.
     pub async fn run(
         &mut self,
-        prepared: &PreparedCircuit,
+        source: &mut impl GateSource,
         owners: &[Owner],
         reveal: &[Reveal],
         inputs: &[Vec<bool>],
         mut progress: impl FnMut(u64),
     ) -> Result<Outputs, YaoError> {
-        let circuit = prepared.circuit();
+        let circuit = source.shape().clone();
+        let circuit = &circuit;
         check_shape(circuit, owners, reveal)?;
         let mine = own_inputs(circuit, owners, Owner::Garbler, inputs)?;
         let run = self.runs;
         self.runs += 1;
         let ch = self.ot.channel();
-        agree(ch, self.peer, agreement(prepared, owners, reveal, run)).await?;
+        agree(ch, self.peer, agreement(circuit, owners, reveal, run)).await?;
 
         let delta = self.ot.delta();
         let mut g = Garbler::new(delta, circuit.wires, run_tag(&self.sid, run));
@@ -278,13 +362,20 @@ impl<C: Channel> YaoGarbler<C> {
         ch.send(self.peer, active).await?;
 
         let mut done = 0u64;
-        for chunk in circuit.gates.chunks(CHUNK_GATES) {
-            let mut tables = Vec::with_capacity(table_bytes(chunk));
-            g.garble_chunk(chunk, done, &mut tables)?;
+        let mut chunk = Vec::new();
+        loop {
+            source.next_chunk(CHUNK_GATES, &mut chunk).await?;
+            if chunk.is_empty() {
+                break;
+            }
+            let mut tables = Vec::with_capacity(table_bytes(&chunk));
+            g.garble_chunk(&chunk, done, &mut tables)?;
+            let ch = self.ot.channel();
             ch.send(self.peer, tables).await?;
             done += chunk.len() as u64;
             progress(done);
         }
+        let ch = self.ot.channel();
 
         // Decoding bits for the evaluator's outputs; colour bits back for ours.
         let out_wires: Vec<Vec<u32>> = (0..circuit.outputs.len()).map(|i| circuit.output_wires(i).collect()).collect();
@@ -333,18 +424,19 @@ impl<C: Channel> YaoEvaluator<C> {
     /// Evaluates `circuit` with `inputs` (the values of the inputs this party owns, in order).
     pub async fn run(
         &mut self,
-        prepared: &PreparedCircuit,
+        source: &mut impl GateSource,
         owners: &[Owner],
         reveal: &[Reveal],
         inputs: &[Vec<bool>],
         mut progress: impl FnMut(u64),
     ) -> Result<Outputs, YaoError> {
-        let circuit = prepared.circuit();
+        let circuit = source.shape().clone();
+        let circuit = &circuit;
         check_shape(circuit, owners, reveal)?;
         let mine = own_inputs(circuit, owners, Owner::Evaluator, inputs)?;
         let run = self.runs;
         self.runs += 1;
-        agree(self.ot.channel(), self.peer, agreement(prepared, owners, reveal, run)).await?;
+        agree(self.ot.channel(), self.peer, agreement(circuit, owners, reveal, run)).await?;
 
         let mut e = Evaluator::new(circuit.wires, run_tag(&self.sid, run));
         let choices: Vec<bool> = mine.iter().map(|&(_, b)| b).collect();
@@ -360,12 +452,18 @@ impl<C: Channel> YaoEvaluator<C> {
         }
 
         let mut done = 0u64;
-        for chunk in circuit.gates.chunks(CHUNK_GATES) {
-            let tables = ch.recv(self.peer).await?;
-            e.evaluate_chunk(chunk, done, &tables)?;
+        let mut chunk = Vec::new();
+        loop {
+            source.next_chunk(CHUNK_GATES, &mut chunk).await?;
+            if chunk.is_empty() {
+                break;
+            }
+            let tables = self.ot.channel().recv(self.peer).await?;
+            e.evaluate_chunk(&chunk, done, &tables)?;
             done += chunk.len() as u64;
             progress(done);
         }
+        let ch = self.ot.channel();
 
         let out_wires: Vec<Vec<u32>> = (0..circuit.outputs.len()).map(|i| circuit.output_wires(i).collect()).collect();
         let n_mine: usize = out_wires.iter().zip(reveal).filter(|(_, r)| r.to_evaluator()).map(|(w, _)| w.len()).sum();
