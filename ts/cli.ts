@@ -4,7 +4,13 @@
  * enclave server, ...) join as entries of {@link COMMANDS}.
  *
  *   webmpc signal [--port N] [--host H] [--relay] [--ice URL]... [--ice-username U --ice-credential C]
+ *   webmpc eval   --circuit FILE [--protocol yao2pc|plain] --input 1=HEX --input 2=HEX ... [--json]
+ *   webmpc party  --circuit FILE --party 0|1 --input HEX ... (--signal URL --room ID | --transport websocket ...)
+ *
+ * Exit codes: 0 success, 1 the computation failed (network, peer, protocol abort), 2 bad usage or
+ * bad input (options, files, circuits, input values). User errors print one line, never a stack.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 interface Command {
@@ -16,6 +22,14 @@ const COMMANDS: Record<string, Command> = {
   signal: {
     summary: 'run the WebRTC signaling server (and, with --relay, the WebSocket frame relay)',
     run: runSignal,
+  },
+  eval: {
+    summary: 'run a circuit locally with every party in this process (in-memory transports)',
+    run: runEval,
+  },
+  party: {
+    summary: 'run one party of a two-party computation over WebRTC or WebSocket',
+    run: runParty,
   },
 };
 
@@ -72,6 +86,413 @@ async function runSignal(args: string[]): Promise<number> {
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// eval and party: shared plumbing
+
+/** A mistake of the caller (options, files, circuits, input values): one line, exit code 2. */
+class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** `util.parseArgs` rejections (unknown option, missing value) are usage errors too. */
+function isParseArgsError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
+}
+
+type Sdk = typeof import('./index.js');
+type Prepared = import('./circuit/source.js').PreparedCircuit;
+type Protocol = import('./session.js').Protocol;
+
+async function loadSdk(): Promise<Sdk> {
+  const sdk = await import('./index.js');
+  await sdk.init();
+  return sdk;
+}
+
+function fileProblem(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EISDIR') return 'is a directory';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return typeof code === 'string' ? code : 'unreadable';
+}
+
+/** Reads FILE as a webmpc binary circuit (it starts with `WMPC`) or as Bristol Fashion text. */
+function loadCircuit(sdk: Sdk, file: string | undefined): Prepared {
+  if (file === undefined) throw new UsageError('--circuit FILE is required');
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(readFileSync(file));
+  } catch (error) {
+    throw new UsageError(`cannot read circuit ${file}: ${fileProblem(error)}`);
+  }
+  let source: Uint8Array | string;
+  if (bytes.length >= 4 && String.fromCharCode(...bytes.subarray(0, 4)) === 'WMPC') {
+    source = bytes;
+  } else {
+    try {
+      source = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw new UsageError(`${file} is neither a webmpc binary circuit nor Bristol Fashion text`);
+    }
+  }
+  try {
+    return sdk.prepareCircuit(source);
+  } catch (error) {
+    if (error instanceof sdk.WebmpcError) throw new UsageError(`malformed circuit ${file}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** AND gates of a validated binary circuit (format version 1), or null for another version. */
+function countAnds(binary: Uint8Array): number | null {
+  if (binary[4] !== 1) return null;
+  const view = new DataView(binary.buffer, binary.byteOffset, binary.byteLength);
+  let at = 12;
+  const gates = Number(view.getBigUint64(at, true));
+  at += 8;
+  at += 4 + 4 * view.getUint32(at, true);
+  at += 4 + 4 * view.getUint32(at, true);
+  let ands = 0;
+  for (let g = 0; g < gates; g++) {
+    const op = binary[at];
+    if (op === 1) ands++;
+    at += op === 0 || op === 1 ? 13 : op === 3 ? 6 : 9;
+  }
+  return ands;
+}
+
+function parseProtocol(text: string): Protocol {
+  if (text !== 'yao2pc' && text !== 'plain') throw new UsageError(`--protocol must be yao2pc or plain`);
+  return text;
+}
+
+/**
+ * The party owning each input value: `--owners 0,1,0`, or by default input i (from 1) belongs to
+ * party i-1. Checks that yao2pc gets exactly two parties.
+ */
+function inputOwners(circuit: Prepared, list: string | undefined, protocol: Protocol): { owners: number[]; parties: number } {
+  const n = circuit.inputWidths.length;
+  let owners: number[];
+  if (list === undefined) {
+    owners = circuit.inputWidths.map((_, i) => i);
+  } else {
+    const items = list.split(',');
+    if (items.length !== n || !items.every((p) => /^\d{1,3}$/.test(p))) {
+      throw new UsageError(`--owners must list a party index for each of the ${n} input values, e.g. 0,1`);
+    }
+    owners = items.map(Number);
+  }
+  const parties = Math.max(2, ...owners.map((p) => p + 1));
+  if (protocol === 'yao2pc' && parties > 2) {
+    throw new UsageError(
+      `yao2pc has two parties but the circuit's ${n} input values go to ${parties}: assign them to 0 and 1 with --owners`,
+    );
+  }
+  return { owners, parties };
+}
+
+/**
+ * A hex value for an input of `width` bits, as the ceil(width/8) big-endian bytes the session
+ * takes. Error messages never repeat the value: inputs are secrets.
+ */
+function parseValue(text: string, width: number, what: string): Uint8Array {
+  const digits = text.trim().replace(/^0x/i, '');
+  if (!/^[0-9a-fA-F]+$/.test(digits)) throw new UsageError(`${what} must be a hexadecimal number`);
+  let v = BigInt(`0x${digits}`);
+  if (v >> BigInt(width) !== 0n) throw new UsageError(`${what} does not fit in the circuit's ${width} bits`);
+  const out = new Uint8Array(Math.ceil(width / 8));
+  for (let i = out.length - 1; i >= 0; i--) {
+    out[i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+  return out;
+}
+
+function toHex(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// webmpc eval
+
+const EVAL_USAGE =
+  'usage: webmpc eval --circuit FILE [--protocol yao2pc|plain] --input 1=HEX --input 2=HEX ... [--owners 0,1] [--json]\n' +
+  '  Runs every party in this process over in-memory transports and prints each output value as\n' +
+  '  big-endian hex, one per line. FILE: Bristol Fashion text or a webmpc binary circuit.\n' +
+  '  --input N=HEX  input value N (numbered from 1, as in the circuit), a hex integer\n' +
+  '  --owners LIST  the party owning each input value (default: party N-1 owns input N)\n' +
+  '  --json         print {"outputs": [...], "protocol", "ms", "andGates"} instead\n';
+
+async function runEval(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      circuit: { type: 'string' },
+      protocol: { type: 'string', default: 'yao2pc' },
+      input: { type: 'string', multiple: true },
+      owners: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(EVAL_USAGE);
+    return 0;
+  }
+  const protocol = parseProtocol(values.protocol);
+  if (values.circuit === undefined) throw new UsageError('--circuit FILE is required');
+  const sdk = await loadSdk();
+  const circuit = loadCircuit(sdk, values.circuit);
+  try {
+    const { owners, parties } = inputOwners(circuit, values.owners, protocol);
+    const n = circuit.inputWidths.length;
+    const inputs: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(n).fill(undefined);
+    for (const arg of values.input ?? []) {
+      const m = /^(\d+)=(.*)$/s.exec(arg);
+      if (!m) throw new UsageError('--input must be N=HEX (input value N, numbered from 1)');
+      const k = Number(m[1]);
+      if (!(k >= 1 && k <= n)) throw new UsageError(`--input ${m[1]}=...: the circuit has ${n} input value(s), numbered 1..${n}`);
+      if (inputs[k - 1] !== undefined) throw new UsageError(`input ${k} is given twice`);
+      inputs[k - 1] = parseValue(m[2]!, circuit.inputWidths[k - 1]!, `input ${k}`);
+    }
+    const missing = inputs.flatMap((v, i) => (v === undefined ? [i + 1] : []));
+    if (missing.length > 0) throw new UsageError(`missing input value(s) ${missing.join(', ')} (--input N=HEX)`);
+
+    const transports = sdk.createMemoryTransports(parties);
+    const t0 = performance.now();
+    let results: (Uint8Array | undefined)[][];
+    try {
+      results = await runAll(
+        transports,
+        async (transport, party) => {
+          const s = await sdk.session({ transport, party, parties });
+          try {
+            const mine = inputs.filter((_, i) => owners[i] === party) as Uint8Array[];
+            return await s.run(circuit, { inputs: mine, owners, protocol });
+          } finally {
+            s.free();
+          }
+        },
+      );
+    } finally {
+      await Promise.all(transports.map((t) => t.close()));
+    }
+    const ms = performance.now() - t0;
+    const outputs = results[0]!.map((v) => toHex(v!));
+    for (const other of results.slice(1)) {
+      if (other.map((v) => toHex(v!)).join() !== outputs.join()) throw new Error('the parties disagree on the outputs (a bug)');
+    }
+    if (values.json) {
+      const andGates = countAnds(circuit.binary);
+      process.stdout.write(`${JSON.stringify({ outputs, protocol, ms: Math.round(ms * 10) / 10, andGates })}\n`);
+    } else {
+      process.stdout.write(outputs.map((o) => `${o}\n`).join(''));
+    }
+    return 0;
+  } finally {
+    circuit.free();
+  }
+}
+
+/**
+ * Runs `f` for every party at once. The first failure closes every transport (so no party waits
+ * forever on one that gave up) and is what this rejects with, once all have settled.
+ */
+async function runAll<T>(
+  transports: readonly import('./net/transport.js').Transport[],
+  f: (t: import('./net/transport.js').Transport, party: number) => Promise<T>,
+): Promise<T[]> {
+  let first: { error: unknown } | undefined;
+  const runs = transports.map((t, party) =>
+    f(t, party).catch(async (error: unknown) => {
+      first ??= { error };
+      await Promise.all(transports.map((u) => u.close().catch(() => {})));
+      throw error;
+    }),
+  );
+  const settled = await Promise.allSettled(runs);
+  if (first) throw first.error;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// webmpc party
+
+const PARTY_USAGE =
+  'usage: webmpc party --circuit FILE --party 0|1 --input HEX ... [--protocol yao2pc|plain] [--owners 0,1]\n' +
+  '                    [--transport webrtc] --signal ws://HOST:PORT --room ID\n' +
+  '                    | --transport websocket --room ID (--listen PORT [--host H] | --peer ws://HOST:PORT)\n' +
+  '                    [--identity FILE] [--peer-key HEX] [--timeout MS] [--json]\n' +
+  '  Runs one party of a two-party computation; prints the output values revealed to it as hex.\n' +
+  '  --input HEX      this party\'s input values, in circuit order (default: party P owns input P+1)\n' +
+  '  --signal, --room  the signaling server (`webmpc signal`) and a room both parties name (WebRTC)\n' +
+  '  --transport websocket: party 1 listens (--listen PORT), party 0 dials it (--peer URL)\n' +
+  '  --identity FILE  this party\'s Ed25519 seed, 64 hex digits (e.g. `openssl rand -hex 32`);\n' +
+  '                   default: a fresh key. The own public key is printed on stderr.\n' +
+  '  --peer-key HEX   the other party\'s public key: pins it. Without it the peer is accepted on\n' +
+  '                   first use and its key printed on stderr, for checking out of band.\n';
+
+async function runParty(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      circuit: { type: 'string' },
+      party: { type: 'string' },
+      input: { type: 'string', multiple: true },
+      owners: { type: 'string' },
+      protocol: { type: 'string', default: 'yao2pc' },
+      transport: { type: 'string', default: 'webrtc' },
+      signal: { type: 'string' },
+      room: { type: 'string' },
+      listen: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      peer: { type: 'string' },
+      identity: { type: 'string' },
+      'peer-key': { type: 'string' },
+      timeout: { type: 'string', default: '30000' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(PARTY_USAGE);
+    return 0;
+  }
+  if (values.party !== '0' && values.party !== '1') throw new UsageError('--party must be 0 or 1');
+  const party = Number(values.party);
+  const protocol = parseProtocol(values.protocol);
+  const timeoutMs = Number(values.timeout);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError('--timeout must be a positive number of milliseconds');
+  if (values.room === undefined) throw new UsageError('--room ID is required (both parties name the same room)');
+  const kind = values.transport;
+  if (kind === 'webrtc') {
+    if (values.signal === undefined) throw new UsageError('--signal ws://HOST:PORT is required with --transport webrtc');
+  } else if (kind === 'websocket') {
+    if (party === 1 && values.listen === undefined) throw new UsageError('party 1 listens: --listen PORT is required');
+    if (party === 0 && values.peer === undefined) throw new UsageError('party 0 dials party 1: --peer ws://HOST:PORT is required');
+  } else {
+    throw new UsageError('--transport must be webrtc or websocket');
+  }
+  const listenPort = values.listen === undefined ? undefined : Number(values.listen);
+  if (listenPort !== undefined && !(Number.isInteger(listenPort) && listenPort >= 0 && listenPort <= 65_535)) {
+    throw new UsageError('--listen must be a port in [0, 65535]');
+  }
+  if (values.circuit === undefined) throw new UsageError('--circuit FILE is required');
+
+  const sdk = await loadSdk();
+  const secure = await import('./secure/index.js');
+  const net = await import('./net/node.js');
+  const circuit = loadCircuit(sdk, values.circuit);
+  const cleanup: (() => unknown)[] = [() => circuit.free()];
+  try {
+    const { owners } = inputOwners(circuit, values.owners, protocol);
+    if (protocol === 'plain' && owners.some((p) => p > 1)) throw new UsageError('party runs two-party computations only');
+    const mine = owners.flatMap((p, i) => (p === party ? [i] : []));
+    const given = values.input ?? [];
+    if (given.length !== mine.length) {
+      throw new UsageError(
+        `party ${party} owns ${mine.length} input value(s) (${mine.map((i) => i + 1).join(', ') || 'none'}); ${given.length} --input given`,
+      );
+    }
+    const inputs = mine.map((i, k) => parseValue(given[k]!, circuit.inputWidths[i]!, `--input ${k + 1} (input value ${i + 1})`));
+
+    let identity: import('./secure/index.js').Identity;
+    if (values.identity !== undefined) {
+      let text: string;
+      try {
+        text = readFileSync(values.identity, 'utf8').trim();
+      } catch (error) {
+        throw new UsageError(`cannot read identity ${values.identity}: ${fileProblem(error)}`);
+      }
+      if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new UsageError(`identity ${values.identity} must hold 64 hex digits (a 32-byte seed)`);
+      identity = await secure.importIdentitySecret(Uint8Array.from(text.match(/../g)!, (h) => parseInt(h, 16)));
+    } else {
+      identity = await secure.generateIdentity();
+    }
+    cleanup.push(() => secure.disposeIdentity(identity));
+    let pinned: Uint8Array | undefined;
+    if (values['peer-key'] !== undefined) {
+      try {
+        pinned = secure.publicKeyFromHex(values['peer-key']);
+      } catch {
+        throw new UsageError('--peer-key must be a 32-byte public key in hex (64 digits)');
+      }
+    }
+    const say = (line: string) => process.stderr.write(`webmpc party ${party}: ${line}\n`);
+    say(`own key ${secure.publicKeyToHex(identity.publicKey)}`);
+
+    const t0 = performance.now();
+    let inner: import('./net/transport.js').Transport;
+    if (kind === 'webrtc') {
+      inner = await net.connectNodeMesh({
+        signalingUrl: values.signal!,
+        room: values.room,
+        party,
+        parties: 2,
+        connectTimeoutMs: timeoutMs,
+      });
+    } else {
+      const listener = party === 1 ? await net.listenWebSocket({ port: listenPort!, host: values.host }) : undefined;
+      if (listener) say(`listening on ${listener.url}`);
+      inner = await net.connectWebSocketMesh({
+        party,
+        parties: 2,
+        session: values.room,
+        peers: [undefined, values.peer],
+        connectTimeoutMs: timeoutMs,
+        ...(listener ? { listener } : {}),
+      });
+    }
+    cleanup.push(() => inner.close());
+    const peers: (Uint8Array | undefined)[] = [undefined, undefined];
+    peers[1 - party] = pinned;
+    const transport = await secure.secureTransport(inner, {
+      identity,
+      sessionId: values.room,
+      trust: pinned ? 'pinned' : 'tofu',
+      peers,
+      handshakeTimeoutMs: timeoutMs,
+    });
+    cleanup.push(() => transport.close());
+    if (!pinned) say(`peer key ${secure.publicKeyToHex(transport.peerKeys[1 - party]!)} (not pinned: check it out of band, or pass --peer-key)`);
+    const connectMs = performance.now() - t0;
+
+    const stop = () => void transport.close();
+    process.once('SIGINT', stop);
+    cleanup.push(() => process.off('SIGINT', stop));
+    const t1 = performance.now();
+    const s = await sdk.session({ transport, party, parties: 2 });
+    cleanup.push(() => s.free());
+    const out = await s.run(circuit, { inputs, owners, protocol });
+    const computeMs = performance.now() - t1;
+    const outputs = out.map((v) => (v === undefined ? null : toHex(v)));
+    if (values.json) {
+      const ms = { connect: Math.round(connectMs * 10) / 10, compute: Math.round(computeMs * 10) / 10 };
+      process.stdout.write(`${JSON.stringify({ outputs, protocol, party, ms })}\n`);
+    } else {
+      process.stdout.write(outputs.map((o) => `${o ?? '(not revealed to this party)'}\n`).join(''));
+    }
+    return 0;
+  } finally {
+    for (const f of cleanup.reverse()) {
+      try {
+        await f();
+      } catch {
+        // Best effort: the run's own outcome is what gets reported.
+      }
+    }
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -86,6 +507,10 @@ async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (error) {
+    if (error instanceof UsageError || isParseArgsError(error)) {
+      process.stderr.write(`webmpc ${name}: ${(error as Error).message}\n`);
+      return 2;
+    }
     process.stderr.write(`webmpc ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }

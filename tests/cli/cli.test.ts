@@ -1,0 +1,206 @@
+// `webmpc eval` and `webmpc party` as a user runs them: `node dist/cli.js ...` in child processes,
+// checked against the known answers of ../shared/circuits (FIPS-197 AES, the SHA-256 "abc"
+// vector) and against BigInt arithmetic; user mistakes must exit 2 with one line on stderr.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as net from '../../dist/net/node.js';
+import { CircuitBuilder } from '../../dist/circuit/index.js';
+import { ROOT } from '../helpers.js';
+
+const CLI = join(ROOT, 'dist/cli.js');
+const CIRCUITS = join(ROOT, '../shared/circuits/bristol_fashion');
+const AES = join(CIRCUITS, 'aes_128.txt');
+const ADDER = join(CIRCUITS, 'adder64.txt');
+const SHA = join(CIRCUITS, 'sha256.txt');
+const FIPS = { key: '000102030405060708090a0b0c0d0e0f', pt: '00112233445566778899aabbccddeeff', ct: '69c4e0d86a7b0430d8cdb78070b4c55a' };
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], timeout = 30_000): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { timeout, encoding: 'utf8' }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const hex64 = (v: bigint) => v.toString(16).padStart(16, '0');
+const rand64 = () => BigInt(`0x${randomBytes(8).toString('hex')}`);
+
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'webmpc-cli-'));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('webmpc eval', () => {
+  it('AES-128 (Bristol file) gives the FIPS-197 vector with yao2pc and plain', async () => {
+    for (const protocol of ['yao2pc', 'plain']) {
+      const r = await cli(['eval', '--circuit', AES, '--protocol', protocol, '--input', `1=${FIPS.key}`, '--input', `2=${FIPS.pt}`]);
+      expect(r).toEqual({ code: 0, stdout: `${FIPS.ct}\n`, stderr: '' });
+    }
+  });
+
+  it('adder64 agrees with BigInt, including the carry out of bit 63', async () => {
+    const pairs: [bigint, bigint][] = [[2n ** 64n - 1n, 2n], [0n, 0n], [rand64(), rand64()], [rand64(), rand64()]];
+    for (const [a, b] of pairs) {
+      const r = await cli(['eval', '--circuit', ADDER, '--input', `1=${hex64(a)}`, '--input', `2=${hex64(b)}`]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`${hex64(BigInt.asUintN(64, a + b))}\n`);
+    }
+    // Short hex is a smaller number, not a malformed one.
+    expect((await cli(['eval', '--circuit', ADDER, '--input', '1=5', '--input', '2=0x7'])).stdout).toBe(`${hex64(12n)}\n`);
+  });
+
+  it('--json prints one object: outputs, protocol, ms, andGates; yao2pc and plain agree', async () => {
+    const block = `616263${'80'}${'00'.repeat(52)}${'0000000000000018'}`;
+    const iv = '6a09e667bb67ae853c6ef372a54ff53a510e527f9b05688c1f83d9ab5be0cd19';
+    const outs: unknown[] = [];
+    for (const protocol of ['yao2pc', 'plain']) {
+      const r = await cli(['eval', '--circuit', SHA, '--protocol', protocol, '--input', `1=${block}`, '--input', `2=${iv}`, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim().split('\n')).toHaveLength(1);
+      const j = JSON.parse(r.stdout) as { outputs: string[]; protocol: string; ms: number; andGates: number };
+      expect(Object.keys(j).sort()).toEqual(['andGates', 'ms', 'outputs', 'protocol']);
+      expect(j).toMatchObject({
+        outputs: ['ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
+        protocol,
+        andGates: 22573,
+      });
+      expect(j.ms).toBeGreaterThan(0);
+      outs.push(j.outputs);
+    }
+    expect(outs[0]).toEqual(outs[1]);
+    // Random inputs: the two protocols still agree.
+    const a = randomBytes(16).toString('hex');
+    const b = randomBytes(16).toString('hex');
+    const [y, p] = await Promise.all(
+      ['yao2pc', 'plain'].map((protocol) => cli(['eval', '--circuit', AES, '--protocol', protocol, '--input', `1=${a}`, '--input', `2=${b}`])),
+    );
+    expect(y!.code).toBe(0);
+    expect(y!.stdout).toBe(p!.stdout);
+  });
+
+  it('reads webmpc binary circuits (WMPC magic), several outputs one per line', async () => {
+    const bld = new CircuitBuilder();
+    const x = bld.input(0, 16);
+    const y = bld.input(1, 16);
+    bld.output(x.add(y));
+    bld.output(x.lt(y));
+    const file = join(scratch, 'sum-lt.wmpc');
+    writeFileSync(file, bld.build().toBinary());
+    const r = await cli(['eval', '--circuit', file, '--input', '1=fff0', '--input', '2=0011', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ outputs: ['0001', '00'], andGates: 15 + 16 });
+    const plain = await cli(['eval', '--circuit', file, '--protocol', 'plain', '--input', '1=1', '--input', '2=2']);
+    expect(plain.stdout).toBe('0003\n01\n');
+  });
+
+  it('user errors: one line on stderr, exit code 2, nothing on stdout, no secret echoed', async () => {
+    writeFileSync(join(scratch, 'bad.txt'), 'this is not a circuit\n');
+    writeFileSync(join(scratch, 'bad.wmpc'), Buffer.from('WMPC\x01\x00\x00\x00\x07', 'latin1'));
+    writeFileSync(join(scratch, 'noise.bin'), Buffer.from([0xff, 0xfe, 0x00, 0x81, 0xc3]));
+    const secret = 'abcdef0123456789abcdef0123456789';
+    const cases: [string[], RegExp][] = [
+      [['--circuit', ADDER, '--input', '1=1'], /missing input value\(s\) 2/],
+      [['--circuit', ADDER, '--input', '1=1', '--input', '2=2', '--input', '3=3'], /the circuit has 2 input value/],
+      [['--circuit', ADDER, '--input', `1=${secret}`, '--input', '2=2'], /input 1 does not fit in the circuit's 64 bits/],
+      [['--circuit', ADDER, '--input', '1=xyz', '--input', '2=2'], /must be a hexadecimal number/],
+      [['--circuit', ADDER, '--input', '1=1', '--input', '1=2'], /given twice/],
+      [['--circuit', ADDER, '--input', '12'], /--input must be N=HEX/],
+      [['--circuit', ADDER, '--protocol', 'gmw'], /--protocol must be yao2pc or plain/],
+      [['--circuit', join(scratch, 'missing.txt'), '--input', '1=1'], /cannot read circuit .*missing\.txt: no such file/],
+      [['--circuit', scratch], /is a directory/],
+      [['--circuit', join(scratch, 'bad.txt')], /malformed circuit .*bad\.txt: line 1/],
+      [['--circuit', join(scratch, 'bad.wmpc')], /malformed circuit .*bad\.wmpc/],
+      [['--circuit', join(scratch, 'noise.bin')], /neither a webmpc binary circuit nor Bristol Fashion text/],
+      [['--input', '1=1'], /--circuit FILE is required/],
+      [['--circuit', ADDER, '--frobnicate'], /Unknown option '--frobnicate'/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => cli(['eval', ...args])));
+    results.forEach((r, i) => {
+      const [args, pattern] = cases[i]!;
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/^webmpc eval: [^\n]+\n$/);
+      expect(r.stderr).toMatch(pattern);
+      expect(r.stderr).not.toContain(secret);
+    });
+    expect((await cli(['nonsense'])).code).toBe(2);
+  });
+});
+
+describe('webmpc party', () => {
+  let signaling: net.SignalingServer;
+  beforeAll(async () => {
+    signaling = await net.startSignalingServer({ port: 0 });
+  });
+  afterAll(async () => {
+    await signaling?.close();
+  });
+
+  /** Runs both parties as separate processes at once. */
+  function both(argsFor: (party: number) => string[]): Promise<Result[]> {
+    return Promise.all([0, 1].map((party) => cli(['party', ...argsFor(party)], 45_000)));
+  }
+
+  it('two processes run AES-128 over WebRTC (signaling server in this test) and both get the FIPS vector', async () => {
+    const room = `cli-${randomBytes(6).toString('hex')}`;
+    const [p0, p1] = await both((party) => [
+      '--circuit', AES, '--party', String(party), '--signal', signaling.url, '--room', room,
+      '--input', party === 0 ? FIPS.key : FIPS.pt, ...(party === 1 ? ['--json'] : []),
+    ]);
+    expect(p0!.code, p0!.stderr).toBe(0);
+    expect(p1!.code, p1!.stderr).toBe(0);
+    expect(p0!.stdout).toBe(`${FIPS.ct}\n`);
+    expect(JSON.parse(p1!.stdout)).toMatchObject({ outputs: [FIPS.ct], protocol: 'yao2pc', party: 1 });
+    // Each side prints the other's key (trust on first use) and never the other's input.
+    expect(p0!.stderr).toMatch(/peer key [0-9a-f]{64}/);
+    expect(p0!.stderr + p0!.stdout).not.toContain(FIPS.pt);
+    expect(p1!.stderr + p1!.stdout).not.toContain(FIPS.key);
+  }, 60_000);
+
+  it('pinned identities over WebRTC; a wrong pin fails both parties with exit code 1', async () => {
+    const seeds = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
+    const files = seeds.map((s, i) => {
+      const f = join(scratch, `id${i}.key`);
+      writeFileSync(f, `${s}\n`);
+      return f;
+    });
+    const { importIdentitySecret, publicKeyToHex } = await import('../../dist/secure/index.js');
+    const keys = await Promise.all(seeds.map(async (s) => publicKeyToHex((await importIdentitySecret(Buffer.from(s, 'hex'))).publicKey)));
+    const args = (party: number, room: string, pin: string) => [
+      '--circuit', ADDER, '--party', String(party), '--signal', signaling.url, '--room', room,
+      '--input', party === 0 ? 'ffffffffffffffff' : '3', '--identity', files[party]!, '--peer-key', pin, '--timeout', '20000',
+    ];
+    const okRoom = `pin-${randomBytes(4).toString('hex')}`;
+    const ok = await both((p) => args(p, okRoom, keys[1 - p]!));
+    for (const r of ok) expect(r, r.stderr).toMatchObject({ code: 0, stdout: `${hex64(2n)}\n` });
+    const room = `pin-${randomBytes(4).toString('hex')}`;
+    const stranger = randomBytes(32).toString('hex');
+    const bad = await both((p) => args(p, room, p === 1 ? stranger : keys[1]!));
+    for (const r of bad) {
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+    }
+    expect(bad.map((r) => r.stderr).join('')).toMatch(/AUTHENTICATION|authenticat/i);
+  }, 60_000);
+
+  it('usage errors exit 2 before connecting', async () => {
+    const r = await cli(['party', '--circuit', AES, '--party', '2', '--signal', signaling.url, '--room', 'x', '--input', '00']);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/^webmpc party: --party must be 0 or 1\n$/);
+    const r2 = await cli(['party', '--circuit', AES, '--party', '0', '--signal', signaling.url, '--room', 'x']);
+    expect(r2).toMatchObject({ code: 2 });
+    expect(r2.stderr).toMatch(/party 0 owns 1 input value\(s\) \(1\); 0 --input given/);
+  });
+});
+
