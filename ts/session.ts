@@ -116,6 +116,7 @@ export class Session {
       const owners = options.owners ?? shape.inputWidths.map((_, i) => i);
       const outputs = options.outputs ?? shape.outputWidths.map(() => [...Array(this.parties).keys()]);
       this.#checkAssignment(shape.inputWidths.length, shape.outputWidths.length, owners, outputs);
+      this.#checkInputs(shape.inputWidths, owners, options.inputs);
       const protocol = options.protocol ?? 'yao2pc';
       if (protocol === 'plain') {
         if (isStreamedCircuit(parsed)) throw new WebmpcError('INVALID_ARGUMENT', 'the plain protocol needs the whole circuit, not a stream');
@@ -140,6 +141,20 @@ export class Session {
     return prepared;
   }
 
+  /** This party's input values against the circuit, before anything goes on the network. */
+  #checkInputs(widths: readonly number[], owners: readonly number[], inputs: readonly Uint8Array[]): void {
+    const mine = widths.filter((_, i) => owners[i] === this.party);
+    if (!Array.isArray(inputs) || inputs.length !== mine.length) {
+      throw new WebmpcError('INVALID_ARGUMENT', `this party owns ${mine.length} input values; ${inputs?.length ?? 0} given`);
+    }
+    mine.forEach((w, k) => {
+      const v = inputs[k];
+      if (!(v instanceof Uint8Array) || v.length !== Math.ceil(w / 8)) {
+        throw new WebmpcError('INVALID_ARGUMENT', `input value ${k + 1} must be ${Math.ceil(w / 8)} bytes (a ${w}-bit value)`);
+      }
+    });
+  }
+
   #checkAssignment(nIn: number, nOut: number, owners: readonly number[], outputs: readonly (readonly number[])[]): void {
     const isParty = (p: number) => Number.isInteger(p) && p >= 0 && p < this.parties;
     if (owners.length !== nIn || !owners.every(isParty)) {
@@ -160,7 +175,6 @@ export class Session {
     const garbler = options.garbler ?? 0;
     if (garbler !== 0 && garbler !== 1) throw new WebmpcError('INVALID_ARGUMENT', 'garbler must be 0 or 1');
     const peer = 1 - this.party;
-    const yao = await this.#yaoSession(garbler, peer);
     const role = (p: number) => (p === garbler ? 0 : 1);
     const ownerBytes = Uint8Array.from(owners, role);
     const outputBytes = Uint8Array.from(outputs, (ps) => {
@@ -169,6 +183,8 @@ export class Session {
       if (!g && !e) throw new WebmpcError('INVALID_ARGUMENT', 'every output value must be revealed to at least one party');
       return g && e ? 2 : g ? 0 : 1;
     });
+    // Every argument is checked above; only now does anything go on the network.
+    const yao = await this.#yaoSession(garbler, peer);
     const progress = options.onProgress
       ? (done: number, total: number) => options.onProgress?.({ gatesDone: done, gatesTotal: total })
       : undefined;
