@@ -47,10 +47,12 @@ export {
 } from './kernels.js';
 
 export {
+  CircuitError,
   KernelError,
   ProtocolAbort,
   TransportError,
   WebmpcError,
+  type CircuitErrorCode,
   type KernelErrorCode,
   type ProtocolAbortCode,
   type SdkErrorCode,
