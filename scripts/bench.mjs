@@ -18,6 +18,8 @@ const suites = {
   ot: () => import('./bench/ot.mjs'),
   transport: () => import('./bench/transport.mjs'),
   secure: () => import('./bench/secure.mjs'),
+  garble: () => import('./bench/garble.mjs'),
+  yao: () => import('./bench/yao.mjs'),
 };
 const asked = argv.filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !(s in suites));

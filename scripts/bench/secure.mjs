@@ -3,8 +3,9 @@
 // - throughput of 64 MiB sent as 1 MiB messages between two in-memory parties, plain
 //   (ts/net/memory) vs wrapped in secureTransport (ChaCha20-Poly1305 per 1 MiB segment), and the
 //   ratio; plain and secure rounds alternate so machine noise hits both alike;
-// - libsodium's ChaCha20-Poly1305 alone (encrypt + decrypt of 1 MiB, same thread), the ceiling
-//   the wrapper can reach when sender and receiver share one core;
+// - libsodium's ChaCha20-Poly1305 alone (encrypt + decrypt of 1 MiB, same thread): the cost the
+//   wrapper cannot avoid when sender and receiver share one core (runs measure within noise of
+//   it, so the wrapper's own overhead is not measurable);
 // - handshake time (ms) of secureTransport for 2 and 4 parties over in-memory transports
 //   (median; all pairs run at once).
 import { join } from 'node:path';

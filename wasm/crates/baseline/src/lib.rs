@@ -5,6 +5,8 @@
 //!   compare like with like and tests have an independent implementation to agree with.
 //! * `kernelLoop*`: the two ciphers timed inside Wasm, on a buffer that stays in linear memory,
 //!   so the comparison is free of the JS/Wasm copies that the call-shaped figures include.
+//! * `OtLocalBench`, `GarbleLocalBench`: both parties of OT extension, or garbler and evaluator
+//!   of half-gates, inside this instance, so suites time the protocols' computation in Wasm.
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use wasm_bindgen::prelude::*;
@@ -77,5 +79,65 @@ impl OtLocalBench {
     #[wasm_bindgen(js_name = bytesSent)]
     pub fn bytes_sent(&self) -> f64 {
         self.0.bytes_sent() as f64
+    }
+}
+
+/// Garbler and evaluator of half-gates in this Wasm instance (no OT, no network): the `garble`
+/// suite's in-Wasm timing loop, the same code `bench-garble` times natively.
+#[wasm_bindgen(js_name = GarbleLocalBench)]
+pub struct GarbleLocalBench {
+    circuit: webmpc_circuit::Circuit,
+    tag: u64,
+}
+
+#[wasm_bindgen(js_class = GarbleLocalBench)]
+impl GarbleLocalBench {
+    /// Parses Bristol Fashion text.
+    #[wasm_bindgen(constructor)]
+    pub fn new(bristol: &str) -> Result<GarbleLocalBench, JsError> {
+        Self::checked(webmpc_circuit::Circuit::parse_bristol(bristol))
+    }
+
+    /// Decodes webmpc's binary circuit form (what `CircuitBuilder.toBinary()` produces).
+    #[wasm_bindgen(js_name = fromBinary)]
+    pub fn from_binary(bytes: &[u8]) -> Result<GarbleLocalBench, JsError> {
+        Self::checked(webmpc_circuit::Circuit::from_binary(bytes))
+    }
+
+    fn checked(
+        parsed: Result<webmpc_circuit::Circuit, webmpc_circuit::CircuitError>,
+    ) -> Result<GarbleLocalBench, JsError> {
+        let circuit = parsed.map_err(|e| JsError::new(&e.to_string()))?;
+        circuit.validate().map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(GarbleLocalBench { circuit, tag: 0 })
+    }
+
+    /// AND gates in the circuit.
+    #[wasm_bindgen(getter, js_name = andGates)]
+    pub fn and_gates(&self) -> f64 {
+        self.circuit.stats().and as f64
+    }
+
+    /// Garbles the circuit `reps` times (fresh tag each time); returns the garbled-table bytes of
+    /// one garbling.
+    pub fn garble(&mut self, reps: u32) -> Result<f64, JsError> {
+        self.repeat(reps, true)
+    }
+
+    /// Garbles and evaluates the circuit `reps` times, chunk by chunk as the protocol does;
+    /// returns the garbled-table bytes of one garbling.
+    #[wasm_bindgen(js_name = garbleAndEvaluate)]
+    pub fn garble_and_evaluate(&mut self, reps: u32) -> Result<f64, JsError> {
+        self.repeat(reps, false)
+    }
+
+    fn repeat(&mut self, reps: u32, garble_only: bool) -> Result<f64, JsError> {
+        let mut bytes = 0;
+        for _ in 0..reps {
+            self.tag = self.tag.wrapping_add(1);
+            bytes = webmpc_garble::local::garble_and_evaluate(&self.circuit, garble_only, self.tag)
+                .map_err(|e| JsError::new(&e.to_string()))?;
+        }
+        Ok(bytes as f64)
     }
 }
