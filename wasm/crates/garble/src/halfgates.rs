@@ -102,13 +102,8 @@ pub fn table_bytes(gates: &[Gate]) -> usize {
 /// Tables are laid out in processing order.
 #[derive(Default)]
 pub struct Schedule {
-    /// Per wire, valid where `stamp == epoch` (written or read in this chunk): the level of the
-    /// gate that wrote its current value, and the highest levels of AND and other gates that
-    /// read that value.
-    written: Vec<u32>,
-    read_and: Vec<u32>,
-    read_other: Vec<u32>,
-    stamp: Vec<u32>,
+    /// Per wire (one 16-byte record, so a gate touches one cache line per wire).
+    wires: Vec<WireState>,
     epoch: u32,
     /// (level·2 + is_not_and, index in chunk), sorted.
     order: Vec<(u32, u32)>,
@@ -117,65 +112,89 @@ pub struct Schedule {
     counts: Vec<u32>,
 }
 
+/// What the schedule knows of a wire within the current chunk; valid where `stamp == epoch`.
+#[derive(Clone, Copy, Default)]
+struct WireState {
+    stamp: u32,
+    /// Level of the gate that wrote the current value (0: written before this chunk).
+    written: u32,
+    /// Highest level of an AND gate that read the current value.
+    read_and: u32,
+    /// Highest level of any other gate that read the current value.
+    read_other: u32,
+}
+
 impl Schedule {
-    /// Marks wire `w` as seen in this chunk, clearing stale state from earlier chunks.
-    fn touch(&mut self, w: u32) {
-        let w = w as usize;
-        if self.stamp[w] != self.epoch {
-            self.stamp[w] = self.epoch;
-            self.written[w] = 0;
-            self.read_and[w] = 0;
-            self.read_other[w] = 0;
+    /// The wire's state in this chunk (fresh if it was last seen in an earlier chunk).
+    #[inline(always)]
+    fn state(&self, w: u32) -> WireState {
+        let st = self.wires[w as usize];
+        if st.stamp == self.epoch {
+            st
+        } else {
+            WireState { stamp: self.epoch, ..WireState::default() }
         }
     }
 
     /// Plans `gates` (wires must already be range-checked). Returns the processing order as
     /// `(key, index)` pairs, key = level·2 for ANDs and level·2 + 1 for other gates.
     fn plan(&mut self, wires: usize, gates: &[Gate]) -> &[(u32, u32)] {
-        if self.stamp.len() < wires {
-            self.written.resize(wires, 0);
-            self.read_and.resize(wires, 0);
-            self.read_other.resize(wires, 0);
-            self.stamp.resize(wires, 0);
+        if self.wires.len() < wires {
+            self.wires.resize(wires, WireState::default());
         }
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             // Stamps wrapped: clear them so no stale stamp can match.
-            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.wires.iter_mut().for_each(|s| s.stamp = 0);
             self.epoch = 1;
         }
         self.keyed.clear();
         let mut max_key = 0;
         for (i, g) in gates.iter().enumerate() {
-            let (ins, n_in, out, is_and): ([u32; 2], usize, u32, bool) = match *g {
-                Gate::And { a, b, out } => ([a, b], 2, out, true),
-                Gate::Xor { a, b, out } => ([a, b], 2, out, false),
-                Gate::Inv { a, out } | Gate::Copy { a, out } => ([a, a], 1, out, false),
-                Gate::Const { out, .. } => ([out, out], 0, out, false),
+            let (key, out, level) = match *g {
+                Gate::And { a, b, out } => {
+                    let (sa, sb, so) = (self.state(a), self.state(b), self.state(out));
+                    let level = (sa.written + 1)
+                        .max(sb.written + 1)
+                        .max(so.read_other + 1)
+                        .max(so.read_and)
+                        .max(so.written + 1);
+                    let mut sa = sa;
+                    sa.read_and = sa.read_and.max(level);
+                    self.wires[a as usize] = sa;
+                    let mut sb = self.state(b);
+                    sb.read_and = sb.read_and.max(level);
+                    self.wires[b as usize] = sb;
+                    (2 * level, out, level)
+                }
+                Gate::Xor { a, b, out } => {
+                    let (sa, sb, so) = (self.state(a), self.state(b), self.state(out));
+                    let level =
+                        sa.written.max(sb.written).max(so.read_other).max(so.read_and).max(so.written);
+                    let mut sa = sa;
+                    sa.read_other = sa.read_other.max(level);
+                    self.wires[a as usize] = sa;
+                    let mut sb = self.state(b);
+                    sb.read_other = sb.read_other.max(level);
+                    self.wires[b as usize] = sb;
+                    (2 * level + 1, out, level)
+                }
+                Gate::Inv { a, out } | Gate::Copy { a, out } => {
+                    let (sa, so) = (self.state(a), self.state(out));
+                    let level = sa.written.max(so.read_other).max(so.read_and).max(so.written);
+                    let mut sa = sa;
+                    sa.read_other = sa.read_other.max(level);
+                    self.wires[a as usize] = sa;
+                    (2 * level + 1, out, level)
+                }
+                Gate::Const { out, .. } => {
+                    let so = self.state(out);
+                    let level = so.read_other.max(so.read_and).max(so.written);
+                    (2 * level + 1, out, level)
+                }
             };
-            for &w in &ins[..n_in] {
-                self.touch(w);
-            }
-            self.touch(out);
-            let o = out as usize;
-            let mut level = 0;
-            for &w in &ins[..n_in] {
-                level = level.max(self.written[w as usize] + is_and as u32);
-            }
-            level = if is_and {
-                level.max(1).max(self.read_other[o] + 1).max(self.read_and[o]).max(self.written[o] + 1)
-            } else {
-                level.max(self.read_other[o]).max(self.read_and[o]).max(self.written[o])
-            };
-            for &w in &ins[..n_in] {
-                let r = if is_and { &mut self.read_and[w as usize] } else { &mut self.read_other[w as usize] };
-                *r = (*r).max(level);
-            }
             // The new value has no readers yet.
-            self.written[o] = level;
-            self.read_and[o] = 0;
-            self.read_other[o] = 0;
-            let key = 2 * level + (!is_and) as u32;
+            self.wires[out as usize] = WireState { stamp: self.epoch, written: level, read_and: 0, read_other: 0 };
             max_key = max_key.max(key);
             self.keyed.push((key, i as u32));
         }
