@@ -11,8 +11,8 @@
  * Byte conventions (those of the Rust core): a block is 16 bytes; when a block is read as a number
  * it is a little-endian u128.
  */
-import { KernelError, WebmpcError, fromWasmError } from './errors.js';
-import { markTrapped, wasm, type Bindings } from './engine/wasm.js';
+import { KernelError } from './errors.js';
+import { callWasm, type Bindings } from './engine/wasm.js';
 
 export const BLOCK_BYTES = 16;
 
@@ -96,16 +96,7 @@ function describeCount(n: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Calling into Wasm.
 
-function call<T>(f: (w: Bindings) => T): T {
-  const w = wasm();
-  try {
-    return f(w);
-  } catch (err) {
-    const e = fromWasmError(err);
-    if (e instanceof WebmpcError && e.code === 'WASM_TRAP') markTrapped(e);
-    throw e;
-  }
-}
+const call = callWasm;
 
 /**
  * Runs `f` the way every kernel call runs, for tests that need a trap to pass through the SDK's

@@ -18,85 +18,16 @@ import {
 import { DIST, ROOT } from '../helpers.js';
 import { launch, skipBrowserTests, type Browser } from './chromium.js';
 import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
+import { badOts } from '../ot/check.js';
+import { b64, sdkPage, SODIUM, SODIUM_WRAPPERS, unb64, watch, type Page } from './sdk-page.js';
 
-const SODIUM_WRAPPERS = '/node_modules/libsodium-wrappers/';
-const SODIUM = '/node_modules/libsodium/';
-
-// The ESM entries are the "import" conditions of the two packages' exports maps.
-const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>webmpc OT over WebRTC</title>
-<link rel="icon" href="data:,">
-<script type="importmap">{ "imports": {
-  "libsodium-wrappers": "${SODIUM_WRAPPERS}dist/modules-esm/libsodium-wrappers.mjs",
-  "libsodium": "${SODIUM}dist/modules-esm/libsodium.mjs"
-} }</script>
-<script type="module">
-  try {
-    const [webmpc, net, secure] = await Promise.all([
-      import('/dist/index.js'), import('/dist/net/index.js'), import('/dist/secure/index.js'),
-    ]);
-    await webmpc.init();
-    window.sdk = { webmpc, net, secure };
-    window.sdkStatus = { ok: true };
-  } catch (e) {
-    window.sdkStatus = { ok: false, error: String((e && e.stack) || e) };
-  }
-</script></head><body>webmpc ot</body></html>`;
-
-type Page = Browser['page'];
-type Sdk = {
-  webmpc: typeof import('../../dist/index.js');
-  net: typeof import('../../dist/net/index.js');
-  secure: typeof import('../../dist/secure/index.js');
-};
+const PAGE = sdkPage('webmpc OT over WebRTC');
 
 declare global {
   interface Window {
-    sdk: Sdk;
-    sdkStatus?: { ok: boolean; error?: string };
     /** This page's secure transport, between the connect and the close steps. */
     secureT: import('../../dist/secure/index.js').SecureTransport | undefined;
   }
-}
-
-const b64 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
-const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
-
-/**
- * Indices of the OTs where the receiver's block is not the sender's block for its choice, and
- * of those where it also equals the other block (which a correct OT gives with probability 2^-128).
- */
-function badOts(m0: Uint8Array, m1: Uint8Array, choices: Uint8Array, got: Uint8Array) {
-  const n = choices.length;
-  if (m0.length !== 16 * n || m1.length !== 16 * n || got.length !== 16 * n) {
-    throw new Error(`lengths: m0 ${m0.length}, m1 ${m1.length}, got ${got.length}, ${n} choices`);
-  }
-  const wrong: number[] = [];
-  const equalsOther: number[] = [];
-  for (let j = 0; j < n; j++) {
-    const c = choices[j]!;
-    if (c !== 0 && c !== 1) throw new Error(`choice ${j} is ${c}`);
-    const want = c ? m1 : m0;
-    const other = c ? m0 : m1;
-    let diffWant = 0;
-    let diffOther = 0;
-    for (let i = 16 * j; i < 16 * j + 16; i++) {
-      diffWant |= got[i]! ^ want[i]!;
-      diffOther |= got[i]! ^ other[i]!;
-    }
-    if (diffWant !== 0) wrong.push(j);
-    if (diffOther === 0) equalsOther.push(j);
-  }
-  return { wrong: wrong.slice(0, 10), wrongCount: wrong.length, equalsOther: equalsOther.slice(0, 10) };
-}
-
-/** Records a page's console errors/warnings and uncaught errors the way launch() does for its first page. */
-function watch(page: Page, problems: string[]): void {
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || msg.type() === 'warning') {
-      problems.push(`${msg.type()}: ${msg.text()} (${msg.location().url})`);
-    }
-  });
-  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
 }
 
 interface Party {

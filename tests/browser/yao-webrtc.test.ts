@@ -11,53 +11,13 @@ import { exportIdentitySecret, generateIdentity, secureTransport, type Identity,
 import { DIST, hex, ROOT, unhex } from '../helpers.js';
 import { launch, skipBrowserTests, type Browser } from './chromium.js';
 import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
+import { b64, sdkPage, SODIUM, SODIUM_WRAPPERS, watch, type Page } from './sdk-page.js';
 
-const SODIUM_WRAPPERS = '/node_modules/libsodium-wrappers/';
-const SODIUM = '/node_modules/libsodium/';
 const KEY = '000102030405060708090a0b0c0d0e0f';
 const PT = '00112233445566778899aabbccddeeff';
 const CT = '69c4e0d86a7b0430d8cdb78070b4c55a';
 
-const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>webmpc yao2pc over WebRTC</title>
-<link rel="icon" href="data:,">
-<script type="importmap">{ "imports": {
-  "libsodium-wrappers": "${SODIUM_WRAPPERS}dist/modules-esm/libsodium-wrappers.mjs",
-  "libsodium": "${SODIUM}dist/modules-esm/libsodium.mjs"
-} }</script>
-<script type="module">
-  try {
-    const [webmpc, net, secure] = await Promise.all([
-      import('/dist/index.js'), import('/dist/net/index.js'), import('/dist/secure/index.js'),
-    ]);
-    await webmpc.init();
-    window.sdk = { webmpc, net, secure };
-    window.sdkStatus = { ok: true };
-  } catch (e) {
-    window.sdkStatus = { ok: false, error: String((e && e.stack) || e) };
-  }
-</script></head><body>webmpc yao2pc</body></html>`;
-
-type Page = Browser['page'];
-
-declare global {
-  interface Window {
-    sdk: {
-      webmpc: typeof import('../../dist/index.js');
-      net: typeof import('../../dist/net/index.js');
-      secure: typeof import('../../dist/secure/index.js');
-    };
-    sdkStatus?: { ok: boolean; error?: string };
-  }
-}
-
-const b64 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
-
-function watch(page: Page, problems: string[]): void {
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`${msg.type()}: ${msg.text()} (${msg.location().url})`);
-  });
-  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-}
+const PAGE = sdkPage('webmpc yao2pc over WebRTC');
 
 /**
  * In the page: joins the mesh, runs the pinned secure handshake, opens a session and runs

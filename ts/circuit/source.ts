@@ -4,21 +4,13 @@
  * Fashion text. Decoding, validation and the content hash happen in Rust, once per prepared
  * circuit, so running the same circuit many times pays for them once.
  */
-import { fromWasmError } from '../errors.js';
-import { wasm } from '../engine/wasm.js';
+import { callWasm } from '../engine/wasm.js';
 import { evaluate, parseBristol } from './wasm.js';
 
 export type CircuitSource = Uint8Array | string | { toBinary(): Uint8Array };
 
 type RawPrepared = import('../wasm-gen/webmpc.js').PreparedCircuit;
 
-function call<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (err) {
-    throw fromWasmError(err);
-  }
-}
 
 /** A validated circuit in binary form, with its shape and content hash. */
 export class PreparedCircuit {
@@ -33,9 +25,8 @@ export class PreparedCircuit {
 
   /** Decodes and validates `binary` (prefer {@link prepareCircuit}, which accepts every source). */
   constructor(binary: Uint8Array) {
-    const w = wasm();
     this.binary = binary;
-    const raw = call(() => new w.PreparedCircuit(binary));
+    const raw = callWasm((w) => new w.PreparedCircuit(binary));
     this.#raw = raw;
     RAW.set(this, raw);
     this.inputWidths = [...raw.inputWidths];
@@ -101,6 +92,6 @@ export function isStreamedCircuit(x: unknown): x is StreamedCircuit {
 
 /** The shape of a streamed circuit, read from its header. */
 export function streamedShape(c: StreamedCircuit): { inputWidths: number[]; outputWidths: number[]; gates: number } {
-  const h = call(() => wasm().circuitStreamHeader(c.prefix)) as { inputWidths: number[]; outputWidths: number[]; gates: number };
+  const h = callWasm((w) => w.circuitStreamHeader(c.prefix)) as { inputWidths: number[]; outputWidths: number[]; gates: number };
   return { inputWidths: [...h.inputWidths], outputWidths: [...h.outputWidths], gates: h.gates };
 }

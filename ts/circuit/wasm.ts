@@ -14,8 +14,7 @@
  * so wire 0 is the lowest bit of the last byte. A value of `w` bits takes exactly `ceil(w / 8)`
  * bytes, and the unused top bits of its first byte must be zero.
  */
-import { WebmpcError, fromWasmError } from '../errors.js';
-import { markTrapped, wasm, type Bindings } from '../engine/wasm.js';
+import { callWasm } from '../engine/wasm.js';
 import { CircuitError, isCircuitErrorCode } from './errors.js';
 
 export { CircuitError, isCircuitErrorCode };
@@ -54,16 +53,7 @@ export interface HasBinaryForm {
   toBinary(): Uint8Array;
 }
 
-function call<T>(f: (w: Bindings) => T): T {
-  const w = wasm();
-  try {
-    return f(w);
-  } catch (err) {
-    const e = fromWasmError(err);
-    if (e instanceof WebmpcError && e.code === 'WASM_TRAP') markTrapped(e);
-    throw e;
-  }
-}
+const call = callWasm;
 
 function describeType(x: unknown): string {
   if (x === null) return 'null';

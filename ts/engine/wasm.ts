@@ -6,7 +6,7 @@
  * `node:` import is dynamic and only reached in that branch so browsers never see it.
  */
 import initBindings, * as bindings from '../wasm-gen/webmpc.js';
-import { WebmpcError } from '../errors.js';
+import { WebmpcError, fromWasmError } from '../errors.js';
 import type { InitOptions, WasmSource } from './types.js';
 
 export type { InitOptions, WasmSource };
@@ -109,4 +109,19 @@ export function wasm(): Bindings {
  */
 export function _wasmMemoryBytes(): number {
   return memory?.buffer.byteLength ?? 0;
+}
+
+/**
+ * Runs `f` against the bindings the way every SDK call into Wasm runs: errors thrown by Wasm
+ * become the SDK's typed errors, and a trap poisons the module so later calls are refused.
+ */
+export function callWasm<T>(f: (w: Bindings) => T): T {
+  const w = wasm();
+  try {
+    return f(w);
+  } catch (err) {
+    const e = fromWasmError(err);
+    if (e instanceof WebmpcError && e.code === 'WASM_TRAP') markTrapped(e);
+    throw e;
+  }
 }

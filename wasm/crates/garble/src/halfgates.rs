@@ -169,8 +169,7 @@ impl Schedule {
                 }
                 Gate::Xor { a, b, out } => {
                     let (sa, sb, so) = (self.state(a), self.state(b), self.state(out));
-                    let level =
-                        sa.written.max(sb.written).max(so.read_other).max(so.read_and).max(so.written);
+                    let level = sa.written.max(sb.written).max(so.read_other).max(so.read_and).max(so.written);
                     let mut sa = sa;
                     sa.read_other = sa.read_other.max(level);
                     self.wires[a as usize] = sa;

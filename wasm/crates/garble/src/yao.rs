@@ -298,6 +298,76 @@ fn unpack(bytes: &[u8], n: usize) -> impl Iterator<Item = bool> + '_ {
     (0..n).map(move |i| (bytes[i / 8] >> (i % 8)) & 1 == 1)
 }
 
+/// What both roles do first in a run: check the arguments, take the run number, and agree with
+/// the peer on the circuit and the assignment. Returns this party's (wire, bit) inputs.
+async fn start_run<C: Channel>(
+    ch: &C,
+    peer: PartyId,
+    runs: &mut u64,
+    shape: &Shape,
+    (owners, reveal): (&[Owner], &[Reveal]),
+    me: Owner,
+    inputs: &[Vec<bool>],
+) -> Result<(Vec<(u32, bool)>, u64), YaoError> {
+    check_shape(shape, owners, reveal)?;
+    let mine = own_inputs(shape, owners, me, inputs)?;
+    let run = *runs;
+    *runs += 1;
+    agree(ch, peer, agreement(shape, owners, reveal, run)).await?;
+    Ok((mine, run))
+}
+
+/// Walks the circuit chunk by chunk, calling `f(chunk, index of its first gate)` and then
+/// `progress(gates done)`.
+async fn for_each_chunk(
+    source: &mut impl GateSource,
+    mut progress: impl FnMut(u64),
+    mut f: impl AsyncFnMut(&[Gate], u64) -> Result<(), YaoError>,
+) -> Result<(), YaoError> {
+    let mut done = 0u64;
+    let mut chunk = Vec::new();
+    loop {
+        source.next_chunk(CHUNK_GATES, &mut chunk).await?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        f(&chunk, done).await?;
+        done += chunk.len() as u64;
+        progress(done);
+    }
+}
+
+/// The output wires, grouped by output value.
+fn output_wires(shape: &Shape) -> Vec<Vec<u32>> {
+    (0..shape.outputs.len()).map(|i| shape.output_wires(i).collect()).collect()
+}
+
+/// The lsbs of `label(w)` for every output wire of the values `to` selects, packed.
+fn output_lsbs(wires: &[Vec<u32>], reveal: &[Reveal], to: fn(Reveal) -> bool, label: impl Fn(u32) -> Block) -> Vec<u8> {
+    pack(wires.iter().zip(reveal).filter(|(_, r)| to(**r)).flat_map(|(w, _)| w.iter().map(|&w| label(w).lsb())))
+}
+
+/// Number of output bits of the values `to` selects.
+fn output_bit_count(wires: &[Vec<u32>], reveal: &[Reveal], to: fn(Reveal) -> bool) -> usize {
+    wires.iter().zip(reveal).filter(|(_, r)| to(**r)).map(|(w, _)| w.len()).sum()
+}
+
+/// This party's outputs: for the values `to` selects, bit = received bit ⊕ lsb of our label.
+fn decode_outputs(
+    wires: &[Vec<u32>],
+    reveal: &[Reveal],
+    to: fn(Reveal) -> bool,
+    received: &[u8],
+    label: impl Fn(u32) -> Block,
+) -> Outputs {
+    let mut bits = unpack(received, output_bit_count(wires, reveal, to));
+    wires
+        .iter()
+        .zip(reveal)
+        .map(|(ws, r)| to(*r).then(|| ws.iter().map(|&w| bits.next().expect("counted") ^ label(w).lsb()).collect()))
+        .collect()
+}
+
 /// Output values as bits, `None` for values not revealed to this party.
 pub type Outputs = Vec<Option<Vec<bool>>>;
 
@@ -336,12 +406,9 @@ impl<C: Channel> YaoGarbler<C> {
     ) -> Result<Outputs, YaoError> {
         let circuit = source.shape().clone();
         let circuit = &circuit;
-        check_shape(circuit, owners, reveal)?;
-        let mine = own_inputs(circuit, owners, Owner::Garbler, inputs)?;
-        let run = self.runs;
-        self.runs += 1;
-        let ch = self.ot.channel();
-        agree(ch, self.peer, agreement(circuit, owners, reveal, run)).await?;
+        let (mine, run) =
+            start_run(self.ot.channel(), self.peer, &mut self.runs, circuit, (owners, reveal), Owner::Garbler, inputs)
+                .await?;
 
         let delta = self.ot.delta();
         let mut g = Garbler::new(delta, circuit.wires, run_tag(&self.sid, run));
@@ -358,46 +425,21 @@ impl<C: Channel> YaoGarbler<C> {
             g.set_label(w, zero);
             active.extend_from_slice(&(zero ^ (delta & Block::mask_from_bit(bit as u8))).0);
         }
-        let ch = self.ot.channel();
-        ch.send(self.peer, active).await?;
-
-        let mut done = 0u64;
-        let mut chunk = Vec::new();
-        loop {
-            source.next_chunk(CHUNK_GATES, &mut chunk).await?;
-            if chunk.is_empty() {
-                break;
-            }
-            let mut tables = Vec::with_capacity(table_bytes(&chunk));
-            g.garble_chunk(&chunk, done, &mut tables)?;
-            let ch = self.ot.channel();
-            ch.send(self.peer, tables).await?;
-            done += chunk.len() as u64;
-            progress(done);
-        }
-        let ch = self.ot.channel();
+        let (ch, peer) = (self.ot.channel(), self.peer);
+        ch.send(peer, active).await?;
+        for_each_chunk(source, &mut progress, async |chunk, base| {
+            let mut tables = Vec::with_capacity(table_bytes(chunk));
+            g.garble_chunk(chunk, base, &mut tables)?;
+            Ok(ch.send(peer, tables).await?)
+        })
+        .await?;
 
         // Decoding bits for the evaluator's outputs; colour bits back for ours.
-        let out_wires: Vec<Vec<u32>> = (0..circuit.outputs.len()).map(|i| circuit.output_wires(i).collect()).collect();
-        let decode = pack(
-            out_wires
-                .iter()
-                .zip(reveal)
-                .filter(|(_, r)| r.to_evaluator())
-                .flat_map(|(w, _)| w.iter().map(|&w| g.label(w).lsb())),
-        );
-        ch.send(self.peer, decode).await?;
-        let n_mine: usize = out_wires.iter().zip(reveal).filter(|(_, r)| r.to_garbler()).map(|(w, _)| w.len()).sum();
-        let colours = ch.recv_exact(self.peer, n_mine.div_ceil(8)).await?;
-        let mut colours = unpack(&colours, n_mine);
-        Ok(out_wires
-            .iter()
-            .zip(reveal)
-            .map(|(wires, r)| {
-                r.to_garbler()
-                    .then(|| wires.iter().map(|&w| colours.next().expect("counted") ^ g.label(w).lsb()).collect())
-            })
-            .collect())
+        let wires = output_wires(circuit);
+        ch.send(peer, output_lsbs(&wires, reveal, Reveal::to_evaluator, |w| g.label(w))).await?;
+        let n = output_bit_count(&wires, reveal, Reveal::to_garbler);
+        let colours = ch.recv_exact(peer, n.div_ceil(8)).await?;
+        Ok(decode_outputs(&wires, reveal, Reveal::to_garbler, &colours, |w| g.label(w)))
     }
 }
 
@@ -432,11 +474,16 @@ impl<C: Channel> YaoEvaluator<C> {
     ) -> Result<Outputs, YaoError> {
         let circuit = source.shape().clone();
         let circuit = &circuit;
-        check_shape(circuit, owners, reveal)?;
-        let mine = own_inputs(circuit, owners, Owner::Evaluator, inputs)?;
-        let run = self.runs;
-        self.runs += 1;
-        agree(self.ot.channel(), self.peer, agreement(circuit, owners, reveal, run)).await?;
+        let (mine, run) = start_run(
+            self.ot.channel(),
+            self.peer,
+            &mut self.runs,
+            circuit,
+            (owners, reveal),
+            Owner::Evaluator,
+            inputs,
+        )
+        .await?;
 
         let mut e = Evaluator::new(circuit.wires, run_tag(&self.sid, run));
         let choices: Vec<bool> = mine.iter().map(|&(_, b)| b).collect();
@@ -444,46 +491,22 @@ impl<C: Channel> YaoEvaluator<C> {
         for (&(w, _), l) in mine.iter().zip(labels) {
             e.set_label(w, l);
         }
-        let ch = self.ot.channel();
+        let (ch, peer) = (self.ot.channel(), self.peer);
         let theirs = peer_wires(circuit, owners, Owner::Garbler);
-        let active = ch.recv_exact(self.peer, 16 * theirs.len()).await?;
+        let active = ch.recv_exact(peer, 16 * theirs.len()).await?;
         for (w, l) in theirs.iter().zip(Block::slice_from_bytes(&active).expect("multiple of 16")) {
             e.set_label(*w, *l);
         }
+        for_each_chunk(source, &mut progress, async |chunk, base| {
+            let tables = ch.recv(peer).await?;
+            Ok(e.evaluate_chunk(chunk, base, &tables)?)
+        })
+        .await?;
 
-        let mut done = 0u64;
-        let mut chunk = Vec::new();
-        loop {
-            source.next_chunk(CHUNK_GATES, &mut chunk).await?;
-            if chunk.is_empty() {
-                break;
-            }
-            let tables = self.ot.channel().recv(self.peer).await?;
-            e.evaluate_chunk(&chunk, done, &tables)?;
-            done += chunk.len() as u64;
-            progress(done);
-        }
-        let ch = self.ot.channel();
-
-        let out_wires: Vec<Vec<u32>> = (0..circuit.outputs.len()).map(|i| circuit.output_wires(i).collect()).collect();
-        let n_mine: usize = out_wires.iter().zip(reveal).filter(|(_, r)| r.to_evaluator()).map(|(w, _)| w.len()).sum();
-        let decode = ch.recv_exact(self.peer, n_mine.div_ceil(8)).await?;
-        let colours = pack(
-            out_wires
-                .iter()
-                .zip(reveal)
-                .filter(|(_, r)| r.to_garbler())
-                .flat_map(|(w, _)| w.iter().map(|&w| e.label(w).lsb())),
-        );
-        ch.send(self.peer, colours).await?;
-        let mut decode = unpack(&decode, n_mine);
-        Ok(out_wires
-            .iter()
-            .zip(reveal)
-            .map(|(wires, r)| {
-                r.to_evaluator()
-                    .then(|| wires.iter().map(|&w| decode.next().expect("counted") ^ e.label(w).lsb()).collect())
-            })
-            .collect())
+        let wires = output_wires(circuit);
+        let n = output_bit_count(&wires, reveal, Reveal::to_evaluator);
+        let decode = ch.recv_exact(peer, n.div_ceil(8)).await?;
+        ch.send(peer, output_lsbs(&wires, reveal, Reveal::to_garbler, |w| e.label(w))).await?;
+        Ok(decode_outputs(&wires, reveal, Reveal::to_evaluator, &decode, |w| e.label(w)))
     }
 }
