@@ -73,6 +73,11 @@ fn hash_rows(rows: &[Block], tweak_base: u128) -> Vec<Block> {
     out
 }
 
+/// `(offset, length)` of the chunks `n` OTs are extended in.
+fn chunk_ranges(n: usize, chunk: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).step_by(chunk).map(move |done| (done, chunk.min(n - done)))
+}
+
 fn check_chunk_size(n: usize) -> Result<usize, OtError> {
     if n == 0 || n > MAX_CHUNK || n % 128 != 0 {
         return Err(OtError::InvalidArgument(format!(
@@ -165,12 +170,9 @@ impl<C: Channel> KosSender<C> {
 
     /// Streams `n` Δ-OT keys in chunks: `f(offset, keys)`.
     pub async fn cot_stream(&mut self, n: usize, mut f: impl FnMut(usize, &[Block])) -> Result<(), OtError> {
-        let mut done = 0;
-        while done < n {
-            let len = self.chunk.min(n - done);
+        for (done, len) in chunk_ranges(n, self.chunk) {
             let keys = self.chunk(len).await?;
             f(done, &keys);
-            done += len;
         }
         Ok(())
     }
@@ -181,9 +183,7 @@ impl<C: Channel> KosSender<C> {
         n: usize,
         mut f: impl FnMut(usize, &[Block], &[Block]),
     ) -> Result<(), OtError> {
-        let mut done = 0;
-        while done < n {
-            let len = self.chunk.min(n - done);
+        for (done, len) in chunk_ranges(n, self.chunk) {
             let mut keys = self.chunk(len).await?;
             let tweak = self.tweaks.take(len)?;
             let m0 = hash_rows(&keys, tweak);
@@ -192,7 +192,6 @@ impl<C: Channel> KosSender<C> {
             }
             let m1 = hash_rows(&keys, tweak);
             f(done, &m0, &m1);
-            done += len;
         }
         Ok(())
     }
@@ -204,9 +203,7 @@ impl<C: Channel> KosSender<C> {
         n: usize,
         mut make: impl FnMut(usize, &[Block], &[Block]) -> Vec<u8>,
     ) -> Result<(), OtError> {
-        let mut done = 0;
-        while done < n {
-            let len = self.chunk.min(n - done);
+        for (done, len) in chunk_ranges(n, self.chunk) {
             let mut keys = self.chunk(len).await?;
             let tweak = self.tweaks.take(len)?;
             let h0 = hash_rows(&keys, tweak);
@@ -218,7 +215,6 @@ impl<C: Channel> KosSender<C> {
             self.poisoned = true;
             self.ch.send(self.peer, msg).await?;
             self.poisoned = false;
-            done += len;
         }
         Ok(())
     }
@@ -353,12 +349,9 @@ impl<C: Channel> KosReceiver<C> {
 
     /// Streams Δ-OTs for `choices`: `f(offset, macs)`.
     pub async fn cot_stream(&mut self, choices: &[bool], mut f: impl FnMut(usize, &[Block])) -> Result<(), OtError> {
-        let mut done = 0;
-        while done < choices.len() {
-            let len = self.chunk.min(choices.len() - done);
+        for (done, len) in chunk_ranges(choices.len(), self.chunk) {
             let (_, macs) = self.chunk(len, Some(&choices[done..done + len])).await?;
             f(done, &macs);
-            done += len;
         }
         Ok(())
     }
@@ -369,13 +362,10 @@ impl<C: Channel> KosReceiver<C> {
         n: usize,
         mut f: impl FnMut(usize, &[bool], &[Block]),
     ) -> Result<(), OtError> {
-        let mut done = 0;
-        while done < n {
-            let len = self.chunk.min(n - done);
+        for (done, len) in chunk_ranges(n, self.chunk) {
             let (bits, t) = self.chunk(len, None).await?;
             let tweak = self.tweaks.take(len)?;
             f(done, &bits, &hash_rows(&t, tweak));
-            done += len;
         }
         Ok(())
     }
@@ -389,9 +379,7 @@ impl<C: Channel> KosReceiver<C> {
         pick: impl Fn(bool, Block, &[Block]) -> Block,
     ) -> Result<Vec<Block>, OtError> {
         let mut out = Vec::with_capacity(choices.len());
-        let mut done = 0;
-        while done < choices.len() {
-            let len = self.chunk.min(choices.len() - done);
+        for (done, len) in chunk_ranges(choices.len(), self.chunk) {
             let (bits, t) = self.chunk(len, Some(&choices[done..done + len])).await?;
             let tweak = self.tweaks.take(len)?;
             let h = hash_rows(&t, tweak);
@@ -399,7 +387,6 @@ impl<C: Channel> KosReceiver<C> {
             let y = blocks(&self.ch.recv_exact(self.peer, 16 * width * len).await?);
             self.poisoned = false;
             out.extend(bits.iter().zip(&h).zip(y.chunks_exact(width)).map(|((b, h), y)| pick(*b, *h, y)));
-            done += len;
         }
         Ok(out)
     }
