@@ -163,3 +163,24 @@ export function packInto(dir: string): { app: string; files: string[] } {
   renameSync(join(modules, 'package'), join(modules, 'webmpc'));
   return { app, files: info.files.map((f) => f.path) };
 }
+
+/**
+ * The shared reference circuits (`../shared/circuits/bristol_fashion/`): `$WEBMPC_CIRCUITS_DIR` if
+ * set, else the `shared` folder beside this checkout, else `/work/shared`, where it lives on this
+ * machine kind (a clean clone elsewhere still finds it). Throws, never skips, when none exists.
+ */
+export function circuitsDir(): string {
+  const candidates = [
+    process.env.WEBMPC_CIRCUITS_DIR,
+    join(ROOT, '..', 'shared', 'circuits', 'bristol_fashion'),
+    '/work/shared/circuits/bristol_fashion',
+  ].filter((d): d is string => typeof d === 'string' && d.length > 0);
+  const found = candidates.find((d) => existsSync(join(d, 'aes_128.txt')));
+  if (!found) throw new Error(`reference circuits not found (tried ${candidates.join(', ')}); set WEBMPC_CIRCUITS_DIR`);
+  return found;
+}
+
+/** The text of reference circuit `name`, e.g. `aes_128.txt`. */
+export function referenceCircuit(name: string): string {
+  return readFileSync(join(circuitsDir(), name), 'utf8');
+}

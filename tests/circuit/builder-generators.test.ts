@@ -2,7 +2,6 @@
 // ../shared/circuits/README.md, node:crypto, and the reference Bristol circuits evaluated by the
 // test-only reference evaluator on the same random inputs.
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CircuitBuilder } from '../../dist/circuit/builder.js';
 import { aes128Circuit, aesSbox } from '../../dist/circuit/gen/aes128.js';
@@ -17,9 +16,9 @@ import {
   parseBristol,
   type RefCircuit,
 } from './eval-reference.js';
+import { referenceCircuit } from '../helpers.js';
 
-const SHARED = new URL('../../../shared/circuits/bristol_fashion/', import.meta.url);
-const readReference = (name: string): RefCircuit => parseBristol(readFileSync(new URL(name, SHARED), 'utf8'));
+const readReference = (name: string): RefCircuit => parseBristol(referenceCircuit(name));
 const unhex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 

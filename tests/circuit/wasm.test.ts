@@ -2,16 +2,14 @@
 // ../shared/circuits/bristol_fashion/ give their known answers, arithmetic matches BigInt, and
 // bad circuits or inputs are CircuitErrors with stable codes and no input bytes in the message.
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init, WebmpcError } from '../../dist/index.js';
 import { BinaryCircuit, CircuitError, evaluate, parseBristol } from '../../dist/circuit/wasm.js';
-import { DIST } from '../helpers.js';
+import { DIST, referenceCircuit } from '../helpers.js';
 
-const SHARED = new URL('../../../shared/circuits/bristol_fashion/', import.meta.url);
-const text = (name: string) => readFileSync(new URL(name, SHARED), 'utf8');
+const text = referenceCircuit;
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const unhex = (s: string) => new Uint8Array(Buffer.from(s.replace(/\s+/g, ''), 'hex'));
 

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as net from '../../dist/net/node.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
-import { ROOT } from '../helpers.js';
+import { circuitsDir, ROOT } from '../helpers.js';
 
 const CLI = join(ROOT, 'dist/cli.js');
-const CIRCUITS = join(ROOT, '../shared/circuits/bristol_fashion');
+const CIRCUITS = circuitsDir();
 const AES = join(CIRCUITS, 'aes_128.txt');
 const ADDER = join(CIRCUITS, 'adder64.txt');
 const SHA = join(CIRCUITS, 'sha256.txt');

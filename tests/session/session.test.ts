@@ -1,12 +1,11 @@
 // The session API over the in-memory transport: outputs per assignment, progress, cancellation,
 // plain vs yao2pc agreement, argument errors.
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTransports, init, ProtocolAbort, session, TransportError, WebmpcError, type Session } from '../../dist/index.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
+import { referenceCircuit } from '../helpers.js';
 
-const CIRCUITS = new URL('../../../shared/circuits/bristol_fashion/', import.meta.url);
-const aes = readFileSync(new URL('aes_128.txt', CIRCUITS), 'utf8');
+const aes = referenceCircuit('aes_128.txt');
 const hex = (b: Uint8Array | undefined) => (b ? Buffer.from(b).toString('hex') : undefined);
 const unhex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 
@@ -102,8 +101,8 @@ describe('session', () => {
 
   it('aborts both parties with PARAMETER_MISMATCH on different circuits', async () => {
     const [s0, s1, close] = await pair();
-    const add = readFileSync(new URL('adder64.txt', CIRCUITS), 'utf8');
-    const sub = readFileSync(new URL('sub64.txt', CIRCUITS), 'utf8');
+    const add = referenceCircuit('adder64.txt');
+    const sub = referenceCircuit('sub64.txt');
     const zero = new Uint8Array(8);
     const results = await Promise.allSettled([s0.run(add, { inputs: [zero] }), s1.run(sub, { inputs: [zero] })]);
     for (const r of results) {

@@ -3,16 +3,13 @@
 // identities. Known answers from ../shared/circuits (AES-128 FIPS-197, SHA-256 "abc"); two
 // parties running different circuits must both refuse with PARAMETER_MISMATCH.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init, ProtocolAbort, session, type Session } from '../../dist/index.js';
 import * as net from '../../dist/net/node.js';
 import { generateIdentity, secureTransport, type SecureTransport } from '../../dist/secure/index.js';
-import { hex, ROOT, unhex } from '../helpers.js';
+import { hex, referenceCircuit, unhex } from '../helpers.js';
 
-const CIRCUITS = join(ROOT, '../shared/circuits/bristol_fashion');
-const read = (name: string) => readFileSync(join(CIRCUITS, name), 'utf8');
+const read = referenceCircuit;
 
 interface Pair {
   transports: SecureTransport[];

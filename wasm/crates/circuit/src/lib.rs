@@ -71,6 +71,7 @@ mod compact;
 mod error;
 mod eval;
 mod stats;
+pub mod testing;
 
 use core::ops::Range;
 

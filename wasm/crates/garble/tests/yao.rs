@@ -11,10 +11,9 @@ use webmpc_core::Block;
 use webmpc_garble::{Evaluator, Garbler, Outputs, Owner, PreparedCircuit, Reveal, YaoError, YaoEvaluator, YaoGarbler};
 use webmpc_ot::SessionId;
 
-const CIRCUITS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../../shared/circuits/bristol_fashion/");
-
 fn load(name: &str) -> Circuit {
-    let text = std::fs::read_to_string(format!("{CIRCUITS}{name}")).expect("reference circuit");
+    let path = webmpc_circuit::testing::reference_dir().join(name);
+    let text = std::fs::read_to_string(path).expect("reference circuit");
     Circuit::parse_bristol(&text).expect("parses")
 }
 

@@ -6,13 +6,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use webmpc_circuit::Circuit;
 
-/// Directory of the reference circuits; `WEBMPC_CIRCUITS_DIR` overrides the default location
-/// beside the repository.
+/// Directory of the reference circuits (see `webmpc_circuit::testing::reference_dir`).
 pub fn circuits_dir() -> PathBuf {
-    match std::env::var_os("WEBMPC_CIRCUITS_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/circuits/bristol_fashion"),
-    }
+    webmpc_circuit::testing::reference_dir()
 }
 
 /// Every reference file name.
