@@ -57,6 +57,9 @@ pub enum GarbleError {
         /// The circuit's wire count.
         wires: u32,
     },
+    /// A cached schedule does not belong to the chunk it was given with (a caller's mix-up).
+    #[error("the cached schedule does not match the chunk's {0} gates")]
+    ScheduleMismatch(usize),
     /// The circuit has too many gates for the tweak space.
     #[error("circuit too large to garble (gate index {0})")]
     TooManyGates(u64),
@@ -68,6 +71,7 @@ impl GarbleError {
         match self {
             GarbleError::TableLength { .. } => "MALFORMED_MESSAGE",
             GarbleError::WireOutOfRange { .. } | GarbleError::TooManyGates(_) => "MALFORMED_CIRCUIT",
+            GarbleError::ScheduleMismatch(_) => "INVALID_ARGUMENT",
         }
     }
 }
@@ -217,6 +221,21 @@ impl Schedule {
     }
 }
 
+/// The schedule of one chunk of a circuit with `wires` wires (see [`Schedule`]), for callers that
+/// run the same circuit many times and keep it: garbler and evaluator must use the same one.
+pub fn plan_chunk(wires: u32, gates: &[Gate]) -> Vec<(u32, u32)> {
+    Schedule::default().plan(wires as usize, gates).to_vec()
+}
+
+/// A cached schedule must cover exactly this chunk's gates (it came from [`plan_chunk`]; this
+/// only guards the indexing against a mix-up of chunks).
+fn check_order(order: &[(u32, u32)], gates: usize) -> Result<&[(u32, u32)], GarbleError> {
+    if order.len() != gates || order.iter().any(|&(_, i)| i as usize >= gates) {
+        return Err(GarbleError::ScheduleMismatch(gates));
+    }
+    Ok(order)
+}
+
 fn check_wires(gates: &[Gate], wires: u32, base: u64) -> Result<(), GarbleError> {
     for (i, g) in gates.iter().enumerate() {
         let (x, y, out) = match *g {
@@ -303,10 +322,25 @@ impl Garbler {
     /// Garbles `gates` (whose first gate has index `base` in the circuit), appending their tables
     /// to `tables` in schedule order.
     pub fn garble_chunk(&mut self, gates: &[Gate], base: u64, tables: &mut Vec<u8>) -> Result<(), GarbleError> {
+        self.garble_chunk_planned(gates, base, None, tables)
+    }
+
+    /// [`garble_chunk`](Self::garble_chunk) with the chunk's schedule from [`plan_chunk`] when
+    /// the caller has it cached (a circuit run many times); `None` plans it here.
+    pub fn garble_chunk_planned(
+        &mut self,
+        gates: &[Gate],
+        base: u64,
+        planned: Option<&[(u32, u32)]>,
+        tables: &mut Vec<u8>,
+    ) -> Result<(), GarbleError> {
         check_wires(gates, self.labels.len() as u32, base)?;
         let Garbler { delta, labels, tag, schedule, hash_in, tweaks, hash_out } = self;
         let (delta, tag) = (*delta, *tag);
-        let order = schedule.plan(labels.len(), gates);
+        let order = match planned {
+            Some(order) => check_order(order, gates.len())?,
+            None => schedule.plan(labels.len(), gates),
+        };
         let mut k = 0;
         while k < order.len() {
             let (end, is_and) = next_step(order, k);
@@ -396,6 +430,17 @@ impl Evaluator {
 
     /// Evaluates `gates` (first gate index `base`) with their garbled `tables`.
     pub fn evaluate_chunk(&mut self, gates: &[Gate], base: u64, tables: &[u8]) -> Result<(), GarbleError> {
+        self.evaluate_chunk_planned(gates, base, None, tables)
+    }
+
+    /// [`evaluate_chunk`](Self::evaluate_chunk) with a cached schedule from [`plan_chunk`].
+    pub fn evaluate_chunk_planned(
+        &mut self,
+        gates: &[Gate],
+        base: u64,
+        planned: Option<&[(u32, u32)]>,
+        tables: &[u8],
+    ) -> Result<(), GarbleError> {
         check_wires(gates, self.labels.len() as u32, base)?;
         let expected = table_bytes(gates);
         if tables.len() != expected {
@@ -403,7 +448,10 @@ impl Evaluator {
         }
         let Evaluator { labels, tag, schedule, hash_in, tweaks, hash_out } = self;
         let tag = *tag;
-        let order = schedule.plan(labels.len(), gates);
+        let order = match planned {
+            Some(order) => check_order(order, gates.len())?,
+            None => schedule.plan(labels.len(), gates),
+        };
         let blocks = Block::slice_from_bytes(tables).expect("length checked to be a multiple of 16");
         let mut pos = 0usize;
         let mut k = 0;

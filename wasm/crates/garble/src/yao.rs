@@ -96,11 +96,13 @@ impl YaoError {
     }
 }
 
-/// A circuit with its content hash computed once, for running many times.
-#[derive(Debug, Clone)]
+/// A circuit with its content hash computed once, for running many times; the garbling schedule
+/// of each chunk is computed on first use and kept.
+#[derive(Debug)]
 pub struct PreparedCircuit {
     circuit: Circuit,
     hash: [u8; 32],
+    plans: std::sync::OnceLock<Vec<Vec<(u32, u32)>>>,
 }
 
 impl PreparedCircuit {
@@ -108,7 +110,7 @@ impl PreparedCircuit {
     pub fn new(circuit: Circuit) -> Result<Self, webmpc_circuit::CircuitError> {
         circuit.validate()?;
         let hash = circuit.content_hash();
-        Ok(PreparedCircuit { circuit, hash })
+        Ok(PreparedCircuit { circuit, hash, plans: std::sync::OnceLock::new() })
     }
 
     /// The circuit.
@@ -158,6 +160,12 @@ impl Shape {
 pub trait GateSource {
     /// The circuit's shape, known before the first gate.
     fn shape(&self) -> &Shape;
+    /// The schedule of the chunk last returned by `next_chunk`, if the source keeps one (see
+    /// `halfgates::plan_chunk`); `None` makes the garbler plan it.
+    fn cached_order(&self) -> Option<&[(u32, u32)]> {
+        None
+    }
+
     /// Replaces `out` with the next at most `max` gates. After the last gate it leaves `out`
     /// empty — and only once the whole circuit has been checked against `shape().hash`, so a
     /// run never reveals outputs of a circuit other than the one agreed on.
@@ -169,6 +177,8 @@ pub struct PreparedSource<'a> {
     prepared: &'a PreparedCircuit,
     shape: Shape,
     pos: usize,
+    /// Index of the chunk last returned.
+    chunk: usize,
 }
 
 impl PreparedCircuit {
@@ -182,7 +192,7 @@ impl PreparedCircuit {
             gates: c.gates.len() as u64,
             hash: self.hash,
         };
-        PreparedSource { prepared: self, shape, pos: 0 }
+        PreparedSource { prepared: self, shape, pos: 0, chunk: usize::MAX }
     }
 }
 
@@ -191,11 +201,23 @@ impl GateSource for PreparedSource<'_> {
         &self.shape
     }
 
+    fn cached_order(&self) -> Option<&[(u32, u32)]> {
+        // Plans are cut at CHUNK_GATES, the only chunk size the protocol asks for.
+        let c = &self.prepared.circuit;
+        let plans = self.prepared.plans.get_or_init(|| {
+            c.gates.chunks(CHUNK_GATES).map(|chunk| crate::halfgates::plan_chunk(c.wires, chunk)).collect()
+        });
+        plans.get(self.chunk).map(Vec::as_slice)
+    }
+
     async fn next_chunk(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError> {
         let gates = &self.prepared.circuit.gates;
         let end = (self.pos + max.max(1)).min(gates.len());
         out.clear();
         out.extend_from_slice(&gates[self.pos..end]);
+        // Cached plans line up with chunks only when chunks are CHUNK_GATES long.
+        self.chunk =
+            if max == CHUNK_GATES && self.pos % CHUNK_GATES == 0 { self.pos / CHUNK_GATES } else { usize::MAX };
         self.pos = end;
         Ok(())
     }
@@ -317,12 +339,12 @@ async fn start_run<C: Channel>(
     Ok((mine, run))
 }
 
-/// Walks the circuit chunk by chunk, calling `f(chunk, index of its first gate)` and then
-/// `progress(gates done)`.
-async fn for_each_chunk(
-    source: &mut impl GateSource,
+/// Walks the circuit chunk by chunk, calling `f(source, chunk, index of its first gate)` and
+/// then `progress(gates done)`.
+async fn for_each_chunk<S: GateSource>(
+    source: &mut S,
     mut progress: impl FnMut(u64),
-    mut f: impl AsyncFnMut(&[Gate], u64) -> Result<(), YaoError>,
+    mut f: impl AsyncFnMut(&S, &[Gate], u64) -> Result<(), YaoError>,
 ) -> Result<(), YaoError> {
     let mut done = 0u64;
     let mut chunk = Vec::new();
@@ -331,7 +353,7 @@ async fn for_each_chunk(
         if chunk.is_empty() {
             return Ok(());
         }
-        f(&chunk, done).await?;
+        f(source, &chunk, done).await?;
         done += chunk.len() as u64;
         progress(done);
     }
@@ -427,9 +449,9 @@ impl<C: Channel> YaoGarbler<C> {
         }
         let (ch, peer) = (self.ot.channel(), self.peer);
         ch.send(peer, active).await?;
-        for_each_chunk(source, &mut progress, async |chunk, base| {
+        for_each_chunk(source, &mut progress, async |source, chunk, base| {
             let mut tables = Vec::with_capacity(table_bytes(chunk));
-            g.garble_chunk(chunk, base, &mut tables)?;
+            g.garble_chunk_planned(chunk, base, source.cached_order(), &mut tables)?;
             Ok(ch.send(peer, tables).await?)
         })
         .await?;
@@ -497,9 +519,9 @@ impl<C: Channel> YaoEvaluator<C> {
         for (w, l) in theirs.iter().zip(Block::slice_from_bytes(&active).expect("multiple of 16")) {
             e.set_label(*w, *l);
         }
-        for_each_chunk(source, &mut progress, async |chunk, base| {
+        for_each_chunk(source, &mut progress, async |source, chunk, base| {
             let tables = ch.recv(peer).await?;
-            Ok(e.evaluate_chunk(chunk, base, &tables)?)
+            Ok(e.evaluate_chunk_planned(chunk, base, source.cached_order(), &tables)?)
         })
         .await?;
 
