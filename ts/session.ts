@@ -55,6 +55,8 @@ export interface SessionOptions {
 export interface Progress {
   gatesDone: number;
   gatesTotal: number;
+  /** Bytes this party has sent in this run so far. */
+  bytesSent: number;
 }
 
 export interface RunOptions {
@@ -87,6 +89,9 @@ async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
 /** A computation session among the parties of one transport. */
 export class Session {
   #yao: { garbler: number; raw: RawYao } | undefined;
+  /** What the protocols talk through: the transport, counting the bytes this party sends. */
+  readonly #counted: Transport;
+  #bytesSent = 0;
   #runs = 0;
   #busy = false;
   /** The last circuit source run and its prepared form: repeated runs skip decoding and hashing. */
@@ -98,7 +103,25 @@ export class Session {
     readonly party: number,
     readonly parties: number,
     readonly sessionId: Uint8Array,
-  ) {}
+  ) {
+    const t = transport;
+    this.#counted = {
+      party: t.party,
+      parties: t.parties,
+      closed: t.closed,
+      send: (to, data) => {
+        this.#bytesSent += data.length;
+        return t.send(to, data);
+      },
+      recv: (from, options) => t.recv(from, options),
+      close: (reason) => t.close(reason),
+    };
+  }
+
+  /** Bytes this party has sent through the session so far (all runs). */
+  get bytesSent(): number {
+    return this.#bytesSent;
+  }
 
   /** Runs `circuit`; resolves to one entry per output value (undefined where not revealed). */
   async run(circuit: CircuitSource | PreparedCircuit | StreamedCircuit, options: RunOptions): Promise<(Uint8Array | undefined)[]> {
@@ -185,8 +208,10 @@ export class Session {
     });
     // Every argument is checked above; only now does anything go on the network.
     const yao = await this.#yaoSession(garbler, peer);
+    const sentBefore = this.#bytesSent;
     const progress = options.onProgress
-      ? (done: number, total: number) => options.onProgress?.({ gatesDone: done, gatesTotal: total })
+      ? (done: number, total: number) =>
+          options.onProgress?.({ gatesDone: done, gatesTotal: total, bytesSent: this.#bytesSent - sentBefore })
       : undefined;
     const inputs = [...options.inputs];
     let run: () => Promise<(Uint8Array | undefined)[]>;
@@ -223,7 +248,7 @@ export class Session {
     }
     const sid = await sha256(new TextEncoder().encode('webmpc/session/yao2pc'), this.sessionId);
     const role = this.party === garbler ? 'garbler' : 'evaluator';
-    const raw = await this.#call(() => wasm().yaoSetup(this.transport, role, peer, sid) as Promise<RawYao>);
+    const raw = await this.#call(() => wasm().yaoSetup(this.#counted, role, peer, sid) as Promise<RawYao>);
     this.#yao = { garbler, raw };
     return raw;
   }
@@ -241,7 +266,7 @@ export class Session {
     // Everyone sends all their values to everyone, length-prefixed, in one message.
     const encoded = encodeValues(options.inputs);
     const peers = [...Array(this.parties).keys()].filter((p) => p !== this.party);
-    await Promise.all(peers.map((p) => this.transport.send(p, encoded)));
+    await Promise.all(peers.map((p) => this.#counted.send(p, encoded)));
     const values: (Uint8Array | undefined)[] = new Array(owners.length);
     mine.forEach((i, k) => (values[i] = options.inputs[k]));
     for (const p of peers) {

@@ -51,13 +51,26 @@ describe('session', () => {
     for (const garbler of [0, 1]) {
       const [s0, s1, close] = await pair();
       const seen: number[] = [];
+      let bytes = 0;
       const [o0, o1] = await Promise.all([
-        s0.run(aes, { inputs: [unhex('000102030405060708090a0b0c0d0e0f')], garbler, onProgress: (p) => seen.push(p.gatesDone / p.gatesTotal) }),
+        s0.run(aes, {
+          inputs: [unhex('000102030405060708090a0b0c0d0e0f')],
+          garbler,
+          onProgress: (p) => {
+            seen.push(p.gatesDone / p.gatesTotal);
+            bytes = p.bytesSent;
+          },
+        }),
         s1.run(aes, { inputs: [unhex('00112233445566778899aabbccddeeff')], garbler }),
       ]);
       expect(hex(o0[0])).toBe('69c4e0d86a7b0430d8cdb78070b4c55a');
       expect(hex(o1[0])).toBe('69c4e0d86a7b0430d8cdb78070b4c55a');
       expect(seen.at(-1)).toBe(1);
+      // The garbler's tables alone are 32 bytes per AND gate (6400 of them); the evaluator sends
+      // little besides its OT messages.
+      if (garbler === 0) expect(bytes).toBeGreaterThanOrEqual(6400 * 32);
+      else expect(bytes).toBeLessThan(6400 * 32);
+      expect(s0.bytesSent).toBeGreaterThanOrEqual(bytes);
       await close();
     }
   });
