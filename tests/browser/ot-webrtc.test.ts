@@ -4,7 +4,6 @@
 // builds in node_modules by an import map). Identities are made in Node and handed to the pages
 // as seeds; the pages return the OT outputs in full (base64) and Node checks every OT.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init, otReceiver, otSender } from '../../dist/index.js';
 import * as net from '../../dist/net/node.js';
@@ -15,13 +14,9 @@ import {
   type Identity,
   type SecureTransport,
 } from '../../dist/secure/index.js';
-import { DIST, ROOT } from '../helpers.js';
-import { launch, skipBrowserTests, type Browser } from './chromium.js';
-import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
+import { skipBrowserTests } from './chromium.js';
 import { badOts } from '../ot/check.js';
-import { b64, sdkPage, SODIUM, SODIUM_WRAPPERS, unb64, watch, type Page } from './sdk-page.js';
-
-const PAGE = sdkPage('webmpc OT over WebRTC');
+import { b64, openSdkPages, SODIUM, unb64, type Page, type SdkPages } from './sdk-page.js';
 
 declare global {
   interface Window {
@@ -119,55 +114,32 @@ async function identityFor(identities: Identity[], party: number): Promise<Party
 }
 
 describe.skipIf(skipBrowserTests())('OT and secure channels over WebRTC in Chromium', () => {
-  let server: StaticServer;
-  let signaling: net.SignalingServer;
-  let browser: Browser;
-  let pages: Page[];
+  let env: SdkPages;
 
   beforeAll(async () => {
     await init();
-    server = await serveStatic(
-      {
-        '/dist/': DIST,
-        [SODIUM_WRAPPERS]: join(ROOT, 'node_modules/libsodium-wrappers/'),
-        [SODIUM]: join(ROOT, 'node_modules/libsodium/'),
-      },
-      { '/': PAGE },
-    );
-    signaling = await net.startSignalingServer({ port: 0 });
-    browser = await launch();
-    const second = await browser.page.context().newPage();
-    watch(second, browser.problems);
-    pages = [browser.page, second];
-    for (const page of pages) {
-      await page.goto(`${server.url}/`);
-      await page.waitForFunction(() => window.sdkStatus !== undefined, undefined, { timeout: 30_000 });
-      const status = await page.evaluate(() => window.sdkStatus);
-      if (!status?.ok) throw new Error(`the SDK failed to load in the page: ${status?.error}`);
-    }
+    env = await openSdkPages('webmpc OT over WebRTC');
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await signaling?.close();
-    await server?.close();
+    await env?.close();
   });
 
   it('loads the SDK, its Wasm and libsodium as ESM in the page, without Node-only modules', () => {
-    expect(server.requests).toContain('/dist/wasm-gen/webmpc_bg.wasm');
-    expect(server.requests).toContain(`${SODIUM}dist/modules-esm/libsodium.mjs`);
-    expect(server.requests.some((p) => /server|websocket-mesh|\/node\.js/.test(p))).toBe(false);
-    expect(browser.problems).toEqual([]);
+    expect(env.server.requests).toContain('/dist/wasm-gen/webmpc_bg.wasm');
+    expect(env.server.requests).toContain(`${SODIUM}dist/modules-esm/libsodium.mjs`);
+    expect(env.server.requests.some((p) => /server|websocket-mesh|\/node\.js/.test(p))).toBe(false);
+    expect(env.browser.problems).toEqual([]);
   });
 
   it('Chromium↔Chromium: 10^5 random OTs inside pinned secure channels, every OT checked', async () => {
     const n = 100_000;
-    const [a, b] = pages as [Page, Page];
+    const [a, b] = env.pages as [Page, Page];
     const room = `ot-c2c-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     const [ca, cb] = await Promise.all([
-      connectSecureInPage(a, signaling.url, room, 0, await identityFor(identities, 0)),
-      connectSecureInPage(b, signaling.url, room, 1, await identityFor(identities, 1)),
+      connectSecureInPage(a, env.signaling.url, room, 0, await identityFor(identities, 0)),
+      connectSecureInPage(b, env.signaling.url, room, 1, await identityFor(identities, 1)),
     ]);
     const keys = identities.map((id) => b64(id.publicKey));
     expect(ca).toEqual({ ok: true, peerKeys: keys });
@@ -189,12 +161,12 @@ describe.skipIf(skipBrowserTests())('OT and secure channels over WebRTC in Chrom
     // The check can fail: one flipped bit in the receiver's output is caught at that index.
     messages[16 * (n - 1)]! ^= 1;
     expect(badOts(m0, m1, choices, messages)).toMatchObject({ wrong: [n - 1], wrongCount: 1 });
-    expect(browser.problems).toEqual([]);
+    expect(env.browser.problems).toEqual([]);
   }, 60_000);
 
   it('Chromium↔Node: 10^4 random OTs each way inside pinned secure channels, every OT checked', async () => {
     const n = 10_000;
-    const page = pages[1]!;
+    const page = env.pages[1]!;
     const room = `ot-c2n-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     // Filled in as the Node side comes up, for the cleanup below.
@@ -202,9 +174,9 @@ describe.skipIf(skipBrowserTests())('OT and secure channels over WebRTC in Chrom
     try {
       // Both handshakes must run at once: each waits for the other side's messages.
       const [inPage, node] = await Promise.all([
-        connectSecureInPage(page, signaling.url, room, 0, await identityFor(identities, 0)),
+        connectSecureInPage(page, env.signaling.url, room, 0, await identityFor(identities, 0)),
         (async () => {
-          const inner = await net.connectNodeMesh({ signalingUrl: signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000 });
+          const inner = await net.connectNodeMesh({ signalingUrl: env.signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000 });
           held.inner = inner;
           held.node = await secureTransport(inner, {
             identity: identities[1]!,
@@ -255,11 +227,11 @@ describe.skipIf(skipBrowserTests())('OT and secure channels over WebRTC in Chrom
     } finally {
       await (held.node ?? held.inner)?.close();
     }
-    expect(browser.problems).toEqual([]);
+    expect(env.browser.problems).toEqual([]);
   }, 60_000);
 
   it('Chromium↔Chromium: a pinned key that is not the peer\'s fails the handshake on both sides', async () => {
-    const [a, b] = pages as [Page, Page];
+    const [a, b] = env.pages as [Page, Page];
     const room = `ot-bad-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     const stranger = await generateIdentity();
@@ -267,11 +239,11 @@ describe.skipIf(skipBrowserTests())('OT and secure channels over WebRTC in Chrom
     // Page b expects party 0 to hold the stranger's key.
     forB.peers[0] = b64(stranger.publicKey);
     const [ca, cb] = await Promise.all([
-      connectSecureInPage(a, signaling.url, room, 0, await identityFor(identities, 0)),
-      connectSecureInPage(b, signaling.url, room, 1, forB),
+      connectSecureInPage(a, env.signaling.url, room, 0, await identityFor(identities, 0)),
+      connectSecureInPage(b, env.signaling.url, room, 1, forB),
     ]);
     expect(ca).toMatchObject({ ok: false, code: 'AUTHENTICATION_FAILED' });
     expect(cb).toMatchObject({ ok: false, code: 'AUTHENTICATION_FAILED' });
-    expect(browser.problems).toEqual([]);
+    expect(env.browser.problems).toEqual([]);
   }, 60_000);
 });

@@ -1,6 +1,10 @@
 // Shared by the browser tests that run the whole SDK in Chromium pages (OT and 2PC over WebRTC):
 // the page that loads the SDK as plain ESM (libsodium through an import map), and small helpers.
-import type { Browser } from './chromium.js';
+import { join } from 'node:path';
+import { startSignalingServer } from '../../dist/net/node.js';
+import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
+import { DIST, ROOT } from '../helpers.js';
+import { launch, type Browser } from './chromium.js';
 
 export type Page = Browser['page'];
 
@@ -57,4 +61,50 @@ export function watch(page: Page, problems: string[]): void {
     }
   });
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+}
+
+/** Two Chromium pages with the SDK loaded, a static server and a signaling server. */
+export interface SdkPages {
+  server: StaticServer;
+  signaling: import('../../dist/net/node.js').SignalingServer;
+  browser: Browser;
+  pages: [Page, Page];
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `dist/` and libsodium, starts a signaling server, launches Chromium and loads the
+ * {@link sdkPage} titled `title` in two pages (console problems of both are recorded).
+ */
+export async function openSdkPages(title: string): Promise<SdkPages> {
+  const server = await serveStatic(
+    {
+      '/dist/': DIST,
+      [SODIUM_WRAPPERS]: join(ROOT, 'node_modules/libsodium-wrappers/'),
+      [SODIUM]: join(ROOT, 'node_modules/libsodium/'),
+    },
+    { '/': sdkPage(title) },
+  );
+  const signaling = await startSignalingServer({ port: 0 });
+  const browser = await launch();
+  const close = async () => {
+    await browser.close();
+    await signaling.close();
+    await server.close();
+  };
+  try {
+    const second = await browser.page.context().newPage();
+    watch(second, browser.problems);
+    const pages: [Page, Page] = [browser.page, second];
+    for (const page of pages) {
+      await page.goto(`${server.url}/`);
+      await page.waitForFunction(() => window.sdkStatus !== undefined, undefined, { timeout: 30_000 });
+      const status = await page.evaluate(() => window.sdkStatus);
+      if (!status?.ok) throw new Error(`the SDK failed to load in the page: ${status?.error}`);
+    }
+    return { server, signaling, browser, pages, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

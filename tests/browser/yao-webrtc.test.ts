@@ -3,21 +3,17 @@
 // (aes128Circuit) on both sides, the FIPS-197 C.1 vector expected by both parties. The pages load
 // the compiled SDK as plain ESM from the static server, libsodium through an import map.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuit as circuits, init, session } from '../../dist/index.js';
 import * as net from '../../dist/net/node.js';
 import { exportIdentitySecret, generateIdentity, secureTransport, type Identity, type SecureTransport } from '../../dist/secure/index.js';
-import { DIST, hex, ROOT, unhex } from '../helpers.js';
-import { launch, skipBrowserTests, type Browser } from './chromium.js';
-import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
-import { b64, sdkPage, SODIUM, SODIUM_WRAPPERS, watch, type Page } from './sdk-page.js';
+import { hex, unhex } from '../helpers.js';
+import { skipBrowserTests } from './chromium.js';
+import { b64, openSdkPages, type Page, type SdkPages } from './sdk-page.js';
 
 const KEY = '000102030405060708090a0b0c0d0e0f';
 const PT = '00112233445566778899aabbccddeeff';
 const CT = '69c4e0d86a7b0430d8cdb78070b4c55a';
-
-const PAGE = sdkPage('webmpc yao2pc over WebRTC');
 
 /**
  * In the page: joins the mesh, runs the pinned secure handshake, opens a session and runs
@@ -59,64 +55,41 @@ async function keysFor(identities: Identity[], party: number): Promise<[string, 
 }
 
 describe.skipIf(skipBrowserTests())('yao2pc over WebRTC in Chromium', () => {
-  let server: StaticServer;
-  let signaling: net.SignalingServer;
-  let browser: Browser;
-  let pages: Page[];
+  let env: SdkPages;
 
   beforeAll(async () => {
     await init();
-    server = await serveStatic(
-      {
-        '/dist/': DIST,
-        [SODIUM_WRAPPERS]: join(ROOT, 'node_modules/libsodium-wrappers/'),
-        [SODIUM]: join(ROOT, 'node_modules/libsodium/'),
-      },
-      { '/': PAGE },
-    );
-    signaling = await net.startSignalingServer({ port: 0 });
-    browser = await launch();
-    const second = await browser.page.context().newPage();
-    watch(second, browser.problems);
-    pages = [browser.page, second];
-    for (const page of pages) {
-      await page.goto(`${server.url}/`);
-      await page.waitForFunction(() => window.sdkStatus !== undefined, undefined, { timeout: 30_000 });
-      const status = await page.evaluate(() => window.sdkStatus);
-      if (!status?.ok) throw new Error(`the SDK failed to load in the page: ${status?.error}`);
-    }
+    env = await openSdkPages('webmpc yao2pc over WebRTC');
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await signaling?.close();
-    await server?.close();
+    await env?.close();
   });
 
   it('Chromium↔Chromium: AES-128 gives the FIPS-197 vector on both pages', async () => {
-    const [a, b] = pages as [Page, Page];
+    const [a, b] = env.pages as [Page, Page];
     const room = `yao-c2c-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     const [ra, rb] = await Promise.all([
-      aesInPage(a, signaling.url, room, 0, ...(await keysFor(identities, 0)), KEY),
-      aesInPage(b, signaling.url, room, 1, ...(await keysFor(identities, 1)), PT),
+      aesInPage(a, env.signaling.url, room, 0, ...(await keysFor(identities, 0)), KEY),
+      aesInPage(b, env.signaling.url, room, 1, ...(await keysFor(identities, 1)), PT),
     ]);
     expect(ra).toMatchObject({ ok: true, outputs: [CT] });
     expect(rb).toMatchObject({ ok: true, outputs: [CT] });
     console.log(`Chromium↔Chromium AES-128 yao2pc (base OTs included): ${(ra as { ms: number }).ms.toFixed(0)} ms`);
-    expect(browser.problems).toEqual([]);
+    expect(env.browser.problems).toEqual([]);
   }, 60_000);
 
   it('Chromium↔Node: AES-128 with the page garbling (key) and Node evaluating (plaintext), FIPS vector on both', async () => {
-    const page = pages[1]!;
+    const page = env.pages[1]!;
     const room = `yao-c2n-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     const held: { inner?: net.Transport; secure?: SecureTransport } = {};
     try {
       const [inPage, inNode] = await Promise.all([
-        aesInPage(page, signaling.url, room, 0, ...(await keysFor(identities, 0)), KEY),
+        aesInPage(page, env.signaling.url, room, 0, ...(await keysFor(identities, 0)), KEY),
         (async () => {
-          held.inner = await net.connectNodeMesh({ signalingUrl: signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000 });
+          held.inner = await net.connectNodeMesh({ signalingUrl: env.signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000 });
           held.secure = await secureTransport(held.inner, {
             identity: identities[1]!,
             sessionId: room,
@@ -136,6 +109,6 @@ describe.skipIf(skipBrowserTests())('yao2pc over WebRTC in Chromium', () => {
     } finally {
       await (held.secure ?? held.inner)?.close();
     }
-    expect(browser.problems).toEqual([]);
+    expect(env.browser.problems).toEqual([]);
   }, 60_000);
 });

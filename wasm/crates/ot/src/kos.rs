@@ -55,9 +55,14 @@ impl Tweaks {
         Tweaks { tag, next: 0 }
     }
 
+    /// The tweak the next hashed OT will use.
+    fn peek(&self) -> u128 {
+        ((self.tag as u128) << 64) | self.next as u128
+    }
+
     /// Reserves `n` consecutive tweaks and returns the first.
     fn take(&mut self, n: usize) -> Result<u128, OtError> {
-        let base = ((self.tag as u128) << 64) | self.next as u128;
+        let base = self.peek();
         self.next = self
             .next
             .checked_add(n as u64)
@@ -143,7 +148,7 @@ impl<C: Channel> KosSender<C> {
 
     /// The first tweak the next hashed OT will use (for tests of tweak uniqueness).
     pub fn next_tweak(&self) -> u128 {
-        ((self.tweaks.tag as u128) << 64) | self.tweaks.next as u128
+        self.tweaks.peek()
     }
 
     /// One chunk of `n` Δ-OTs: the keys `K_j` (`= Q_j`), released only after the check passed.
@@ -304,7 +309,7 @@ impl<C: Channel> KosReceiver<C> {
 
     /// The first tweak the next hashed OT will use (for tests of tweak uniqueness).
     pub fn next_tweak(&self) -> u128 {
-        ((self.tweaks.tag as u128) << 64) | self.tweaks.next as u128
+        self.tweaks.peek()
     }
 
     /// One chunk: `choices` gives the first bits of the choice row (`None`: all random). Returns
