@@ -36,7 +36,7 @@
  * rejects at once (`PEER_DISCONNECTED` or the cause) instead of waiting for a timeout, and no
  * timer or socket is left to keep the process alive. Open a new session to continue.
  */
-import { PreparedCircuit, isStreamedCircuit, prepareCircuit, streamedShape, type CircuitSource, type StreamedCircuit } from './circuit/source.js';
+import { PreparedCircuit, isStreamedCircuit, preparedHandle, prepareCircuit, streamedShape, type CircuitSource, type StreamedCircuit } from './circuit/source.js';
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from './errors.js';
 import type { Transport } from './net/transport.js';
 import { agree, isSharedVerdict, type ParameterRecord } from './protocols/agreement.js';
@@ -378,6 +378,11 @@ export class Session {
     let shape: CircuitJob<R>['shape'];
     let declared: readonly number[] | undefined;
     if (circuit instanceof PreparedCircuit) {
+      try {
+        preparedHandle(circuit);
+      } catch {
+        throw invalid('this PreparedCircuit was freed');
+      }
       shape = circuit;
       declared = circuit.owners;
     } else {

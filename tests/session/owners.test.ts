@@ -58,6 +58,9 @@ describe('input owners travel with the circuit', () => {
       s1.run(text, { inputs: [be(99, 4)], owners: [1, 0] }),
     ]);
     expect(hex(t0[0])).toBe('01');
+    // A freed prepared circuit is refused before anything is sent.
+    prepared.free();
+    await expect(s0.run(prepared, { inputs: [be(10, 4)] })).rejects.toThrow(/this PreparedCircuit was freed/);
     await close();
   });
 
