@@ -40,17 +40,24 @@ describe('published package', () => {
   it('loads by name in plain Node and computes the FIPS-197 vector', () => {
     writeFileSync(
       join(app, 'main.js'),
-      `import { init, aesEncrypt, KernelError } from 'webmpc';
+      `import { init, aesEncrypt, KernelError, circuit, createMemoryTransports, session } from 'webmpc';
 await init();
 const h = (s) => Uint8Array.from(Buffer.from(s, 'hex'));
 const ct = aesEncrypt(h('000102030405060708090a0b0c0d0e0f'), h('00112233445566778899aabbccddeeff'));
 let code;
 try { aesEncrypt(new Uint8Array(3), new Uint8Array(16)); } catch (e) { code = e instanceof KernelError && e.code; }
-console.log(JSON.stringify({ ct: Buffer.from(ct).toString('hex'), code }));
+// A two-party run through the session API; closing the sessions lets the process exit.
+const b = new circuit.CircuitBuilder();
+b.output(b.input(1, 8).gt(b.input(0, 8)).toUInt());
+const transports = createMemoryTransports(2);
+const sessions = await Promise.all(transports.map((transport, party) => session({ transport, party, parties: 2 })));
+const outs = await Promise.all(sessions.map((s, party) => s.run(b.build(), { inputs: [Uint8Array.of(party === 0 ? 10 : 99)] })));
+await Promise.all(sessions.map((s) => s.close()));
+console.log(JSON.stringify({ ct: Buffer.from(ct).toString('hex'), code, gt: outs.map((o) => o[0][0]) }));
 `,
     );
-    const out = execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8' });
-    expect(JSON.parse(out)).toEqual({ ct: '69c4e0d86a7b0430d8cdb78070b4c55a', code: 'WRONG_SIZE' });
+    const out = execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8', timeout: 30_000 });
+    expect(JSON.parse(out)).toEqual({ ct: '69c4e0d86a7b0430d8cdb78070b4c55a', code: 'WRONG_SIZE', gt: [1, 1] });
     expect(readdirSync(join(app, 'node_modules', 'webmpc', 'dist'))).toContain('index.js');
   });
 
@@ -79,7 +86,8 @@ console.log(JSON.stringify({ ct: Buffer.from(ct).toString('hex'), code }));
     );
     writeFileSync(
       join(dir, 'main.ts'),
-      `import { init, aesEncrypt, hashTccrCounter, KernelError, Prg, type WasmSource, type KernelErrorCode } from 'webmpc';
+      `import { init, aesEncrypt, hashTccrCounter, KernelError, Prg, createMemoryTransports, session } from 'webmpc';
+import type { WasmSource, KernelErrorCode, Progress, RunOptions } from 'webmpc';
 await init();
 await init({ wasm: new Uint8Array(8) });
 const src: WasmSource = 'https://example.invalid/webmpc_bg.wasm';
@@ -99,6 +107,24 @@ try {
 }
 // @ts-expect-error blocks must be bytes
 aesEncrypt(new Uint8Array(16), 'not bytes');
+// The session API: protocol-specific options are typed by protocol.
+const [transport] = createMemoryTransports(2);
+const s = await session({ transport: transport!, party: 0, parties: 2 });
+const out: (Uint8Array | undefined)[] = await s.run(new Uint8Array(0), {
+  inputs: [],
+  garbler: 1,
+  onProgress: (p: Progress) => void [p.phase, p.done, p.total, p.bytesSent],
+});
+void out;
+const plainOptions: RunOptions<'plain'> = { inputs: [], protocol: 'plain' };
+await s.run('', plainOptions);
+// @ts-expect-error plain has no garbler
+await s.run('', { inputs: [], protocol: 'plain', garbler: 1 });
+// @ts-expect-error no such protocol
+await s.run('', { inputs: [], protocol: 'nope' });
+await s.preprocess('yao2pc', { garbler: 0 });
+await s[Symbol.asyncDispose]();
+await s.close();
 `,
     );
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');

@@ -74,12 +74,19 @@ export {
 export {
   Session,
   session,
+  type BaseRunOptions,
+  type CommonOptions,
+  type Computable,
+  type Phase,
+  type PreprocessOptions,
+  type ProgramSource,
   type Progress,
   type Protocol,
   type RunOptions,
+  type SecurityModel,
   type SessionOptions,
 } from './session.js';
-export { PreparedCircuit, prepareCircuit, type CircuitSource, type StreamedCircuit } from './circuit/source.js';
+export { PreparedCircuit, prepareCircuit, type BuiltCircuit, type CircuitSource, type StreamedCircuit } from './circuit/source.js';
 // The circuit builder and generators (`webmpc.circuit.CircuitBuilder`, `aes128Circuit`, ...): a
 // namespace, because `Circuit`, `Bit` and `UInt` are generic names.
 export * as circuit from './circuit/index.js';

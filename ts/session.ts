@@ -2,42 +2,60 @@
  * Sessions: the SDK's entry point for running a computation among the parties of a Transport.
  *
  * ```ts
- * const s = await webmpc.session({ transport, party, parties: 2 });
+ * await using s = await webmpc.session({ transport, party, parties: 2 });
  * const out = await s.run(circuit, { inputs: [myValue], protocol: 'yao2pc' });
  * // out[i]: output value i as big-endian bytes, or undefined if it is not revealed to us
  * ```
  *
  * Conventions (those of Bristol Fashion and `../shared/circuits/README.md`): input value `i` of
- * the circuit belongs to party `owners[i]` (default: input 1 to party 0, input 2 to party 1, …);
- * each value is passed as big-endian bytes, `ceil(width / 8)` of them. Output value `i` is
- * revealed to the parties in `outputs[i]` (default: everyone) and to nobody else.
+ * the circuit (0-based) belongs to party `owners[i]`; each value is passed as big-endian bytes,
+ * `ceil(width / 8)` of them. Output value `i` is revealed to the parties in `outputs[i]`
+ * (default: everyone) and to nobody else. The owners come from the circuit when it declares them
+ * (`CircuitBuilder.input(party, width)` does; an explicit `owners` that contradicts them is
+ * refused), else from `owners`, else input i belongs to party i.
  *
- * Protocols:
- * - `yao2pc`: semi-honest garbled circuits (half-gates) between two parties; party `garbler`
- *   (default 0) garbles, the other evaluates, OT extension transfers the evaluator's input labels.
- *   Set up once per session (128 base OTs), then every run reuses it.
- * - `plain`: no privacy at all — every party sends its inputs in the clear and evaluates the
- *   circuit itself. For debugging and as a reference; never for real secrets.
+ * Protocols (`protocol`, default `yao2pc`; one module each in `./protocols/`):
+ * - `yao2pc` (2 parties, Boolean circuits): Yao's garbled circuits (half-gates); party `garbler`
+ *   (default 0) garbles, the other evaluates, OT extension transfers the evaluator's input
+ *   labels. Set up once per session and garbler (128 base OTs; `preprocess('yao2pc')` runs it
+ *   ahead of time). **Semi-honest**: private only against parties that follow the protocol. The
+ *   garbled tables are not checked, so a cheating garbler can garble another function of the
+ *   evaluator's input; a cheating evaluator can choose the garbler's outputs.
+ * - `plain` (2+ parties, Boolean circuits): **no privacy at all** — every party sends its inputs
+ *   in the clear and evaluates the circuit itself. For debugging and as a reference; never for
+ *   real secrets.
  *
- * Both parties must call `run` with the same circuit and assignment; a mismatch is detected
- * (content hash) before any input-dependent message and rejects with `PARAMETER_MISMATCH`.
- * Cancelling through `signal` closes the session's transport (a two-party protocol cannot
- * continue without one party), so the peer's run rejects too.
+ * Before any protocol message, the parties exchange and compare their public parameters
+ * (protocol and version, party count, roles such as the garbler, the circuit's content hash,
+ * owners and outputs); any difference rejects every party's run with `PARAMETER_MISMATCH`
+ * naming the field, and leaves the session usable. This party's inputs are checked before that
+ * exchange, so a bad argument is an `INVALID_ARGUMENT` before anything is sent.
+ *
+ * Any other failure of `run` or `preprocess` (a bad argument, a cancelled `signal`, a cheating or
+ * vanished peer) ends the session: its transport is closed with the error, so every peer's run
+ * rejects at once (`PEER_DISCONNECTED` or the cause) instead of waiting for a timeout, and no
+ * timer or socket is left to keep the process alive. Open a new session to continue.
  */
+import { PreparedCircuit, isStreamedCircuit, preparedHandle, prepareCircuit, streamedShape, type CircuitSource, type StreamedCircuit } from './circuit/source.js';
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from './errors.js';
-import { wasm } from './engine/wasm.js';
-import {
-  PreparedCircuit,
-  isStreamedCircuit,
-  preparedHandle,
-  prepareCircuit,
-  streamedShape,
-  type CircuitSource,
-  type StreamedCircuit,
-} from './circuit/source.js';
 import type { Transport } from './net/transport.js';
+import { agree, isSharedVerdict, type ParameterRecord } from './protocols/agreement.js';
+import { protocolModule, protocols, type PreprocessOptionsOf, type Protocol, type RoleOptionsOf } from './protocols/index.js';
+import type { CircuitJob, Json, Outputs, Params, Phase, ProgramJob, ProgramSource, ProtocolContext, ProtocolModule } from './protocols/types.js';
+import { plural, sha256, utf8 } from './protocols/util.js';
 
-export type Protocol = 'yao2pc' | 'plain';
+export type { Protocol } from './protocols/index.js';
+export type { Phase, ProgramSource, SecurityModel } from './protocols/types.js';
+
+declare global {
+  interface SymbolConstructor {
+    /** The `await using` hook (Node 20+, recent browsers; the TypeScript lib `esnext.disposable`). */
+    readonly asyncDispose: unique symbol;
+  }
+}
+
+/** `Symbol.asyncDispose`, or a registered stand-in where the runtime has none. */
+const asyncDispose: typeof Symbol.asyncDispose = (Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')) as typeof Symbol.asyncDispose;
 
 export interface SessionOptions {
   transport: Transport;
@@ -46,56 +64,87 @@ export interface SessionOptions {
   /** Number of parties; must equal `transport.parties`. */
   parties: number;
   /**
-   * 32 bytes both parties agree on. If omitted, the parties agree on a fresh one by exchanging
+   * 32 bytes all parties agree on. If omitted, the parties agree on a fresh one by exchanging
    * random contributions over the transport.
    */
   sessionId?: Uint8Array;
 }
 
+/** Progress of a run or preprocessing, as given to `onProgress`. */
 export interface Progress {
+  /** The stage: `'setup'` (e.g. base OTs), `'preprocessing'`, `'evaluating'`, ... */
+  phase: Phase;
+  /** Work done in this phase, out of `total` (units are the phase's own: gates, triples, ...). */
+  done: number;
+  total: number;
+  /** Circuit protocols: gates evaluated so far in this run, out of `gatesTotal` (0 until evaluation starts). */
   gatesDone: number;
   gatesTotal: number;
-  /** Bytes this party has sent in this run so far. */
+  /** Bytes this party has sent in this run (or preprocessing) so far. */
   bytesSent: number;
 }
 
-export interface RunOptions {
-  /** This party's own input values, in circuit order, as big-endian bytes. */
-  inputs: readonly Uint8Array[];
-  /** The party supplying each input value (default: input i ↦ party i). */
-  owners?: readonly number[];
-  /** The parties learning each output value (default: all parties). */
-  outputs?: readonly (readonly number[])[];
-  protocol?: Protocol;
-  /** For `yao2pc`: the garbling party (default 0). */
-  garbler?: number;
+/** Options every operation takes. */
+export interface CommonOptions {
+  /** Cancels the operation; the session's transport is closed, so the peers' runs reject too. */
   signal?: AbortSignal;
+  /** Called as the operation progresses; a callback that throws is ignored. */
   onProgress?: (p: Progress) => void;
 }
 
-type RawYao = import('./wasm-gen/webmpc.js').YaoSession;
+/** The options of `Session.run` common to every protocol. */
+export interface BaseRunOptions extends CommonOptions {
+  /** This party's own input values, in circuit (or program) order, as big-endian bytes. */
+  inputs: readonly Uint8Array[];
+  /**
+   * The party supplying each input value. Default: what the circuit declares, else input i ↦
+   * party i. Must agree with what the circuit (or program) declares.
+   */
+  owners?: readonly number[];
+  /** The parties learning each output value (default: all parties); each list non-empty. */
+  outputs?: readonly (readonly number[])[];
+}
 
-async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
-  const total = parts.reduce((n, p) => n + p.length, 0);
-  const buf = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    buf.set(p, at);
-    at += p.length;
-  }
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', buf));
+/**
+ * The options of `Session.run` for protocol `P`: the common ones, `protocol`, and the roles `P`
+ * takes (`yao2pc`: `garbler`).
+ */
+export type RunOptions<P extends Protocol = Protocol> = BaseRunOptions & { protocol?: P } & RoleOptionsOf<P>;
+
+/** The options of `Session.preprocess` for protocol `P` (`yao2pc`: `garbler`). */
+export type PreprocessOptions<P extends Protocol = Protocol> = CommonOptions & PreprocessOptionsOf<P>;
+
+/** What `Session.run` computes: a Boolean circuit in any form, or a program. */
+export type Computable = CircuitSource | PreparedCircuit | StreamedCircuit | ProgramSource;
+
+const RUN_OPTIONS: ReadonlySet<string> = new Set(['inputs', 'owners', 'outputs', 'protocol', 'signal', 'onProgress']);
+const COMMON_OPTIONS: ReadonlySet<string> = new Set(['signal', 'onProgress']);
+
+function invalid(message: string): WebmpcError {
+  return new WebmpcError('INVALID_ARGUMENT', message);
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function isProgramSource(x: unknown): x is ProgramSource {
+  return typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'program';
 }
 
 /** A computation session among the parties of one transport. */
 export class Session {
-  #yao: { garbler: number; raw: RawYao } | undefined;
   /** What the protocols talk through: the transport, counting the bytes this party sends. */
   readonly #counted: Transport;
   #bytesSent = 0;
-  #runs = 0;
   #busy = false;
+  /** Settles when the operation in progress does (never rejects). */
+  #current: Promise<unknown> = Promise.resolve();
+  #closing: Promise<void> | undefined;
   /** The last circuit source run and its prepared form: repeated runs skip decoding and hashing. */
   #lastCircuit: { source: CircuitSource | PreparedCircuit; prepared: PreparedCircuit } | undefined;
+  /** Each protocol's per-session state (e.g. the Yao setup), by protocol name. */
+  readonly #states = new Map<string, unknown>();
 
   /** @internal */
   constructor(
@@ -123,36 +172,195 @@ export class Session {
     return this.#bytesSent;
   }
 
-  /** Runs `circuit`; resolves to one entry per output value (undefined where not revealed). */
-  async run(circuit: CircuitSource | PreparedCircuit | StreamedCircuit, options: RunOptions): Promise<(Uint8Array | undefined)[]> {
+  /**
+   * Runs `circuit` (or a program) with `options.protocol` (default `yao2pc`); resolves to one
+   * entry per output value (undefined where not revealed to this party). Every party calls it
+   * with the same circuit, protocol, roles and assignment, each with its own inputs.
+   */
+  run<P extends Protocol = 'yao2pc'>(circuit: Computable, options: RunOptions<P>): Promise<Outputs> {
+    return this.#exclusive(options?.signal, () => this.#run(circuit, options as RunOptions));
+  }
+
+  /**
+   * Runs `protocol`'s input-independent preprocessing now (every party calls it with the same
+   * options), so later runs are faster: `yao2pc` sets up the base OTs for `garbler`. Refused with
+   * `INVALID_ARGUMENT` by protocols that have none.
+   */
+  preprocess<P extends Protocol>(protocol: P, options?: PreprocessOptions<P>): Promise<void> {
+    const opts = (options ?? {}) as PreprocessOptions;
+    return this.#exclusive(opts.signal, () => this.#preprocess(protocol, opts));
+  }
+
+  /**
+   * Ends the session: waits for (after cancelling) any computation in progress, frees the
+   * Wasm-side state, and closes the transport gracefully. Idempotent. A Node process whose
+   * sessions are closed has nothing of the session's left to keep it alive.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#busy) {
+        void this.transport.close(new TransportError('CLOSED', 'the session was closed during a computation'));
+        await this.#current;
+      }
+      this.free();
+      await this.transport.close();
+    })();
+    return this.#closing;
+  }
+
+  /** `await using s = await session(...)`: {@link close} at the end of the scope. */
+  [asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /**
+   * Releases Wasm-side state (protocol setups, the cached circuit) but leaves the transport open;
+   * the next run sets up again, so every party must free at the same point. Prefer {@link close}.
+   */
+  free(): void {
+    if (this.#busy) throw new WebmpcError('BUSY', 'a computation is running; close() the session to stop it');
+    for (const [name, state] of this.#states) {
+      if (state !== undefined) protocolModule(name)?.free?.(state);
+    }
+    this.#states.clear();
+    if (this.#lastCircuit && this.#lastCircuit.prepared !== this.#lastCircuit.source) this.#lastCircuit.prepared.free();
+    this.#lastCircuit = undefined;
+  }
+
+  /**
+   * Runs one operation at a time. On failure, closes the transport with the error (so the peers
+   * stop waiting for us), except for a parameter mismatch, which every party sees by itself.
+   */
+  async #exclusive<T>(signal: AbortSignal | undefined, body: () => Promise<T>): Promise<T> {
     if (this.#busy) throw new WebmpcError('BUSY', 'this session is already running a computation');
+    if (this.#closing) throw new TransportError('CLOSED', 'this session is closed');
     this.#busy = true;
-    const { signal } = options;
     const onAbort = () => {
       void this.transport.close(new TransportError('ABORTED', 'the computation was cancelled'));
     };
-    try {
-      signal?.throwIfAborted();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const parsed = isStreamedCircuit(circuit) ? circuit : this.#prepare(circuit);
-      const shape = isStreamedCircuit(parsed) ? streamedShape(parsed) : parsed;
-      const owners = options.owners ?? shape.inputWidths.map((_, i) => i);
-      const outputs = options.outputs ?? shape.outputWidths.map(() => [...Array(this.parties).keys()]);
-      this.#checkAssignment(shape.inputWidths.length, shape.outputWidths.length, owners, outputs);
-      this.#checkInputs(shape.inputWidths, owners, options.inputs);
-      const protocol = options.protocol ?? 'yao2pc';
-      if (protocol === 'plain') {
-        if (isStreamedCircuit(parsed)) throw new WebmpcError('INVALID_ARGUMENT', 'the plain protocol needs the whole circuit, not a stream');
-        return await this.#runPlain(parsed, owners, outputs, options);
+    const task = (async () => {
+      try {
+        if (signal?.aborted) throw signal.reason;
+        signal?.addEventListener('abort', onAbort, { once: true });
+        return await body();
+      } catch (err) {
+        let e = fromWasmError(err);
+        if (signal?.aborted) e = new TransportError('ABORTED', 'the computation was cancelled', { cause: err });
+        if (!isSharedVerdict(e)) {
+          const reason = e instanceof Error ? e : new WebmpcError('INVALID_ARGUMENT', 'the computation failed', { cause: e });
+          await this.transport.close(reason);
+        }
+        throw e;
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        this.#busy = false;
       }
-      if (protocol !== 'yao2pc') throw new WebmpcError('INVALID_ARGUMENT', `unknown protocol ${String(protocol)}`);
-      return await this.#runYao(parsed, owners, outputs, options);
+    })();
+    this.#current = task.catch(() => {});
+    return task;
+  }
+
+  async #run(target: Computable, options: RunOptions): Promise<Outputs> {
+    if (typeof options !== 'object' || options === null) throw invalid('run needs an options object with the inputs');
+    const name = options.protocol ?? 'yao2pc';
+    const module = this.#module(name);
+    checkOptionNames(options, RUN_OPTIONS, module, module.roleOptions, 'run');
+    const env = { party: this.party, parties: this.parties };
+    const roles = module.roles(options, env);
+    const job = module.computes === 'circuit' ? this.#circuitJob(target, options, roles) : this.#programJob(target, options, roles);
+    module.check?.(job, env);
+    // Every argument is checked; only now does anything go on the network.
+    const record: ParameterRecord = [
+      ['operation', 'run'],
+      ['protocol', module.name],
+      ['version', module.version],
+      ['parties', this.parties],
+      ['kind', job.kind],
+      ['roles', roles],
+      ['hash', hex(job.hash)],
+      ['owners', [...job.owners]],
+      ['outputs', job.outputs.map((o) => [...o])],
+    ];
+    const ctx = await this.#context(module, options);
+    await agree(this.#counted, this.party, this.parties, record);
+    return module.run(ctx, job);
+  }
+
+  async #preprocess(name: Protocol, options: PreprocessOptions): Promise<void> {
+    const module = this.#module(name);
+    const hook = module.preprocess;
+    if (!hook) throw invalid(`protocol '${module.name}' has no preprocessing`);
+    checkOptionNames(options, COMMON_OPTIONS, module, hook.options, 'preprocess');
+    const params = hook.params(options, { party: this.party, parties: this.parties });
+    const record: ParameterRecord = [
+      ['operation', 'preprocess'],
+      ['protocol', module.name],
+      ['version', module.version],
+      ['parties', this.parties],
+      ['params', params as Params as Json],
+    ];
+    const ctx = await this.#context(module, options);
+    await agree(this.#counted, this.party, this.parties, record);
+    await hook.run(ctx, params);
+  }
+
+  #module(name: unknown): ProtocolModule {
+    const module = protocolModule(name);
+    if (!module) {
+      const known = Object.keys(protocols).join(', ');
+      throw invalid(`unknown protocol ${typeof name === 'string' ? `'${name.slice(0, 40)}'` : String(name)} (known: ${known})`);
+    }
+    const { min, max } = module.parties;
+    if (this.parties < min || this.parties > max) {
+      const allowed = min === max ? `exactly ${min}` : `${min} to ${max}`;
+      throw invalid(`${module.name} runs between ${allowed} parties; this session has ${this.parties}`);
+    }
+    return module;
+  }
+
+  /** The context a module runs in: counted transport, derived session id, progress, state. */
+  async #context(module: ProtocolModule, options: CommonOptions): Promise<ProtocolContext<unknown>> {
+    const sessionId = await sha256(utf8(`webmpc/protocol/${module.name}/v${module.version}`), this.sessionId);
+    const sentBefore = this.#bytesSent;
+    const { onProgress, signal } = options;
+    let gatesDone = 0;
+    let gatesTotal = 0;
+    const states = this.#states;
+    return {
+      transport: this.#counted,
+      party: this.party,
+      parties: this.parties,
+      sessionId,
+      signal,
+      progress: (phase, done, total) => {
+        if (phase === 'evaluating' && module.computes === 'circuit') {
+          gatesDone = done;
+          gatesTotal = total;
+        }
+        try {
+          onProgress?.({ phase, done, total, gatesDone, gatesTotal, bytesSent: this.#bytesSent - sentBefore });
+        } catch {
+          // A throwing progress callback must not abort the protocol.
+        }
+      },
+      call: (f) => this.#call(f),
+      get state() {
+        return states.get(module.name);
+      },
+      set state(value) {
+        states.set(module.name, value);
+      },
+    };
+  }
+
+  /** Awaits a Wasm call; maps its errors, and on a protocol verdict closes the transport at once. */
+  async #call<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
     } catch (err) {
-      if (signal?.aborted) throw new TransportError('ABORTED', 'the computation was cancelled', { cause: err });
-      throw err;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      this.#busy = false;
+      const e = fromWasmError(err);
+      if (e instanceof ProtocolAbort) await this.transport.close(e);
+      throw e;
     }
   }
 
@@ -164,202 +372,166 @@ export class Session {
     return prepared;
   }
 
-  /** This party's input values against the circuit, before anything goes on the network. */
-  #checkInputs(widths: readonly number[], owners: readonly number[], inputs: readonly Uint8Array[]): void {
-    const mine = widths.filter((_, i) => owners[i] === this.party);
-    if (!Array.isArray(inputs) || inputs.length !== mine.length) {
-      throw new WebmpcError('INVALID_ARGUMENT', `this party owns ${mine.length} input values; ${inputs?.length ?? 0} given`);
-    }
-    mine.forEach((w, k) => {
-      const v = inputs[k];
-      if (!(v instanceof Uint8Array) || v.length !== Math.ceil(w / 8)) {
-        throw new WebmpcError('INVALID_ARGUMENT', `input value ${k + 1} must be ${Math.ceil(w / 8)} bytes (a ${w}-bit value)`);
-      }
-    });
-  }
-
-  #checkAssignment(nIn: number, nOut: number, owners: readonly number[], outputs: readonly (readonly number[])[]): void {
-    const isParty = (p: number) => Number.isInteger(p) && p >= 0 && p < this.parties;
-    if (owners.length !== nIn || !owners.every(isParty)) {
-      throw new WebmpcError('INVALID_ARGUMENT', `owners must name a party for each of the ${nIn} input values`);
-    }
-    if (outputs.length !== nOut || !outputs.every((o) => o.every(isParty))) {
-      throw new WebmpcError('INVALID_ARGUMENT', `outputs must list parties for each of the ${nOut} output values`);
-    }
-  }
-
-  async #runYao(
-    circuit: PreparedCircuit | StreamedCircuit,
-    owners: readonly number[],
-    outputs: readonly (readonly number[])[],
-    options: RunOptions,
-  ): Promise<(Uint8Array | undefined)[]> {
-    if (this.parties !== 2) throw new WebmpcError('INVALID_ARGUMENT', 'yao2pc runs between exactly two parties');
-    const garbler = options.garbler ?? 0;
-    if (garbler !== 0 && garbler !== 1) throw new WebmpcError('INVALID_ARGUMENT', 'garbler must be 0 or 1');
-    const peer = 1 - this.party;
-    const role = (p: number) => (p === garbler ? 0 : 1);
-    const ownerBytes = Uint8Array.from(owners, role);
-    const outputBytes = Uint8Array.from(outputs, (ps) => {
-      const g = ps.includes(garbler);
-      const e = ps.includes(1 - garbler);
-      if (!g && !e) throw new WebmpcError('INVALID_ARGUMENT', 'every output value must be revealed to at least one party');
-      return g && e ? 2 : g ? 0 : 1;
-    });
-    // Every argument is checked above; only now does anything go on the network.
-    const yao = await this.#yaoSession(garbler, peer);
-    const sentBefore = this.#bytesSent;
-    const progress = options.onProgress
-      ? (done: number, total: number) =>
-          options.onProgress?.({ gatesDone: done, gatesTotal: total, bytesSent: this.#bytesSent - sentBefore })
-      : undefined;
-    const inputs = [...options.inputs];
-    let run: () => Promise<(Uint8Array | undefined)[]>;
+  #circuitJob<R extends Params>(target: Computable, options: BaseRunOptions, roles: R): CircuitJob<R> {
+    if (isProgramSource(target)) throw invalid(`protocol '${protocolName(options)}' runs Boolean circuits, not programs`);
+    const circuit = isStreamedCircuit(target) ? target : this.#prepare(target);
+    let shape: CircuitJob<R>['shape'];
+    let declared: readonly number[] | undefined;
     if (circuit instanceof PreparedCircuit) {
-      const handle = preparedHandle(circuit) as import('./wasm-gen/webmpc.js').PreparedCircuit;
-      run = () => yao.run(handle, ownerBytes, outputBytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>;
+      try {
+        preparedHandle(circuit);
+      } catch {
+        throw invalid('this PreparedCircuit was freed');
+      }
+      shape = circuit;
+      declared = circuit.owners;
     } else {
-      if (!(circuit.hash instanceof Uint8Array) || circuit.hash.length !== 32) {
-        throw new WebmpcError('INVALID_ARGUMENT', 'a streamed circuit needs its 32-byte hash');
-      }
-      const iterable = circuit.pieces();
-      const it =
-        Symbol.asyncIterator in iterable
-          ? (iterable as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]()
-          : (iterable as Iterable<Uint8Array>)[Symbol.iterator]();
-      // Pulled by Rust one piece at a time, so only the pieces in flight are in memory.
-      const pull = async (): Promise<Uint8Array | null> => {
-        const r = await it.next();
-        return r.done ? null : r.value;
-      };
-      run = () => yao.runStream(circuit.prefix, circuit.hash, pull, ownerBytes, outputBytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>;
+      if (!(circuit.hash instanceof Uint8Array) || circuit.hash.length !== 32) throw invalid('a streamed circuit needs its 32-byte hash');
+      shape = streamedShape(circuit);
+      declared = circuit.owners;
     }
-    const out = await this.#call(run);
-    this.#runs++;
-    return out;
+    const nIn = shape.inputWidths.length;
+    const owners = this.#owners(nIn, declared, options.owners, 'circuit');
+    const outputs = this.#outputs(shape.outputWidths.length, undefined, options.outputs, 'circuit');
+    const inputs = this.#inputs(owners, options.inputs, 'circuit', (i, v) => {
+      const w = shape.inputWidths[i]!;
+      const bytes = Math.ceil(w / 8);
+      return v.length === bytes ? undefined : `is ${plural(w, 'bit')} wide: it needs ${plural(bytes, 'byte')}, not ${v.length}`;
+    });
+    return { kind: 'circuit', circuit, shape, hash: circuit.hash, owners, outputs, inputs, roles };
   }
 
-  async #yaoSession(garbler: number, peer: number): Promise<RawYao> {
-    if (this.#yao) {
-      if (this.#yao.garbler !== garbler) {
-        throw new WebmpcError('INVALID_ARGUMENT', 'a session keeps its garbler; open a new session to swap roles');
-      }
-      return this.#yao.raw;
-    }
-    const sid = await sha256(new TextEncoder().encode('webmpc/session/yao2pc'), this.sessionId);
-    const role = this.party === garbler ? 'garbler' : 'evaluator';
-    const raw = await this.#call(() => wasm().yaoSetup(this.#counted, role, peer, sid) as Promise<RawYao>);
-    this.#yao = { garbler, raw };
-    return raw;
+  #programJob<R extends Params>(target: Computable, options: BaseRunOptions, roles: R): ProgramJob<R> {
+    if (!isProgramSource(target)) throw invalid(`protocol '${protocolName(options)}' runs programs, not Boolean circuits`);
+    const program = target;
+    if (!(program.hash instanceof Uint8Array) || program.hash.length !== 32) throw invalid('a program needs its 32-byte hash');
+    const owners = this.#owners(program.owners.length, program.owners, options.owners, 'program');
+    const outputs = this.#outputs(program.outputs.length, program.outputs, options.outputs, 'program');
+    const inputs = this.#inputs(owners, options.inputs, 'program', (i, v) => program.checkInput(i, v));
+    return { kind: 'program', program, hash: program.hash, owners, outputs, inputs, roles };
   }
 
-  async #runPlain(
-    parsed: PreparedCircuit,
+  /** The owner of each input: declared by the circuit, given, or input i ↦ party i. */
+  #owners(n: number, declared: readonly number[] | undefined, given: readonly number[] | undefined, what: string): readonly number[] {
+    if (given !== undefined && !Array.isArray(given)) throw invalid('owners must be an array of party indices');
+    const owners = given ?? declared ?? Array.from({ length: n }, (_, i) => i);
+    if (owners.length !== n || !owners.every((p) => this.#isParty(p))) {
+      throw invalid(`owners must name a party in [0, ${this.parties}) for each of the ${plural(n, 'input value')} of the ${what}`);
+    }
+    if (declared && given) {
+      const i = given.findIndex((p, k) => p !== declared[k]);
+      if (i >= 0) {
+        throw invalid(`owners contradict the ${what}: its input value ${i} belongs to party ${declared[i]}, not ${given[i]}`);
+      }
+    }
+    return owners;
+  }
+
+  /** The recipients of each output: declared by the program, given, or every party. */
+  #outputs(
+    n: number,
+    declared: readonly (readonly number[])[] | undefined,
+    given: readonly (readonly number[])[] | undefined,
+    what: string,
+  ): readonly (readonly number[])[] {
+    const all = [...Array(this.parties).keys()];
+    const outputs = given ?? declared ?? Array.from({ length: n }, () => all);
+    if (!Array.isArray(outputs) || outputs.length !== n || !outputs.every((o) => Array.isArray(o) && o.every((p) => this.#isParty(p)))) {
+      throw invalid(`outputs must list parties in [0, ${this.parties}) for each of the ${plural(n, 'output value')} of the ${what}`);
+    }
+    const nobody = outputs.findIndex((o) => o.length === 0);
+    if (nobody >= 0) throw invalid(`every output value must be revealed to at least one party (output value ${nobody} is not)`);
+    if (declared && given) {
+      const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().join() === [...b].sort().join();
+      const i = given.findIndex((o, k) => !same(o, declared[k]!));
+      if (i >= 0) throw invalid(`outputs contradict the ${what}: output value ${i} goes to parties ${declared[i]!.join(', ')}`);
+    }
+    return outputs;
+  }
+
+  /**
+   * This party's input values against what it owns, before anything goes on the network.
+   * Messages name the circuit's input index and sizes, never the values.
+   */
+  #inputs(
     owners: readonly number[],
-    outputs: readonly (readonly number[])[],
-    options: RunOptions,
-  ): Promise<(Uint8Array | undefined)[]> {
-    const mine = owners.map((p, i) => (p === this.party ? i : -1)).filter((i) => i >= 0);
-    if (options.inputs.length !== mine.length) {
-      throw new WebmpcError('INVALID_ARGUMENT', `${options.inputs.length} input values given; this party owns ${mine.length}`);
+    inputs: readonly Uint8Array[] | undefined,
+    what: string,
+    problem: (index: number, value: Uint8Array) => string | undefined,
+  ): readonly Uint8Array[] {
+    const mine = owners.flatMap((p, i) => (p === this.party ? [i] : []));
+    if (!Array.isArray(inputs) || inputs.length !== mine.length) {
+      const which = mine.length === 0 ? '' : ` (${mine.length === 1 ? 'input' : 'inputs'} ${listIndices(mine)})`;
+      const got = Array.isArray(inputs) ? inputs.length : 'none';
+      throw invalid(`party ${this.party} owns ${plural(mine.length, 'input value')} of the ${what}${which}; ${got} given`);
     }
-    // Everyone sends all their values to everyone, length-prefixed, in one message.
-    const encoded = encodeValues(options.inputs);
-    const peers = [...Array(this.parties).keys()].filter((p) => p !== this.party);
-    await Promise.all(peers.map((p) => this.#counted.send(p, encoded)));
-    const values: (Uint8Array | undefined)[] = new Array(owners.length);
-    mine.forEach((i, k) => (values[i] = options.inputs[k]));
-    for (const p of peers) {
-      const theirs = decodeValues(await this.transport.recv(p), p);
-      const slots = owners.map((o, i) => (o === p ? i : -1)).filter((i) => i >= 0);
-      if (theirs.length !== slots.length) {
-        throw new ProtocolAbort('PARAMETER_MISMATCH', `party ${p} sent ${theirs.length} input values; ${slots.length} expected`, { peer: p });
-      }
-      slots.forEach((i, k) => (values[i] = theirs[k]));
-    }
-    const out = parsed.evaluate(values as Uint8Array[]);
-    this.#runs++;
-    return out.map((v, i) => (outputs[i]!.includes(this.party) ? v : undefined));
+    mine.forEach((i, k) => {
+      const v = inputs[k];
+      if (!(v instanceof Uint8Array)) throw invalid(`the value for ${what} input ${i} (inputs[${k}]) must be a Uint8Array`);
+      const p = problem(i, v);
+      if (p !== undefined) throw invalid(`the value for ${what} input ${i} (inputs[${k}]) ${p}`);
+    });
+    return [...inputs];
   }
 
-  async #call<T>(f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (err) {
-      const e = fromWasmError(err);
-      // A protocol verdict ends the session for both parties: close so the peer aborts at once.
-      // (A parameter mismatch is seen by both parties, each holding the other's description, so
-      // the transport stays open for the peer to reach the same verdict.)
-      if (e instanceof ProtocolAbort && e.code !== 'PARAMETER_MISMATCH') await this.transport.close(e);
-      throw e;
-    }
-  }
-
-  /** Releases Wasm-side state; the transport is the caller's to close. */
-  free(): void {
-    this.#yao?.raw.free();
-    this.#yao = undefined;
-    if (this.#lastCircuit && this.#lastCircuit.prepared !== this.#lastCircuit.source) this.#lastCircuit.prepared.free();
-    this.#lastCircuit = undefined;
+  #isParty(p: unknown): boolean {
+    return Number.isInteger(p) && (p as number) >= 0 && (p as number) < this.parties;
   }
 }
 
-function encodeValues(values: readonly Uint8Array[]): Uint8Array {
-  const total = values.reduce((n, v) => n + 4 + v.length, 4);
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, values.length, true);
-  let at = 4;
-  for (const v of values) {
-    view.setUint32(at, v.length, true);
-    out.set(v, at + 4);
-    at += 4 + v.length;
-  }
-  return out;
+function protocolName(options: object): string {
+  return String((options as { protocol?: unknown }).protocol ?? 'yao2pc');
 }
 
-function decodeValues(bytes: Uint8Array, peer: number): Uint8Array[] {
-  const bad = () => new ProtocolAbort('MALFORMED_MESSAGE', `party ${peer} sent malformed plain inputs`, { peer });
-  if (bytes.length < 4) throw bad();
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const n = view.getUint32(0, true);
-  const out: Uint8Array[] = [];
-  let at = 4;
-  for (let i = 0; i < n; i++) {
-    if (at + 4 > bytes.length) throw bad();
-    const len = view.getUint32(at, true);
-    if (at + 4 + len > bytes.length) throw bad();
-    out.push(bytes.slice(at + 4, at + 4 + len));
-    at += 4 + len;
-  }
-  if (at !== bytes.length) throw bad();
-  return out;
+/** `0, 2, 5` (the first ten, then `...`). */
+function listIndices(indices: readonly number[]): string {
+  return indices.length > 10 ? `${indices.slice(0, 10).join(', ')}, ...` : indices.join(', ');
 }
 
-/** Opens a session; agrees on a session id with the other parties unless one is given. */
+/** Refuses options the protocol does not take (a misspelt or misplaced role is a silent bug). */
+function checkOptionNames(options: object, common: ReadonlySet<string>, module: ProtocolModule, own: readonly string[], op: string): void {
+  for (const key of Object.keys(options)) {
+    if (common.has(key) || own.includes(key) || (options as Record<string, unknown>)[key] === undefined) continue;
+    throw invalid(`option '${key.slice(0, 40)}' does not apply to ${op} with protocol '${module.name}'`);
+  }
+}
+
+/**
+ * Opens a session; agrees on a session id with the other parties unless one is given. On failure
+ * the transport is closed with the error, so the other parties do not wait for this one.
+ */
 export async function session(options: SessionOptions): Promise<Session> {
   const { transport, party, parties } = options;
-  if (transport.party !== party || transport.parties !== parties) {
-    throw new WebmpcError('INVALID_ARGUMENT', 'party/parties must match the transport');
-  }
-  let sid = options.sessionId;
-  if (sid !== undefined && !(sid instanceof Uint8Array && sid.length === 32)) {
-    throw new WebmpcError('INVALID_ARGUMENT', 'sessionId must be 32 bytes');
-  }
-  if (sid === undefined) {
-    // Each party contributes 32 random bytes; the id hashes all contributions in party order, so
-    // it is fresh as long as one party is honest.
-    const mine = crypto.getRandomValues(new Uint8Array(32));
-    const peers = [...Array(parties).keys()].filter((p) => p !== party);
-    await Promise.all(peers.map((p) => transport.send(p, mine)));
-    const all: Uint8Array[] = new Array(parties);
-    all[party] = mine;
-    for (const p of peers) {
-      const c = await transport.recv(p);
-      if (c.length !== 32) throw new ProtocolAbort('MALFORMED_MESSAGE', `party ${p} sent a malformed session contribution`, { peer: p });
-      all[p] = c;
+  try {
+    if (transport.party !== party || transport.parties !== parties) {
+      throw invalid('party/parties must match the transport');
     }
-    sid = await sha256(new TextEncoder().encode('webmpc/session-id/v1'), ...all);
+    let sid = options.sessionId;
+    if (sid !== undefined && !(sid instanceof Uint8Array && sid.length === 32)) {
+      throw invalid('sessionId must be 32 bytes');
+    }
+    if (sid === undefined) {
+      // Each party contributes 32 random bytes; the id hashes all contributions in party order, so
+      // it is fresh as long as one party is honest.
+      const mine = crypto.getRandomValues(new Uint8Array(32));
+      const peers = [...Array(parties).keys()].filter((p) => p !== party);
+      const all: Uint8Array[] = new Array(parties);
+      all[party] = mine;
+      await Promise.all([
+        ...peers.map((p) => transport.send(p, mine)),
+        (async () => {
+          for (const p of peers) {
+            const c = await transport.recv(p);
+            if (c.length !== 32) throw new ProtocolAbort('MALFORMED_MESSAGE', `party ${p} sent a malformed session contribution`, { peer: p });
+            all[p] = c;
+          }
+        })(),
+      ]);
+      sid = await sha256(utf8('webmpc/session-id/v1'), ...all);
+    }
+    return new Session(transport, party, parties, sid);
+  } catch (err) {
+    await transport?.close?.(err instanceof Error ? err : undefined);
+    throw err;
   }
-  return new Session(transport, party, parties, sid);
 }

@@ -94,7 +94,10 @@ function constantRefs(value: Constant, width: number): number[] {
 
 /** One input value as declared: who supplies it and how many bits it has. */
 export interface CircuitInput {
-  /** The party that supplies this value (metadata for protocols; not part of the wire format). */
+  /**
+   * The party that supplies this value. Not part of the wire format (nor of the content hash):
+   * it travels beside it, and `Session.run` takes each input's owner from here.
+   */
   readonly party: number;
   readonly width: number;
 }

@@ -5,9 +5,22 @@
  * circuit, so running the same circuit many times pays for them once.
  */
 import { callWasm } from '../engine/wasm.js';
+import { WebmpcError } from '../errors.js';
 import { evaluate, parseBristol } from './wasm.js';
 
-export type CircuitSource = Uint8Array | string | { toBinary(): Uint8Array };
+export type CircuitSource = Uint8Array | string | BuiltCircuit;
+
+/**
+ * A circuit object that can serialise itself, like the builder's `Circuit`. When it also lists
+ * its `inputs` with the party supplying each (as the builder records them), those owners travel
+ * with the circuit: the binary form has no place for them, so {@link prepareCircuit} keeps them
+ * in {@link PreparedCircuit.owners}, and `Session.run` uses them.
+ */
+export interface BuiltCircuit {
+  toBinary(): Uint8Array;
+  /** The input values in circuit order, with the party supplying each. */
+  readonly inputs?: readonly { readonly party: number }[];
+}
 
 type RawPrepared = import('../wasm-gen/webmpc.js').PreparedCircuit;
 
@@ -20,11 +33,19 @@ export class PreparedCircuit {
   readonly gates: number;
   /** SHA-256 of the binary form: what two parties compare before running it. */
   readonly hash: Uint8Array;
+  /**
+   * The party supplying each input value, when the source declared them (a builder circuit
+   * does; Bristol text and binary bytes do not). Not part of the binary form or its hash.
+   */
+  readonly owners: readonly number[] | undefined;
   // ES-private, so the Wasm handle's generated types stay out of the published declarations.
   readonly #raw: RawPrepared;
 
-  /** Decodes and validates `binary` (prefer {@link prepareCircuit}, which accepts every source). */
-  constructor(binary: Uint8Array) {
+  /**
+   * Decodes and validates `binary` (prefer {@link prepareCircuit}, which accepts every source).
+   * `owners`, if given, must name a party (a non-negative integer) for each input value.
+   */
+  constructor(binary: Uint8Array, owners?: readonly number[]) {
     this.binary = binary;
     const raw = callWasm((w) => new w.PreparedCircuit(binary));
     this.#raw = raw;
@@ -33,6 +54,19 @@ export class PreparedCircuit {
     this.outputWidths = [...raw.outputWidths];
     this.gates = raw.gates;
     this.hash = raw.hash;
+    if (owners !== undefined) {
+      if (owners.length !== this.inputWidths.length || !owners.every((p) => Number.isSafeInteger(p) && p >= 0)) {
+        raw.free();
+        RAW.delete(this);
+        throw new WebmpcError(
+          'INVALID_ARGUMENT',
+          `the circuit declares owners for ${owners.length} input values but has ${this.inputWidths.length}, or an owner is not a party index`,
+        );
+      }
+      this.owners = Object.freeze([...owners]);
+    } else {
+      this.owners = undefined;
+    }
   }
 
   /** Plaintext evaluation: big-endian byte values in, out (no privacy; a reference). */
@@ -67,9 +101,16 @@ export function preparedHandle(p: PreparedCircuit): unknown {
 /** Decodes and validates `source` (a no-op for an already prepared circuit). */
 export function prepareCircuit(source: CircuitSource | PreparedCircuit): PreparedCircuit {
   if (source instanceof PreparedCircuit) return source;
-  const binary =
-    typeof source === 'string' ? parseBristol(source).binary : source instanceof Uint8Array ? source : source.toBinary();
-  return new PreparedCircuit(binary);
+  if (typeof source === 'string') return new PreparedCircuit(parseBristol(source).binary);
+  if (source instanceof Uint8Array) return new PreparedCircuit(source);
+  return new PreparedCircuit(source.toBinary(), declaredOwners(source));
+}
+
+/** The owners a built circuit declares, if it declares any. */
+function declaredOwners(source: BuiltCircuit): number[] | undefined {
+  const inputs = source.inputs;
+  if (!Array.isArray(inputs)) return undefined;
+  return inputs.map((i: { party?: unknown } | undefined) => (typeof i?.party === 'number' ? i.party : NaN));
 }
 
 /**
@@ -84,6 +125,8 @@ export interface StreamedCircuit {
   hash: Uint8Array;
   /** The rest of the encoding, in pieces of any size (at most 64 MiB each); called once per run. */
   pieces(): AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  /** The party supplying each input value, if the circuit's publisher declares them. */
+  owners?: readonly number[];
 }
 
 export function isStreamedCircuit(x: unknown): x is StreamedCircuit {

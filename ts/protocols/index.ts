@@ -1,0 +1,40 @@
+/**
+ * The protocol registry: every protocol `Session.run` can dispatch to, by name.
+ *
+ * | name     | parties | computes on | security                                                    |
+ * |----------|---------|-------------|-------------------------------------------------------------|
+ * | `yao2pc` | 2       | circuits    | semi-honest: tables unchecked, evaluator picks garbler's outputs |
+ * | `plain`  | 2+      | circuits    | none: inputs sent in the clear (debugging, reference)       |
+ *
+ * To add a protocol, write `./<name>.ts` exporting a {@link ProtocolModule} (see `./types.ts`)
+ * and add one entry below. Its run options (`garbler`, ...) and preprocessing options become
+ * part of `Session.run`/`Session.preprocess`'s types through {@link RoleOptionsOf} and
+ * {@link PreprocessOptionsOf}.
+ */
+import { plain } from './plain.js';
+import type { ProtocolModule, TypesOf } from './types.js';
+import { yao2pc } from './yao2pc.js';
+
+/** Every protocol, by the name `Session.run` takes. */
+export const protocols = {
+  yao2pc,
+  plain,
+} as const;
+
+/** The name of a protocol in the registry. */
+export type Protocol = keyof typeof protocols;
+
+/** The extra `Session.run` options protocol `P` accepts (e.g. `{ garbler?: number }`). */
+export type RoleOptionsOf<P extends Protocol> = P extends Protocol ? TypesOf<(typeof protocols)[P]>['roleOptions'] : never;
+
+/** The `Session.preprocess` options of protocol `P`. */
+export type PreprocessOptionsOf<P extends Protocol> = P extends Protocol ? TypesOf<(typeof protocols)[P]>['preprocessOptions'] : never;
+
+/** The module registered under `name`, or undefined. */
+export function protocolModule(name: unknown): ProtocolModule | undefined {
+  if (typeof name !== 'string' || !Object.hasOwn(protocols, name)) return undefined;
+  // Each entry is a ProtocolModule<itsTypes>; the session drives every one through the base type.
+  return protocols[name as Protocol] as unknown as ProtocolModule;
+}
+
+export type * from './types.js';
