@@ -16,7 +16,7 @@
 // Exit code: 0 the auction finished with the right result, 1 it failed, 2 bad arguments.
 import { spawnSync, fork } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -92,7 +92,11 @@ function newest(path) {
   return t;
 }
 
-/** Builds the web app and the Node bidder with Vite, unless they are newer than their sources. */
+/**
+ * Builds the web app and the Node bidder with Vite, unless they are newer than their sources.
+ * Each is built beside its place and then moved in, so a concurrent run (another test file)
+ * never serves or runs a half-written build.
+ */
 async function buildApp() {
   const stampFile = join(APP, 'dist', '.stamp');
   const sources = Math.max(newest(join(APP, 'src')), newest(join(APP, 'index.html')), newest(join(APP, 'vite.config.ts')), newest(join(ROOT, 'dist')));
@@ -104,8 +108,15 @@ async function buildApp() {
   const t0 = performance.now();
   const { build } = await import('vite');
   const configFile = join(APP, 'vite.config.ts');
-  await build({ configFile, logLevel: 'warn' });
-  await build({ configFile, logLevel: 'warn', build: { ssr: true } });
+  const fresh = (dir) => `${dir}.new-${process.pid}`;
+  await build({ configFile, logLevel: 'warn', build: { outDir: fresh(WEB) } });
+  await build({ configFile, logLevel: 'warn', build: { ssr: true, outDir: fresh(NODE_OUT) } });
+  for (const dir of [WEB, NODE_OUT]) {
+    const old = `${dir}.old-${process.pid}`;
+    if (existsSync(dir)) renameSync(dir, old);
+    renameSync(fresh(dir), dir);
+    rmSync(old, { recursive: true, force: true });
+  }
   writeFileSync(stampFile, stamp);
   note(`web app and Node bidder built with Vite (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
 }

@@ -25,22 +25,8 @@ import {
   type PhaseUpdate,
 } from './auction.js';
 import { explain, joinRoom, linkUrl, newRoomName, parseLink, secureRoom, shortFingerprint, type AuctionLink, type Explained, type PeerIdentity } from './room.js';
+import type { AuctionState } from './state.js';
 import './style.css';
-
-/** What the page is doing, for scripts and tests (the screen shows the same). */
-export interface AuctionState {
-  status: 'create' | 'ready' | 'running' | 'done' | 'failed' | 'bad-link';
-  seat?: number;
-  phase?: string;
-  result?: AuctionResult & { phases: readonly PhaseRecord[] };
-  error?: Explained;
-}
-
-declare global {
-  interface Window {
-    auctionState: AuctionState;
-  }
-}
 
 /** Default wait for every bidder to arrive (the link's `wait`, in seconds, overrides it). */
 const DEFAULT_WAIT_S = 600;
@@ -264,6 +250,11 @@ async function bidAndShow(view: View, link: AuctionLink, signalingUrl: string, i
     } finally {
       clearInterval(tick);
     }
+    // A bidder who closes or leaves the page tells the others at once (an abort frame queued
+    // while the page can still send) instead of letting them wait for a timeout.
+    const onPageHide = () => void mesh.close(new Error('the bidder closed its page'));
+    addEventListener('pagehide', onPageHide, { once: true });
+    void mesh.closed.then(() => removeEventListener('pagehide', onPageHide));
     showPeers(view, link.bidders, mesh.party, undefined);
     clock.enter('securing');
     const { transport, peers } = await secureRoom({ transport: mesh, identity, room: link.room, signal: abort.signal });
@@ -299,7 +290,7 @@ function showPeers(view: View, bidders: number, me: number, peers: readonly Peer
 
 function showPhase(view: View, rows: Map<string, HTMLElement>, u: PhaseUpdate): void {
   setState({ phase: u.phase });
-  for (const [name, row] of rows) if (name !== u.phase) row.classList.replace('active', 'finished');
+  for (const [name, row] of rows) if (name !== u.phase && row.classList.contains('active')) finishRow(row);
   let row = rows.get(u.phase);
   if (!row) {
     row = h('li', { class: 'active', 'data-phase': u.phase }, h('span', { class: 'name' }, phaseLabel(u.phase)), h('progress', { max: '1' }), h('span', { class: 'note' }));
@@ -315,10 +306,16 @@ function showPhase(view: View, rows: Map<string, HTMLElement>, u: PhaseUpdate): 
   }
 }
 
+/** Marks a phase row finished: a full bar, no note. */
+function finishRow(row: HTMLElement): void {
+  row.classList.replace('active', 'finished');
+  row.querySelector('progress')!.value = 1;
+  row.querySelector('.note')!.textContent = '';
+}
+
 function showResult(view: View, result: AuctionResult, phases: readonly PhaseRecord[]): void {
   setState({ status: 'done', result: { ...result, phases: [...phases] } });
-  view.phases.querySelectorAll('li.active').forEach((li) => li.classList.replace('active', 'finished'));
-  view.phases.querySelectorAll('progress').forEach((bar) => (bar.value = 1));
+  view.phases.querySelectorAll<HTMLElement>('li.active').forEach(finishRow);
   const me = window.auctionState.seat;
   const headline =
     result.winner === me
@@ -358,7 +355,7 @@ function fail(view: View, e: Explained, rows?: Map<string, HTMLElement>): void {
       h('h2', {}, 'The auction was aborted'),
       h('p', {}, h('strong', {}, e.title)),
       h('p', { class: 'detail' }, `Phase: ${phaseLabel(e.phase)} · ${e.detail}`),
-      h('p', {}, 'No bid was revealed. ', h('a', { href: location.href }, 'Try again'), ' (every bidder must reload the link).'),
+      h('p', {}, 'There is no result. ', h('a', { href: location.href }, 'Try again'), ' (every bidder must reload the link).'),
     ),
   );
 }

@@ -204,12 +204,17 @@ export function explain(err: unknown, phase: string): Explained {
   const code = typeof e?.code === 'string' ? e.code : 'ERROR';
   const peer = typeof e?.peer === 'number' ? e.peer : undefined;
   const message = typeof e?.message === 'string' ? e.message : String(err);
+  const remote = typeof e?.remote?.message === 'string' ? { code: String(e.remote.code), message: e.remote.message } : undefined;
   const where = phaseLabel(phase);
   const who = peer === undefined ? 'another bidder' : `bidder ${peer}`;
   let title: string;
   switch (code) {
     case 'PEER_DISCONNECTED':
-      title = `${capital(who)} left or lost its connection while ${where}; the auction was aborted.`;
+      // A peer that stopped on purpose may say why (the transport's close reason): often that a
+      // third bidder vanished. Its word is a hint for people, not evidence.
+      title = remote
+        ? `${capital(who)} aborted the auction while ${where} (it said: ${remote.message}).`
+        : `${capital(who)} left or lost its connection while ${where}; the auction was aborted.`;
       break;
     case 'TIMEOUT':
       title = `Timed out while ${where}.`;

@@ -1,0 +1,193 @@
+// The auction app in Chromium, through its UI: three Chromium bidders and one Node bidder hold an
+// auction (random bids and ties; every page shows the right winner and price, and the other
+// bidders' keys as the Node bidder really has them; a screenshot of each page's result is
+// saved), and a bidder closing its tab mid-run makes the others show a clear abort in time.
+import { execFile } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { init } from '../../dist/index.js';
+import { connectNodeMesh, startSignalingServer, type SignalingServer } from '../../dist/net/node.js';
+import { disposeIdentity, generateIdentity, publicKeyToHex } from '../../dist/secure/index.js';
+import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
+import { DEFAULT_ENGINE, PhaseClock, placeBid, vickreyReference, type AuctionResult } from '../../demo-app/src/auction.js';
+import { joinRoom, linkUrl, newRoomName, secureRoom, shortFingerprint, type PeerIdentity } from '../../demo-app/src/room.js';
+import type { AuctionState } from '../../demo-app/src/state.js';
+import { ROOT } from '../helpers.js';
+import { launch, skipBrowserTests, type Browser } from './chromium.js';
+import { watch, type Page } from './sdk-page.js';
+
+const WEB = join(ROOT, 'demo-app/dist/web');
+const SHOTS = join(ROOT, 'test-results/demo');
+/** How long the others may take to show that a bidder closed its tab (the transports notice a
+ * closed data channel at once; a vanished peer within their keepalive timeout). */
+const ABORT_WITHIN_MS = 10_000;
+
+function buildApp(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [join(ROOT, 'scripts/demo.mjs'), '--skip-build', '--build-only'], { cwd: ROOT }, (err, _out, stderr) =>
+      err ? reject(new Error(`building the app failed: ${stderr}`)) : resolve(),
+    );
+  });
+}
+
+/** A Node bidder in this process, up to the point where it holds a secure channel to everyone. */
+async function nodeBidderConnected(signalingUrl: string, room: string, bidders: number, seat: number) {
+  const identity = await generateIdentity();
+  const mesh = await joinRoom({ connect: (o) => connectNodeMesh(o), signalingUrl, room, bidders, seat, waitMs: 30_000 });
+  const { transport, peers } = await secureRoom({ transport: mesh, identity, room });
+  return { identity, transport, peers, fingerprint: publicKeyToHex(identity.publicKey) };
+}
+
+describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
+  let browser: Browser;
+  let pages: Page[];
+  let web: StaticServer;
+  let signaling: SignalingServer;
+
+  beforeAll(async () => {
+    await init();
+    await buildApp();
+    mkdirSync(SHOTS, { recursive: true });
+    web = await serveStatic({ '/': WEB });
+    signaling = await startSignalingServer({ port: 0 });
+    browser = await launch();
+    pages = [browser.page];
+    for (let i = 1; i < 3; i++) {
+      const page = await browser.page.context().newPage();
+      watch(page, browser.problems);
+      pages.push(page);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await signaling?.close();
+    await web?.close();
+  });
+
+  /** Opens the auction link in every page at seats 0..2 and places the bids through the UI. */
+  async function placeBidsInPages(room: string, bidders: number, bids: readonly number[]): Promise<void> {
+    const link = { room, bidders, engine: DEFAULT_ENGINE, signalingUrl: signaling.url };
+    await Promise.all(
+      pages.map(async (page, seat) => {
+        await page.goto(`${linkUrl(`${web.url}/`, { ...link, seat })}&wait=60`);
+        await page.locator('#bid:not([disabled])').waitFor({ timeout: 30_000 });
+        await page.fill('#bid', String(bids[seat]));
+        await page.click('#bid-button');
+      }),
+    );
+  }
+
+  async function settledState(page: Page, timeoutMs = 60_000): Promise<AuctionState> {
+    await page.waitForFunction(() => ['done', 'failed'].includes(window.auctionState?.status), undefined, { timeout: timeoutMs });
+    return page.evaluate(() => window.auctionState);
+  }
+
+  /**
+   * One auction: pages at seats 0–2, the Node bidder at seat 3. Returns what each side saw, and
+   * the screenshots of the pages when `tag` names them.
+   */
+  async function auction(bids: readonly number[], tag?: string) {
+    const room = newRoomName();
+    await placeBidsInPages(room, 4, bids);
+    const node = await nodeBidderConnected(signaling.url, room, 4, 3);
+    let nodeResult: AuctionResult;
+    try {
+      nodeResult = await placeBid({ transport: node.transport, bid: bids[3]!, engine: DEFAULT_ENGINE, clock: new PhaseClock() });
+    } finally {
+      disposeIdentity(node.identity);
+    }
+    const states = await Promise.all(pages.map((p) => settledState(p)));
+    const shots = tag
+      ? await Promise.all(
+          pages.map(async (page, seat) => {
+            const path = join(SHOTS, `${tag}-bidder-${seat}.png`);
+            await page.screenshot({ path, fullPage: true });
+            return path;
+          }),
+        )
+      : [];
+    return { states, nodeResult, node, shots };
+  }
+
+  it('3 Chromium bidders and a Node bidder: every page shows the right winner and price, the keys, and the phases', async () => {
+    const bids = [randomInt(0, 2 ** 32), randomInt(0, 2 ** 32), randomInt(0, 2 ** 32), randomInt(0, 2 ** 32)];
+    const want = vickreyReference(bids);
+    const { states, nodeResult, node, shots } = await auction(bids, 'random');
+    expect(nodeResult).toMatchObject(want);
+    for (const [seat, state] of states.entries()) {
+      expect(state.status, JSON.stringify(state.error)).toBe('done');
+      expect(state.seat).toBe(seat);
+      expect(state.result).toMatchObject({ ...want, bidders: 4, engine: DEFAULT_ENGINE });
+      expect(state.result!.phases.map((p) => p.phase).slice(0, 3)).toEqual(['connecting', 'securing', 'session']);
+      const page = pages[seat]!;
+      const result = page.getByTestId('result');
+      expect(await result.isVisible()).toBe(true);
+      const headline = seat === want.winner ? `You win! You pay ${want.price}` : `Bidder ${want.winner} wins and pays ${want.price}`;
+      expect(await result.textContent()).toContain(headline);
+      expect(await page.getByTestId('phase-table').locator('tbody tr').count()).toBe(state.result!.phases.length + 1);
+      // The page shows the Node bidder's key exactly as the Node bidder holds it.
+      const shownKey = await page.locator('[data-testid=peers] li[data-bidder="3"] code').getAttribute('title');
+      expect(shownKey).toBe(node.fingerprint);
+      // Each page's own key is what the Node bidder saw for that seat.
+      const own = await page.getByTestId('own-key').getAttribute('title');
+      expect(node.peers.find((p: PeerIdentity) => p.bidder === seat)?.fingerprint).toBe(own);
+      expect(await page.getByTestId('own-key').textContent()).toBe(shortFingerprint(own!));
+      // The bid stayed on its page: no other bidder's page shows it (unless it is the price).
+      for (const [other, bid] of bids.entries()) {
+        if (other !== seat && bid !== want.price) expect(await page.locator('main').textContent()).not.toContain(String(bid));
+      }
+      expect(statSync(shots[seat]!).size).toBeGreaterThan(10_000);
+    }
+    expect(browser.problems).toEqual([]);
+  });
+
+  it('ties: the lowest-numbered of the highest bidders wins and pays the tied bid (in the pages and the Node bidder)', async () => {
+    for (const [bids, want] of [
+      [[90, 50, 90, 90], { winner: 0, price: 90 }],
+      [[3, 7, 1, 7], { winner: 1, price: 7 }],
+      [[5, 5, 9, 9], { winner: 2, price: 9 }],
+    ] as const) {
+      expect(vickreyReference(bids)).toEqual(want);
+      const { states, nodeResult } = await auction(bids);
+      expect(nodeResult).toMatchObject(want);
+      for (const state of states) expect(state.result, JSON.stringify(state.error)).toMatchObject(want);
+    }
+    expect(browser.problems).toEqual([]);
+  });
+
+  it('a bidder closing its tab mid-run: the others show a clear abort naming it and the phase, in time', async () => {
+    const room = newRoomName();
+    await placeBidsInPages(room, 4, [1, 2, 3]);
+    // The Node bidder connects and exchanges keys but holds its bid back, so the pages wait
+    // inside the run (agreeing on the session) when bidder 2's tab closes.
+    const node = await nodeBidderConnected(signaling.url, room, 4, 3);
+    try {
+      for (const page of pages) await page.waitForFunction(() => window.auctionState?.phase === 'session', undefined, { timeout: 30_000 });
+      const closing = pages.pop()!;
+      const t0 = performance.now();
+      await closing.close();
+      const states = await Promise.all(pages.map((p) => settledState(p, ABORT_WITHIN_MS)));
+      const elapsed = performance.now() - t0;
+      for (const [seat, state] of states.entries()) {
+        expect(state.status, `bidder ${seat}`).toBe('failed');
+        expect(state.error).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 2, phase: 'session' });
+        const shown = await pages[seat]!.getByTestId('error').textContent();
+        expect(shown).toMatch(/Bidder 2 (left or lost its connection|aborted the auction) while agreeing on the session/);
+        expect(shown).toContain('There is no result.');
+        await pages[seat]!.screenshot({ path: join(SHOTS, `abort-bidder-${seat}.png`), fullPage: true });
+      }
+      expect(elapsed).toBeLessThan(ABORT_WITHIN_MS);
+      // The held-back Node bidder learns of it too.
+      await expect(placeBid({ transport: node.transport, bid: 4, engine: DEFAULT_ENGINE, clock: new PhaseClock() })).rejects.toMatchObject({
+        code: 'PEER_DISCONNECTED',
+      });
+    } finally {
+      disposeIdentity(node.identity);
+      await node.transport.close();
+    }
+    expect(browser.problems).toEqual([]);
+  });
+});
