@@ -41,9 +41,15 @@ pub fn enclave() -> Result<(EnclaveMachine, Vec<u8>), TeleportError> {
 /// An in-process enclave with the given key entropy (deterministic, for transcript tests).
 pub fn enclave_from(entropy: [u8; 32]) -> (EnclaveMachine, Vec<u8>) {
     let m = EnclaveMachine::new(entropy, Config::default());
-    let signer = SimulatedSigner::new(LOCAL_SIGNER_SEED, LOCAL_MEASUREMENT);
-    let ev = crate::frames::evidence(FORMAT_SIMULATED, &m.public_key(), &signer.evidence(&m.public_key()));
+    let ev = evidence_for(&m.public_key());
     (m, ev)
+}
+
+/// The `Evidence` message [`policy`] accepts for the enclave key `pk` (tests use it to stand up
+/// deliberately deviating enclaves).
+pub fn evidence_for(pk: &[u8; 32]) -> Vec<u8> {
+    let signer = SimulatedSigner::new(LOCAL_SIGNER_SEED, LOCAL_MEASUREMENT);
+    crate::frames::evidence(FORMAT_SIMULATED, pk, &signer.evidence(pk))
 }
 
 fn stalled() -> TeleportError {
