@@ -71,8 +71,9 @@ async fn relay(x: &MemoryChannel, e: &mut Enclave) {
     let mut open = [true, true];
     let mut garbler_sent = false;
     let mut child_open = true;
-    // Ends when the process closed its output; a party that leaves early ends the job (stdin is
-    // closed, the process reports PEER_DISCONNECTED and exits), as the Node service does.
+    // Ends when the process closed its output. The garbler leaving after its job message is
+    // normal; the evaluator leaving, or the garbler leaving before its job message, ends the job
+    // (stdin is closed, the process reports PEER_DISCONNECTED and exits): the Node service's rule.
     while child_open {
         let mut progressed = false;
         while let Ok(item) = e.from_child.try_recv() {

@@ -42,3 +42,8 @@ unsafe impl GlobalAlloc for CAllocator {
 
 #[global_allocator]
 static ALLOCATOR: CAllocator = CAllocator;
+
+/// The precompiled `alloc` and `core` refer to the unwinding personality routine even though this
+/// staticlib is built with `panic = "abort"` and never unwinds; a stub satisfies the linker.
+#[no_mangle]
+extern "C" fn rust_eh_personality() {}
