@@ -143,6 +143,18 @@ fn main() {
                 bytes = b;
             }
             emit(&case, "garbler", ms(total.garbler), "ms", implementation);
+            // The paper's "garbler" figure: input-label generation only (no attestation, sealing).
+            let job = JobHeader {
+                sid: [5; 32],
+                mode,
+                kind: JobKind::Gc { circuit_hash: c.content_hash(), owners: vec![Owner::Garbler, Owner::Evaluator] },
+            };
+            let t = Instant::now();
+            for k in 0..reps {
+                let l = webmpc_teleport::gc::garbler_labels(Block::from_u128(k as u128), &job, &bin, &x1, &x2).unwrap();
+                std::hint::black_box(l);
+            }
+            emit(&case, "garbler-labels-only", ms(t.elapsed()), "ms", implementation);
             emit(&case, "garbler-bytes-per-run", bytes as f64, "bytes", implementation);
             emit(&case, "enclave", ms(total.enclave), "ms", implementation);
             emit(&case, "evaluator", ms(total.evaluator), "ms", implementation);
