@@ -169,8 +169,8 @@ impl fmt::Debug for Block {
 
 impl Block {
     /// Lower-case hex in byte order, for known-answer tests and public values.
-    pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    pub fn to_hex(&self) -> alloc::string::String {
+        self.0.iter().map(|b| alloc::format!("{b:02x}")).collect()
     }
 }
 

@@ -1,6 +1,8 @@
 //! Errors of the kernel layer. Messages name the offending argument and its length, never its
 //! contents (which may be secret).
 
+use alloc::string::String;
+
 /// What a kernel call can refuse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KernelError {

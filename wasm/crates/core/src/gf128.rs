@@ -145,7 +145,7 @@ pub(crate) mod portable {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
 pub(crate) mod pclmul {
     //! Every function here requires PCLMULQDQ; callers check [`available`] first.
     use super::*;
@@ -153,7 +153,10 @@ pub(crate) mod pclmul {
 
     #[inline]
     pub(crate) fn available() -> bool {
-        std::arch::is_x86_feature_detected!("pclmulqdq")
+        #[cfg(feature = "std")]
+        return std::arch::is_x86_feature_detected!("pclmulqdq");
+        #[cfg(not(feature = "std"))]
+        return cfg!(target_feature = "pclmulqdq");
     }
 
     #[inline(always)]
@@ -224,7 +227,7 @@ pub(crate) mod pclmul {
 /// The unreduced 256-bit carry-less product of `a` and `b`, as (low 128 bits, high 128 bits).
 /// The high half has degree ≤ 126, so its top bit is always clear.
 pub fn clmul128(a: Block, b: Block) -> (Block, Block) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
     if pclmul::available() {
         // SAFETY: PCLMULQDQ was just detected.
         let (lo, hi) = unsafe { pclmul::clmul128(a, b) };
@@ -241,7 +244,7 @@ pub fn reduce(lo: Block, hi: Block) -> Block {
 
 /// `a · b` in GF(2^128).
 pub fn gf128_mul(a: Block, b: Block) -> Block {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
     if pclmul::available() {
         // SAFETY: PCLMULQDQ was just detected.
         return unsafe { pclmul::mul(a, b) };
@@ -257,7 +260,7 @@ pub fn gf128_mul_many(a: &[Block], b: &[Block], out: &mut [Block]) -> Result<(),
     if a.len() != out.len() {
         return Err(KernelError::LengthMismatch { what: "gf128_mul_many: a vs out", left: a.len(), right: out.len() });
     }
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
     if pclmul::available() {
         // SAFETY: PCLMULQDQ was just detected.
         unsafe { pclmul::mul_many(a, b, out) };
@@ -273,7 +276,7 @@ pub fn gf128_inner_product(a: &[Block], b: &[Block]) -> Result<Block, KernelErro
     if a.len() != b.len() {
         return Err(KernelError::LengthMismatch { what: "gf128_inner_product", left: a.len(), right: b.len() });
     }
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
     if pclmul::available() {
         // SAFETY: PCLMULQDQ was just detected.
         return Ok(unsafe { pclmul::inner_product(a, b) });
@@ -370,7 +373,7 @@ mod tests {
     /// Every implementation of clmul128 available on this machine.
     fn clmul_impls() -> Vec<(&'static str, ClmulFn)> {
         let mut v: Vec<(&'static str, ClmulFn)> = vec![("portable", portable::clmul128)];
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
         if pclmul::available() {
             // SAFETY: only registered when PCLMULQDQ is present.
             v.push(("pclmul", |a, b| unsafe { pclmul::clmul128(a, b) }));
@@ -380,7 +383,7 @@ mod tests {
 
     fn mul_impls() -> Vec<(&'static str, MulFn)> {
         let mut v: Vec<(&'static str, MulFn)> = vec![("portable", portable::mul), ("public", gf128_mul)];
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
         if pclmul::available() {
             // SAFETY: only registered when PCLMULQDQ is present.
             v.push(("pclmul", |a, b| unsafe { pclmul::mul(a, b) }));
@@ -391,7 +394,7 @@ mod tests {
     fn inner_product_impls() -> Vec<(&'static str, InnerProductFn)> {
         let mut v: Vec<(&'static str, InnerProductFn)> =
             vec![("portable", portable::inner_product), ("public", |a, b| gf128_inner_product(a, b).unwrap())];
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
         if pclmul::available() {
             // SAFETY: only registered when PCLMULQDQ is present.
             v.push(("pclmul", |a, b| unsafe { pclmul::inner_product(a, b) }));
@@ -559,7 +562,7 @@ mod tests {
             let mut out = vec![b(0); a.len()];
             portable::mul_many(&a, &c, &mut out);
             prop_assert_eq!(&out, &want);
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
             if pclmul::available() {
                 let mut out = vec![b(0); a.len()];
                 // SAFETY: PCLMULQDQ was just detected.

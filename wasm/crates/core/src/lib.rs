@@ -14,14 +14,24 @@
 //! * [`channel`]: the `Channel` trait every protocol talks through, and an in-memory network.
 //!
 //! Secrets never reach a branch condition or a memory index in this crate.
+//!
+//! With the default `std` feature off, the crate is `no_std` + `alloc` (the teleport enclave build
+//! links it that way): [`channel`] and [`random`] are left out, and CPU features are those the
+//! build enables (`-C target-feature=+aes`) rather than detected at run time.
+
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
 
 pub mod aes;
 pub mod block;
+#[cfg(feature = "std")]
 pub mod channel;
 pub mod error;
 pub mod gf128;
 pub mod hash;
 pub mod prg;
+#[cfg(feature = "std")]
 pub mod random;
 mod simd;
 pub mod transpose;

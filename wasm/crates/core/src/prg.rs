@@ -2,7 +2,8 @@
 //! shared or committed seeds into long correlated strings), and seedable from the platform CSPRNG.
 
 use crate::aes::Aes128;
-use crate::{random, Block, KernelError};
+use crate::{Block, KernelError};
+use alloc::boxed::Box;
 
 /// Blocks generated per refill of the byte buffer: one bitsliced step's worth times eight.
 const BUFFER_BLOCKS: usize = 64;
@@ -35,8 +36,9 @@ impl Prg {
     }
 
     /// A PRG seeded from the platform CSPRNG.
+    #[cfg(feature = "std")]
     pub fn from_entropy() -> Result<Self, KernelError> {
-        Ok(Self::from_seed(random::random_block()?))
+        Ok(Self::from_seed(crate::random::random_block()?))
     }
 
     /// Writes the next `out.len()` keystream blocks into `out`.

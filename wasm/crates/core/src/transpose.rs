@@ -122,11 +122,11 @@ fn tnx128<L: Lane>(input: &[u8], n: usize, out: &mut [u8]) {
 /// both buffers hold exactly `16 n` bytes, which is all the kernels' indexing relies on.
 fn check(what: &'static str, input: &[u8], n: usize, out: &[u8]) -> Result<(), KernelError> {
     if n % 8 != 0 {
-        return Err(KernelError::InvalidDimension { what, detail: format!("n = {n} is not a multiple of 8") });
+        return Err(KernelError::InvalidDimension { what, detail: alloc::format!("n = {n} is not a multiple of 8") });
     }
     let bytes = n
         .checked_mul(ROW)
-        .ok_or_else(|| KernelError::InvalidDimension { what, detail: format!("n = {n} is too large") })?;
+        .ok_or_else(|| KernelError::InvalidDimension { what, detail: alloc::format!("n = {n} is too large") })?;
     if input.len() != bytes {
         return Err(KernelError::WrongSize { what, expected: bytes, got: input.len() });
     }

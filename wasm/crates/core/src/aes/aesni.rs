@@ -7,7 +7,12 @@ use crate::Block;
 use core::arch::x86_64::*;
 
 pub(crate) fn available() -> bool {
-    std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("sse2")
+    #[cfg(feature = "std")]
+    return std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("sse2");
+    // Without std there is no run-time detection (and `cpuid` traps inside an SGX enclave): use
+    // AES-NI exactly when the build enables it.
+    #[cfg(not(feature = "std"))]
+    return cfg!(all(target_feature = "aes", target_feature = "sse2"));
 }
 
 /// # Safety

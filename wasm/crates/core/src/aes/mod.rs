@@ -12,10 +12,12 @@ mod key_schedule;
 mod lane;
 mod sbox;
 
-#[cfg(target_arch = "x86_64")]
+// A `no_std` build for a target without SSE (e.g. `x86_64-unknown-none`) cannot run AES-NI at all.
+#[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
 mod aesni;
 
-use std::sync::OnceLock;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
 
 use crate::error::{blocks_of, one_block};
 use crate::{Block, KernelError};
@@ -47,12 +49,16 @@ impl Backend {
 
     /// The fastest backend this build and CPU have.
     pub fn best() -> Backend {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", feature = "std"))]
         {
-            static HAS_AESNI: OnceLock<bool> = OnceLock::new();
+            static HAS_AESNI: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
             if *HAS_AESNI.get_or_init(aesni::available) {
                 return Backend::AesNi;
             }
+        }
+        #[cfg(all(target_arch = "x86_64", not(feature = "std"), target_feature = "sse2"))]
+        if aesni::available() {
+            return Backend::AesNi;
         }
         if cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
             Backend::WasmSimd128Bitsliced
@@ -126,7 +132,7 @@ impl Aes128 {
     /// Encrypts `blocks` in place (ECB over independent blocks; any count, including zero).
     pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
         match self.backend {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
             // SAFETY: `with_backend` only selects AES-NI after runtime detection succeeded.
             Backend::AesNi => unsafe { aesni::encrypt_blocks(&self.keys.round_keys, blocks) },
             _ => bitsliced::encrypt_blocks(&self.keys.fast, blocks),
@@ -170,8 +176,17 @@ pub const FIXED_KEY: Block =
 
 /// π: AES-128 under [`FIXED_KEY`], expanded and bitsliced once per process.
 pub fn fixed_key_aes() -> &'static Aes128 {
-    static PI: OnceLock<Aes128> = OnceLock::new();
-    PI.get_or_init(|| Aes128::new(FIXED_KEY))
+    #[cfg(feature = "std")]
+    {
+        static PI: std::sync::OnceLock<Aes128> = std::sync::OnceLock::new();
+        PI.get_or_init(|| Aes128::new(FIXED_KEY))
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        // Racing initialisers may each build one; the first stored wins and the rest are dropped.
+        static PI: once_cell::race::OnceBox<Aes128> = once_cell::race::OnceBox::new();
+        PI.get_or_init(|| Box::new(Aes128::new(FIXED_KEY)))
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,205 @@
+//! Runs teleport jobs against an enclave *process* (the simulation program, or the Open Enclave
+//! host built against the harness): garbler and evaluator are the crate's drivers over the
+//! in-memory network, and party 2 is a relay to the child's stdin/stdout framing.
+#![allow(dead_code)]
+
+use futures::FutureExt;
+use std::io::{BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use webmpc_core::channel::memory::{network, run_local, MemoryChannel};
+use webmpc_core::channel::Channel;
+use webmpc_core::prg::Prg;
+use webmpc_enclave_program::{read_frame, write_frame};
+use webmpc_teleport::driver::{self, Peers};
+use webmpc_teleport::evidence::Policy;
+use webmpc_teleport::{JobHeader, TeleportError};
+
+pub struct Enclave {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    from_child: mpsc::Receiver<Option<(u8, Vec<u8>)>>,
+}
+
+impl Enclave {
+    pub fn spawn(cmd: &mut Command) -> Enclave {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                match read_frame(&mut r) {
+                    Ok(Some(f)) => {
+                        if tx.send(Some(f)).is_err() {
+                            return;
+                        }
+                    }
+                    _ => {
+                        let _ = tx.send(None);
+                        return;
+                    }
+                }
+            }
+        });
+        Enclave { stdin: child.stdin.take(), child, from_child: rx }
+    }
+
+    /// Waits for the process and returns its exit code.
+    pub fn wait(mut self) -> i32 {
+        drop(self.stdin.take());
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+struct YieldNow(bool);
+impl core::future::Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: core::pin::Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> core::task::Poll<()> {
+        if self.0 {
+            return core::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        core::task::Poll::Pending
+    }
+}
+
+/// Party 2: relays messages between the in-memory parties and the process until both parties are
+/// done and the process closed its output.
+async fn relay(x: &MemoryChannel, e: &mut Enclave) {
+    let mut open = [true, true];
+    let mut garbler_sent = false;
+    let mut child_open = true;
+    // Ends when the process closed its output. The garbler leaving after its job message is
+    // normal; the evaluator leaving, or the garbler leaving before its job message, ends the job
+    // (stdin is closed, the process reports PEER_DISCONNECTED and exits): the Node service's rule.
+    while child_open {
+        let mut progressed = false;
+        while let Ok(item) = e.from_child.try_recv() {
+            progressed = true;
+            match item {
+                Some((peer, msg)) => {
+                    let _ = x.send(peer as usize, msg).await;
+                }
+                None => child_open = false,
+            }
+        }
+        for p in 0..2 {
+            if !open[p] {
+                continue;
+            }
+            if let Some(r) = x.recv(p).now_or_never() {
+                progressed = true;
+                match (r, e.stdin.as_mut()) {
+                    (Ok(msg), Some(stdin)) => {
+                        garbler_sent |= p == 0;
+                        if write_frame(stdin, p as u8, &msg).and_then(|()| stdin.flush()).is_err() {
+                            e.stdin = None;
+                        }
+                    }
+                    (Ok(_), None) => {}
+                    (Err(_), _) => {
+                        open[p] = false;
+                        if p == 1 || !garbler_sent {
+                            e.stdin = None;
+                        }
+                    }
+                }
+            }
+        }
+        if !progressed {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            YieldNow(false).await;
+        }
+    }
+}
+
+/// One GC job with the enclave in `e`.
+pub fn run_gc(
+    e: &mut Enclave,
+    job: &JobHeader,
+    circuit: &[u8],
+    x1: &[bool],
+    x2: &[bool],
+    policy: &Policy<'_>,
+) -> (Result<(), TeleportError>, Result<Vec<Vec<bool>>, TeleportError>) {
+    let peers = Peers::default();
+    let mut net = network(3).into_iter();
+    let (g, v, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    let (a, b, _) = run_local(async {
+        futures::join!(
+            async move {
+                let r = driver::gc_garbler(&g, &peers, job, circuit, x1, policy, &mut Prg::from_entropy().unwrap()).await;
+                drop(g);
+                r
+            },
+            async move {
+                let r = driver::gc_evaluator(&v, &peers, job, circuit, x2, &mut Prg::from_entropy().unwrap()).await;
+                drop(v);
+                r
+            },
+            relay(&x, e)
+        )
+    })
+    .expect("no deadlock");
+    (a, b)
+}
+
+/// One ROT job with the enclave in `e`; returns the receiver's (choices, outputs) and the sender's pairs.
+pub fn run_rot(
+    e: &mut Enclave,
+    job: &JobHeader,
+    policy: &Policy<'_>,
+) -> Result<(Vec<bool>, Vec<webmpc_core::Block>, Vec<[webmpc_core::Block; 2]>), TeleportError> {
+    let peers = Peers::default();
+    let mut net = network(3).into_iter();
+    let (g, v, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    let (mut choices, mut outs) = (Vec::new(), Vec::new());
+    let (a, b, _) = run_local(async {
+        futures::join!(
+            async move {
+                let r = driver::rot_sender(&g, &peers, job, policy, &mut Prg::from_entropy().unwrap()).await;
+                drop(g);
+                r
+            },
+            async {
+                let r = driver::rot_receiver(&v, &peers, job, &mut Prg::from_entropy().unwrap(), |_, c, m| {
+                    choices.extend_from_slice(c);
+                    outs.extend_from_slice(m);
+                })
+                .await;
+                drop(v);
+                r
+            },
+            relay(&x, e)
+        )
+    })
+    .expect("no deadlock");
+    let sender = a?;
+    b?;
+    let count = match job.kind {
+        webmpc_teleport::JobKind::Rot { count } => count,
+        _ => unreachable!(),
+    };
+    let pairs = (0..webmpc_teleport::rot::chunks(count)).flat_map(|j| sender.chunk(j).0).collect();
+    Ok((choices, outs, pairs))
+}
+
+pub fn sid() -> [u8; 32] {
+    webmpc_teleport::local::random_sid().unwrap()
+}
+
+pub fn aes() -> (webmpc_circuit::Circuit, Vec<bool>, Vec<bool>) {
+    let path = webmpc_circuit::testing::reference_dir().join("aes_128.txt");
+    let c = webmpc_circuit::Circuit::parse_bristol(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let bits = |s: &str| {
+        let b: Vec<u8> = (0..32).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect();
+        webmpc_circuit::bits_from_bytes_be(&b, 128)
+    };
+    (c, bits("000102030405060708090a0b0c0d0e0f"), bits("00112233445566778899aabbccddeeff"))
+}
+
+pub fn out_hex(out: &[Vec<bool>]) -> String {
+    webmpc_circuit::bytes_be_from_bits(&out[0]).iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,49 @@
+/* C ABI of the webmpc teleport enclave program (wasm/crates/teleport/src/ffi.rs).
+ * Link the staticlib built with:
+ *   cargo build -p webmpc-teleport --no-default-features --release   (libwebmpc_teleport.a)
+ * Messages are those of webmpc_teleport::frames; peers are 0 (garbler) and 1 (evaluator). */
+#ifndef WEBMPC_TELEPORT_H
+#define WEBMPC_TELEPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEBMPC_OK 0
+#define WEBMPC_EMPTY 1
+#define WEBMPC_ERR_NULL (-1)
+#define WEBMPC_ERR_LENGTH (-2)
+#define WEBMPC_ERR_BUFFER_TOO_SMALL (-3)
+#define WEBMPC_ERR_REJECTED (-4)
+#define WEBMPC_ERR_PANIC (-5)
+
+#define WEBMPC_EVIDENCE_SIMULATED 1
+#define WEBMPC_EVIDENCE_OPEN_ENCLAVE 2
+
+typedef struct WebmpcEnclave WebmpcEnclave;
+
+/* entropy: exactly 32 fresh random bytes (oe_random). max_wires: 0 for the default limit. */
+int32_t webmpc_enclave_new(const uint8_t *entropy, size_t entropy_len, uint32_t max_wires, WebmpcEnclave **out);
+void webmpc_enclave_free(WebmpcEnclave *e);
+/* out: 32 bytes. */
+int32_t webmpc_enclave_public_key(const WebmpcEnclave *e, uint8_t *out, size_t out_len);
+/* The custom claims oe_get_evidence must bind: SHA-256("webmpc/teleport/report-data/v1" || pk). */
+int32_t webmpc_enclave_report_data(const WebmpcEnclave *e, uint8_t *out, size_t out_len);
+/* The Evidence message around evidence bytes of the given format. */
+int32_t webmpc_enclave_evidence_message(const WebmpcEnclave *e, uint8_t format, const uint8_t *evidence,
+                                        size_t evidence_len, uint8_t *buf, size_t cap, size_t *len);
+int32_t webmpc_enclave_push(WebmpcEnclave *e, uint8_t from, const uint8_t *msg, size_t len);
+/* WEBMPC_EMPTY when nothing is queued; WEBMPC_ERR_BUFFER_TOO_SMALL leaves the message queued and
+ * writes the needed size to *len. */
+int32_t webmpc_enclave_pull(WebmpcEnclave *e, uint8_t *to, uint8_t *buf, size_t cap, size_t *len);
+/* 0 running, 1 finished, 2 failed. */
+int32_t webmpc_enclave_status(const WebmpcEnclave *e);
+int32_t webmpc_enclave_last_error(const WebmpcEnclave *e, uint8_t *buf, size_t cap, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

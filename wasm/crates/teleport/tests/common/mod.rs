@@ -1,0 +1,49 @@
+//! Shared by the integration tests: reference circuits in binary form, GC jobs, bit helpers.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+use webmpc_circuit::{bits_from_bytes_be, Circuit};
+use webmpc_teleport::{JobHeader, JobKind, Mode, Owner};
+
+pub const FILES: [&str; 7] =
+    ["aes_128.txt", "sha256.txt", "adder64.txt", "sub64.txt", "mult64.txt", "neg64.txt", "zero_equal.txt"];
+
+/// Each reference circuit parsed once per test binary.
+pub fn circuit(name: &str) -> &'static Circuit {
+    static CACHE: OnceLock<Vec<(&'static str, Circuit)>> = OnceLock::new();
+    let all = CACHE.get_or_init(|| {
+        FILES
+            .iter()
+            .map(|&f| {
+                let path = webmpc_circuit::testing::reference_dir().join(f);
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                (f, Circuit::parse_bristol(&text).unwrap_or_else(|e| panic!("{f}: {e}")))
+            })
+            .collect()
+    });
+    &all.iter().find(|(f, _)| *f == name).unwrap_or_else(|| panic!("no circuit {name}")).1
+}
+
+/// A GC job for `c` with the given owners, a fixed or random session id.
+pub fn gc_job(c: &Circuit, owners: &[Owner], mode: Mode, sid: [u8; 32]) -> JobHeader {
+    JobHeader { sid, mode, kind: JobKind::Gc { circuit_hash: c.content_hash(), owners: owners.to_vec() } }
+}
+
+pub fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+pub fn hex_bits(s: &str) -> Vec<bool> {
+    let b = unhex(s);
+    bits_from_bytes_be(&b, 8 * b.len() as u32)
+}
+
+pub fn u64_bits(x: u64) -> Vec<bool> {
+    (0..64).map(|k| (x >> k) & 1 == 1).collect()
+}
+
+pub fn bits_u64(bits: &[bool]) -> u64 {
+    bits.iter().enumerate().fold(0, |acc, (k, &b)| acc | (u64::from(b) << k))
+}
+
+pub const MODES: [Mode; 2] = [Mode::SemiHonest, Mode::Malicious];

@@ -1,0 +1,301 @@
+//! Cheating entities, each caught by the check meant for it (malicious mode), with the check's
+//! name in the error: a malicious enclave (tampered table, wrong σ, wrong x2⁰ labels, wrong
+//! decoding bits, a different circuit garbled with the right seed) and a malicious garbler (labels
+//! of the wrong x2¹ value, garbage labels for x2¹ or x1, a wrong τ). In semi-honest mode the same
+//! tampering goes unnoticed and corrupts the output, which is why the checks exist.
+
+mod common;
+
+use common::*;
+use futures::join;
+use webmpc_circuit::Circuit;
+use webmpc_core::channel::memory::{network, run_local, Tamper};
+use webmpc_core::channel::{Channel, PartyId};
+use webmpc_core::prg::Prg;
+use webmpc_teleport::driver::{self, Peers};
+use webmpc_teleport::frames::{self, tag};
+use webmpc_teleport::gc;
+use webmpc_teleport::local::{self, random_sid};
+use webmpc_teleport::seal::EnclaveKeys;
+use webmpc_teleport::{Check, JobHeader, Mode, Owner, TeleportError};
+
+const PEERS: Peers = Peers { garbler: 0, evaluator: 1, enclave: 2 };
+
+type Out = Result<Vec<Vec<bool>>, TeleportError>;
+
+/// Runs the three parties, each over its own (possibly tampered) channel, with the honest drivers;
+/// `enclave` may be replaced by a deviating future.
+fn run<C0: Channel, C1: Channel>(
+    g: C0,
+    e: C1,
+    enclave: impl core::future::Future<Output = Result<(), TeleportError>>,
+    job: &JobHeader,
+    c: &Circuit,
+    x1: &[bool],
+    x2: &[bool],
+) -> (Result<(), TeleportError>, Out) {
+    let bin = c.to_binary();
+    let bin = &bin;
+    let pol = local::policy();
+    let pol = &pol;
+    let (a, b, _) = run_local(async {
+        join!(
+            async move {
+                let r = driver::gc_garbler(&g, &PEERS, job, bin, x1, pol, &mut Prg::from_entropy().unwrap()).await;
+                drop(g);
+                r
+            },
+            async move {
+                let r = driver::gc_evaluator(&e, &PEERS, job, bin, x2, &mut Prg::from_entropy().unwrap()).await;
+                drop(e);
+                r
+            },
+            enclave
+        )
+    })
+    .expect("no deadlock");
+    (a, b)
+}
+
+fn aes() -> (&'static Circuit, Vec<bool>, Vec<bool>, String) {
+    (
+        circuit("aes_128.txt"),
+        hex_bits("000102030405060708090a0b0c0d0e0f"),
+        hex_bits("00112233445566778899aabbccddeeff"),
+        "69c4e0d86a7b0430d8cdb78070b4c55a".into(),
+    )
+}
+
+fn out_hex(out: &[Vec<bool>]) -> String {
+    webmpc_circuit::bytes_be_from_bits(&out[0]).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Runs AES with the enclave's messages to the evaluator edited by `edit(index, message)`.
+fn with_tampered_enclave(mode: Mode, edit: impl Fn(usize, &mut Vec<u8>) + Clone) -> (Out, String) {
+    let (c, key, pt, want) = aes();
+    let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], mode, random_sid().unwrap());
+    let mut net = network(3).into_iter();
+    let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    let x = Tamper::new(x, move |to: PartyId, i, m: &mut Vec<u8>| {
+        if to == PEERS.evaluator {
+            edit(i, m)
+        }
+    });
+    let (mut machine, ev) = local::enclave().unwrap();
+    let enclave = async move {
+        let r = driver::enclave_party(&x, &PEERS, &mut machine, &ev).await;
+        drop(x);
+        r
+    };
+    let (_, out) = run(g, e, enclave, &job, c, &key, &pt);
+    (out, want)
+}
+
+fn check_of(r: &Out) -> Check {
+    match r {
+        Err(TeleportError::CheckFailed(c)) => *c,
+        other => panic!("expected a failed check, got {other:?}"),
+    }
+}
+
+// Enclave → evaluator messages: 0 evidence, 1 input labels, 2.. tables, then decoding, done.
+const INPUT_LABELS: usize = 1;
+const FIRST_TABLES: usize = 2;
+
+#[test]
+fn a_tampered_table_fails_tau_and_goes_unnoticed_without_it() {
+    let flip = |i: usize, m: &mut Vec<u8>| {
+        if i == FIRST_TABLES {
+            assert_eq!(m[0], tag::TABLES);
+            m[1 + 8 + 48 * 100 + 5] ^= 0x10;
+        }
+    };
+    let (out, _) = with_tampered_enclave(Mode::Malicious, flip);
+    assert_eq!(check_of(&out), Check::GcTau);
+    assert_eq!(out.unwrap_err().code(), "ENCLAVE_CHECK_FAILED");
+    let (out, want) = with_tampered_enclave(Mode::SemiHonest, flip);
+    assert_ne!(out_hex(&out.unwrap()), want, "semi-honest mode has no check: the output is silently wrong");
+}
+
+#[test]
+fn a_wrong_sigma_fails_tau() {
+    let (out, _) = with_tampered_enclave(Mode::Malicious, |i, m| {
+        if i == INPUT_LABELS {
+            let n = m.len();
+            m[n - 7] ^= 1;
+        }
+    });
+    assert_eq!(check_of(&out), Check::GcTau);
+}
+
+#[test]
+fn a_wrong_x2_share_label_from_the_enclave_fails_its_sigma() {
+    let (out, _) = with_tampered_enclave(Mode::Malicious, |i, m| {
+        if i == INPUT_LABELS {
+            m[1 + 4 + 16 * 3 + 2] ^= 0x40;
+        }
+    });
+    assert_eq!(check_of(&out), Check::EnclaveLabels);
+}
+
+#[test]
+fn wrong_decoding_bits_fail_tau() {
+    let (c, ..) = aes();
+    let decoding_index = FIRST_TABLES + c.gates.len().div_ceil(webmpc_teleport::circuit::PIECE_GATES);
+    let (out, _) = with_tampered_enclave(Mode::Malicious, move |i, m| {
+        if i == decoding_index {
+            assert_eq!(m[0], tag::DECODING);
+            m[5] ^= 1;
+        }
+    });
+    assert_eq!(check_of(&out), Check::GcTau);
+}
+
+/// A circuit with the same shape and gate kinds as `c` but another function: the first XOR gate
+/// reads a different wire.
+fn variant(c: &Circuit) -> Circuit {
+    let mut v = c.clone();
+    let k = v.gates.iter().position(|g| matches!(g, webmpc_circuit::Gate::Xor { .. })).unwrap();
+    if let webmpc_circuit::Gate::Xor { a, b, out } = v.gates[k] {
+        v.gates[k] = webmpc_circuit::Gate::Xor { a, b: if b == 0 { 1 } else { 0 }, out };
+        assert_ne!(a, out);
+    }
+    v.validate().unwrap();
+    v
+}
+
+#[test]
+fn an_enclave_that_garbles_a_different_circuit_with_the_right_seed_fails_tau() {
+    for mode in MODES {
+        let (c, key, pt, want) = aes();
+        let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], mode, random_sid().unwrap());
+        let other = variant(c);
+        let other_job = gc_job(&other, &[Owner::Garbler, Owner::Evaluator], mode, job.sid);
+        let mut net = network(3).into_iter();
+        let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+        let job2 = job.clone();
+        // The deviating enclave: opens the seed like an honest one, then runs M^GC on `other`.
+        let enclave = async move {
+            let keys = EnclaveKeys::from_entropy([7; 32]);
+            let ev = local::evidence_for(&keys.public());
+            x.send(PEERS.garbler, ev.clone()).await?;
+            x.send(PEERS.evaluator, ev).await?;
+            let msg = x.recv(PEERS.garbler).await?;
+            let (job_bytes, sealed) = frames::parse_garbler_job(&msg[1..])?;
+            assert_eq!(job_bytes, job2.encode());
+            let seed = keys.open(job_bytes, sealed)?;
+            let msg = x.recv(PEERS.evaluator).await?;
+            let (_, rest) = frames::parse_evaluator_job(&msg[1..])?;
+            let x2_0 = webmpc_teleport::unpack_bits(&rest[4..], 128, "x2⁰")?;
+            while x.recv(PEERS.evaluator).await?[0] != tag::CIRCUIT_DONE {}
+            let m = gc::m_gc(seed, &other_job, &other.to_binary(), &x2_0)?;
+            let sigmas: Vec<[u8; 32]> = m.sigmas.map(|s| s.iter().copied().collect()).unwrap_or_default();
+            x.send(PEERS.evaluator, frames::input_labels(&m.share0_labels, &sigmas)).await?;
+            let msg = x.recv(PEERS.evaluator).await?;
+            assert_eq!(msg[0], tag::GARBLE_PIECE);
+            let mut t = frames::tables_header(0, m.tables.len());
+            t.extend_from_slice(&m.tables);
+            x.send(PEERS.evaluator, t).await?;
+            x.send(PEERS.evaluator, frames::decoding(128, &m.decoding)).await?;
+            x.send(PEERS.evaluator, frames::done()).await?;
+            drop(x);
+            Ok(())
+        };
+        let (_, out) = run(g, e, enclave, &job, c, &key, &pt);
+        match mode {
+            Mode::Malicious => assert_eq!(check_of(&out), Check::GcTau),
+            Mode::SemiHonest => assert_ne!(out_hex(&out.unwrap()), want),
+        }
+    }
+}
+
+/// AES with the garbler's labels message (its second message to the evaluator) edited.
+fn with_tampered_garbler_labels(edit: impl Fn(&mut Vec<u8>) + Clone) -> Out {
+    let (c, key, pt, _) = aes();
+    let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], Mode::Malicious, random_sid().unwrap());
+    let mut net = network(3).into_iter();
+    let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    let g = Tamper::new(g, move |to: PartyId, i, m: &mut Vec<u8>| {
+        if to == PEERS.evaluator && i == 1 {
+            edit(m)
+        }
+    });
+    let (mut machine, ev) = local::enclave().unwrap();
+    let enclave = async move {
+        let r = driver::enclave_party(&x, &PEERS, &mut machine, &ev).await;
+        drop(x);
+        r
+    };
+    run(g, e, enclave, &job, c, &key, &pt).1
+}
+
+#[test]
+fn garbage_labels_from_the_garbler_fail_the_matching_check() {
+    // Labels message: 128 x1 labels, 128 x2¹ labels, τ.
+    let out = with_tampered_garbler_labels(|m| m[16 * 128 + 16 * 5 + 1] ^= 2);
+    assert_eq!(check_of(&out), Check::GarblerShareLabels);
+    let out = with_tampered_garbler_labels(|m| m[16 * 9] ^= 0x80);
+    assert_eq!(check_of(&out), Check::GarblerInputLabels);
+    let out = with_tampered_garbler_labels(|m| {
+        let n = m.len();
+        m[n - 1] ^= 1
+    });
+    assert_eq!(check_of(&out), Check::GcTau);
+    assert_eq!(Check::GarblerShareLabels.suspect(), "garbler");
+}
+
+#[test]
+fn a_garbler_sending_the_label_of_the_other_x2_share_value_is_caught() {
+    // A deliberately deviating garbler: honest in everything but one x2¹ bit, so the label it sends
+    // is a *valid* label of that wire, only for the wrong value.
+    let (c, key, pt, _) = aes();
+    let bin = c.to_binary();
+    let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], Mode::Malicious, random_sid().unwrap());
+    let mut net = network(3).into_iter();
+    let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    let (mut machine, ev) = local::enclave().unwrap();
+    let pol = local::policy();
+    let job_bytes = job.encode();
+    let (job, bin) = (&job, &bin);
+    let (a, b, _) = run_local(async {
+        join!(
+            async move {
+                let mut prg = Prg::from_entropy().unwrap();
+                g.send(PEERS.evaluator, job_bytes.clone()).await?;
+                g.recv(PEERS.evaluator).await?;
+                let mut x2_1 = webmpc_teleport::unpack_bits(&g.recv(PEERS.evaluator).await?, 128, "x2¹")?;
+                let ev = g.recv(PEERS.enclave).await?;
+                let pk = webmpc_teleport::evidence::verify(&ev[1..], &pol)?;
+                let seed = prg.next_block();
+                let sealed = webmpc_teleport::seal::seal(&pk, &job_bytes, seed, [5; 32])?;
+                g.send(PEERS.enclave, frames::garbler_job(&job_bytes, &sealed)).await?;
+                x2_1[17] = !x2_1[17];
+                let labels = gc::garbler_labels(seed, job, bin, &key, &x2_1)?;
+                g.send(PEERS.evaluator, labels.encode()).await?;
+                drop(g);
+                Ok::<(), TeleportError>(())
+            },
+            async move {
+                let r = driver::gc_evaluator(&e, &PEERS, job, bin, &pt, &mut Prg::from_entropy().unwrap()).await;
+                drop(e);
+                r
+            },
+            async move {
+                let r = driver::enclave_party(&x, &PEERS, &mut machine, &ev).await;
+                drop(x);
+                r
+            }
+        )
+    })
+    .unwrap();
+    a.unwrap();
+    assert_eq!(check_of(&b), Check::GarblerShareLabels);
+}
+
+#[test]
+fn honest_runs_pass_every_check() {
+    let (out, want) = with_tampered_enclave(Mode::Malicious, |_, _| {});
+    assert_eq!(out_hex(&out.unwrap()), want);
+    let out = with_tampered_garbler_labels(|_| {});
+    assert_eq!(out_hex(&out.unwrap()), aes().3);
+}
