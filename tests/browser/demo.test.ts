@@ -7,11 +7,12 @@ import { randomInt } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { init } from '../../dist/index.js';
+import { init, session } from '../../dist/index.js';
+import { CircuitBuilder } from '../../dist/circuit/index.js';
 import { connectNodeMesh, startSignalingServer, type SignalingServer } from '../../dist/net/node.js';
 import { disposeIdentity, generateIdentity, publicKeyToHex } from '../../dist/secure/index.js';
 import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
-import { DEFAULT_ENGINE, PhaseClock, placeBid, vickreyReference, type AuctionResult } from '../../demo-app/src/auction.js';
+import { BID_BITS, DEFAULT_ENGINE, PhaseClock, WINNER_BITS, encodeBid, placeBid, vickreyReference, type AuctionResult } from '../../demo-app/src/auction.js';
 import { joinRoom, linkUrl, newRoomName, secureRoom, shortFingerprint, type PeerIdentity } from '../../demo-app/src/room.js';
 import type { AuctionState } from '../../demo-app/src/state.js';
 import { ROOT } from '../helpers.js';
@@ -54,12 +55,14 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     signaling = await startSignalingServer({ port: 0 });
     browser = await launch();
     pages = [browser.page];
-    for (let i = 1; i < 3; i++) {
-      const page = await browser.page.context().newPage();
-      watch(page, browser.problems);
-      pages.push(page);
-    }
+    while (pages.length < 3) pages.push(await newPage());
   }, 120_000);
+
+  async function newPage(): Promise<Page> {
+    const page = await browser.page.context().newPage();
+    watch(page, browser.problems);
+    return page;
+  }
 
   afterAll(async () => {
     await browser?.close();
@@ -187,7 +190,61 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     } finally {
       disposeIdentity(node.identity);
       await node.transport.close();
+      if (pages.length < 3) pages.push(await newPage());
     }
     expect(browser.problems).toEqual([]);
+  });
+
+  it('a bidder running another function: every page shows that the bidders disagree, before any bid is used', async () => {
+    const room = newRoomName();
+    await placeBidsInPages(room, 4, [10, 20, 30]);
+    // Same inputs and output widths as the auction, another function (the maximum bid in the
+    // clear): the session's parameter agreement must refuse it.
+    const b = new CircuitBuilder();
+    const bids = [0, 1, 2, 3].map((p) => b.input(p, BID_BITS));
+    b.output(b.constant(0, WINNER_BITS));
+    b.output(bids.reduce((m, x) => m.max(x)));
+    const node = await nodeBidderConnected(signaling.url, room, 4, 3);
+    try {
+      const s = await session({ transport: node.transport, party: 3, parties: 4 });
+      await expect(s.run(b.build(), { inputs: [encodeBid(40)], protocol: DEFAULT_ENGINE as 'plain' })).rejects.toMatchObject({
+        code: 'PARAMETER_MISMATCH',
+      });
+      await s.close();
+    } finally {
+      disposeIdentity(node.identity);
+    }
+    for (const page of pages) {
+      const state = await settledState(page, ABORT_WITHIN_MS);
+      expect(state.status).toBe('failed');
+      expect(state.error).toMatchObject({ code: 'PARAMETER_MISMATCH', phase: 'session' });
+      const shown = await page.getByTestId('error').textContent();
+      expect(shown).toContain('The bidders disagree on the auction');
+      expect(shown).toContain('Phase: agreeing on the session · PARAMETER_MISMATCH');
+      expect(shown).not.toContain('40');
+    }
+    expect(browser.problems).toEqual([]);
+  });
+
+  it('a bidder whose peers never arrive sees a timeout naming the phase, not a page that waits forever', async () => {
+    const page = pages[0]!;
+    const link = { room: newRoomName(), bidders: 3, engine: DEFAULT_ENGINE, signalingUrl: signaling.url };
+    await page.goto(`${linkUrl(`${web.url}/`, link)}&wait=2`);
+    await page.locator('#bid:not([disabled])').waitFor({ timeout: 30_000 });
+    await page.fill('#bid', '12');
+    await page.click('#bid-button');
+    const state = await settledState(page, 10_000);
+    expect(state).toMatchObject({ status: 'failed', seat: 0, error: { code: 'TIMEOUT', phase: 'connecting' } });
+    expect(await page.getByTestId('error').textContent()).toContain('Timed out while connecting to the other bidders.');
+    expect(browser.problems).toEqual([]);
+  });
+
+  it('a link that cannot work says why instead of offering a bid', async () => {
+    const page = pages[0]!;
+    await page.goto(`${web.url}/?room=bad%20room&n=3`);
+    await page.getByTestId('error').waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => window.auctionState.status)).toBe('bad-link');
+    expect(await page.getByTestId('error').textContent()).toMatch(/room name is not valid: a room name is 1 to 128 characters/);
+    expect(await page.locator('#bid').count()).toBe(0);
   });
 });

@@ -199,6 +199,14 @@ describe('npm run demo (scripted Node bidders over WebRTC)', () => {
     expect(r.stdout).toContain('result: bidder 1 wins and pays 4294967295');
   }, 120_000);
 
+  it('6 bidders, a three-way tie at the top', async () => {
+    const r = await node([DEMO, '--skip-build', '--no-serve', '5', '80', '3', '80', '80', '7']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Sealed-bid second-price auction: 6 bidders');
+    expect(r.stdout).toContain('result: bidder 1 wins and pays 80');
+    for (let i = 0; i < 6; i++) expect(linesOf(r.stdout, i).match(/\(pinned\)/g)).toHaveLength(5);
+  }, 120_000);
+
   it('--serve keeps the app up for people: the page, its config and the link work until SIGINT', async () => {
     const child = spawn(process.execPath, [DEMO, '--skip-build', '--serve', '1', '2', '3'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
