@@ -175,6 +175,16 @@ async function nodeAuction(link, bids, timeoutS) {
     note(`the auction did not finish within ${timeoutS} s; stopping the bidders`);
     for (const { child } of bidders) child.kill();
   }, timeoutS * 1000);
+  // Once one bidder has failed, the others get a few seconds to notice and say what they saw
+  // (a connected bidder fails at once; one still joining would wait for its deadline).
+  let grace;
+  for (const b of bidders) {
+    b.done.catch(() => {
+      grace ??= setTimeout(() => {
+        for (const { child } of bidders) if (child.exitCode === null) child.kill();
+      }, 5_000);
+    });
+  }
   try {
     const settled = await Promise.allSettled(bidders.map((b) => b.done));
     const failed = settled.find((s) => s.status === 'rejected');
@@ -183,6 +193,7 @@ async function nodeAuction(link, bids, timeoutS) {
   } finally {
     clearInterval(relay);
     clearTimeout(timer);
+    clearTimeout(grace);
     for (const { child } of bidders) if (child.exitCode === null) child.kill();
   }
 }

@@ -264,7 +264,7 @@ async function bidAndShow(view: View, link: AuctionLink, signalingUrl: string, i
     showResult(view, result, clock.records);
   } catch (err) {
     clock.end();
-    fail(view, explain(err, clock.phase ?? 'connecting'), rows);
+    fail(view, explain(err, clock.phase ?? 'connecting', { signalingUrl }), rows);
   }
 }
 

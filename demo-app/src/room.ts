@@ -198,8 +198,11 @@ export interface Explained {
   peer: number | undefined;
 }
 
-/** Turns whatever the auction threw into words, naming the phase it happened in. */
-export function explain(err: unknown, phase: string): Explained {
+/**
+ * Turns whatever the auction threw into words, naming the phase it happened in (and the
+ * signaling server, when that is what failed).
+ */
+export function explain(err: unknown, phase: string, context: { signalingUrl?: string } = {}): Explained {
   const e = err as { code?: unknown; peer?: unknown; message?: unknown; remote?: { code?: unknown; message?: unknown } };
   const code = typeof e?.code === 'string' ? e.code : 'ERROR';
   const peer = typeof e?.peer === 'number' ? e.peer : undefined;
@@ -222,7 +225,7 @@ export function explain(err: unknown, phase: string): Explained {
     case 'SIGNALING_FAILED':
       title = /room-size-mismatch/.test(message)
         ? 'This room was opened for a different number of bidders; check the link.'
-        : `The signaling server refused or failed while ${where}.`;
+        : `The signaling server${context.signalingUrl ? ` at ${context.signalingUrl}` : ''} refused or failed while ${where}.`;
       break;
     case 'AUTHENTICATION_FAILED':
       title = `A bidder's identity could not be verified while ${where}; the auction was aborted.`;

@@ -167,7 +167,8 @@ async function bid(
     return { result, phases: clock.records, seat: mesh.party };
   } catch (err) {
     clock.end();
-    throw Object.assign(new Error('auction failed'), { explained: explain(err, clock.phase ?? 'connecting'), cause: err });
+    const explained = explain(err, clock.phase ?? 'connecting', { signalingUrl: link.signalingUrl });
+    throw Object.assign(new Error('auction failed'), { explained, cause: err });
   } finally {
     disposeIdentity(identity);
   }
