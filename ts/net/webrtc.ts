@@ -43,7 +43,18 @@ export interface WebRtcMeshOptions extends FramedOptions {
   connectTimeoutMs?: number;
   /** Cancels connecting (rejects with `ABORTED`). */
   signal?: AbortSignal;
+  /**
+   * Told how each other party comes along while the mesh connects, so an app can show "waiting
+   * for party 2", "connected to party 1": `'present'` when it is (or comes) in the room,
+   * `'connected'` when its data channel opens. (A party that leaves before connecting fails the
+   * connect, or is waited for until the deadline.) Not called once the mesh is up or has failed;
+   * a callback that throws is ignored.
+   */
+  onPeer?: (peer: number, state: MeshPeerState) => void;
 }
+
+/** How one other party stands while the mesh connects (see {@link WebRtcMeshOptions.onPeer}). */
+export type MeshPeerState = 'present' | 'connected';
 
 interface PeerState {
   pc: RTCPeerConnection;
@@ -103,6 +114,15 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
   let settled = false;
   let iceServers: IceServerConfig[] = options.iceServers ?? [];
 
+  const report = (peer: number, state: MeshPeerState) => {
+    if (settled) return;
+    try {
+      options.onPeer?.(peer, state);
+    } catch {
+      // The app's display must not break the connection.
+    }
+  };
+
   const fail = (error: TransportError) => {
     // After the barrier, failures are the transport's to report (through the channels).
     if (settled) return;
@@ -161,6 +181,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     channel.bufferedAmountLowThreshold = highWater / 4;
     channel.onopen = () => {
       state.open = true;
+      report(peer, 'connected');
       transport.attach(peer, link(channel));
       if (transport.complete && !settled) {
         settled = true;
@@ -248,6 +269,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     signal: options.signal,
     handlers: {
       onPeerJoined: (peer) => {
+        report(peer, 'present');
         if (!settled && peer > party) offerTo(peer);
       },
       onPeerLeft: (peer) => {
@@ -267,6 +289,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     signaling = await Promise.race([joining, ready.then(() => undefined)]);
     if (!signaling) throw transportError('SIGNALING_FAILED', 'mesh settled before joining');
     if (options.iceServers === undefined) iceServers = signaling.iceServers;
+    for (const peer of signaling.present) report(peer, 'present');
     for (const peer of signaling.present) if (peer > party) offerTo(peer);
     await ready;
     return transport;
