@@ -6,7 +6,7 @@
  * shown; `window.auctionState` mirrors them for scripts and tests.
  */
 import { init } from 'webmpc';
-import { connectMesh } from 'webmpc/net';
+import { connectMesh, type MeshPeerState } from 'webmpc/net';
 import { generateIdentity, publicKeyToHex, type Identity } from 'webmpc/secure';
 import {
   BID_BITS,
@@ -233,6 +233,7 @@ async function bidAndShow(view: View, link: AuctionLink, signalingUrl: string, i
       if (note) note.textContent = `waiting for all ${link.bidders} bidders (gives up in ${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')})`;
     }, 500);
     let mesh;
+    const arrivals = new Map<number, MeshPeerState>();
     try {
       mesh = await joinRoom({
         connect: (o) => connectMesh(o),
@@ -245,6 +246,12 @@ async function bidAndShow(view: View, link: AuctionLink, signalingUrl: string, i
         onSeat: (seat) => {
           setState({ seat });
           view.seatLine.textContent = `You are bidder ${seat} (of ${link.bidders}).`;
+          arrivals.clear();
+          showPeers(view, link.bidders, seat, arrivals);
+        },
+        onPeer: (bidder, state) => {
+          arrivals.set(bidder, state);
+          showPeers(view, link.bidders, window.auctionState.seat!, arrivals);
         },
       });
     } finally {
@@ -255,10 +262,10 @@ async function bidAndShow(view: View, link: AuctionLink, signalingUrl: string, i
     const onPageHide = () => void mesh.close(new Error('the bidder closed its page'));
     addEventListener('pagehide', onPageHide, { once: true });
     void mesh.closed.then(() => removeEventListener('pagehide', onPageHide));
-    showPeers(view, link.bidders, mesh.party, undefined);
+    showPeers(view, link.bidders, mesh.party, undefined, true);
     clock.enter('securing');
     const { transport, peers } = await secureRoom({ transport: mesh, identity, room: link.room, signal: abort.signal });
-    showPeers(view, link.bidders, mesh.party, peers);
+    showPeers(view, link.bidders, mesh.party, peers, true);
     const result = await placeBid({ transport, bid, engine: link.engine, clock, signal: abort.signal });
     clock.end();
     showResult(view, result, clock.records);
@@ -268,21 +275,44 @@ async function bidAndShow(view: View, link: AuctionLink, signalingUrl: string, i
   }
 }
 
-function showPeers(view: View, bidders: number, me: number, peers: readonly PeerIdentity[] | undefined): void {
+/**
+ * The bidders' list: while connecting, who is in the room and whose connection is open
+ * (`arrivals`); once connected, each other bidder's key as the key exchange proved it.
+ */
+function showPeers(
+  view: View,
+  bidders: number,
+  me: number,
+  known: ReadonlyMap<number, MeshPeerState> | readonly PeerIdentity[] | undefined,
+  connected = false,
+): void {
   const items: HTMLElement[] = [];
   for (let i = 0; i < bidders; i++) {
+    const item = h('li', { 'data-bidder': String(i) });
+    items.push(item);
     if (i === me) {
-      items.push(h('li', { 'data-bidder': String(i) }, h('strong', {}, `Bidder ${i} (you)`)));
+      item.append(h('strong', {}, `Bidder ${i} (you)`));
       continue;
     }
-    const p = peers?.find((x) => x.bidder === i);
-    items.push(
-      h(
-        'li',
-        { 'data-bidder': String(i) },
-        `Bidder ${i}: connected`,
-        p ? h('span', {}, ' · key ', h('code', { title: p.fingerprint }, shortFingerprint(p.fingerprint)), p.pinned ? ' (pinned)' : ' (compare it with what bidder ' + i + ' sees as "Your key")') : ' · exchanging keys…',
-      ),
+    if (!connected) {
+      const state = known instanceof Map ? known.get(i) : undefined;
+      item.dataset.state = state ?? 'waiting';
+      item.append(`Bidder ${i}: `, state === 'connected' ? 'connected' : state === 'present' ? 'here, connecting…' : 'not here yet');
+      continue;
+    }
+    item.dataset.state = 'connected';
+    const p = Array.isArray(known) ? known.find((x) => x.bidder === i) : undefined;
+    item.append(
+      `Bidder ${i}: connected`,
+      p
+        ? h(
+            'span',
+            {},
+            ' · key ',
+            h('code', { title: p.fingerprint }, shortFingerprint(p.fingerprint)),
+            p.pinned ? ' (pinned)' : ` (compare it with what bidder ${i} sees as "Your key")`,
+          )
+        : ' · exchanging keys…',
     );
   }
   view.peers.replaceChildren(...items);

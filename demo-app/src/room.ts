@@ -4,6 +4,7 @@
  * people. Browser-safe; the page and the Node bidder share it.
  */
 import type { Transport } from 'webmpc';
+import type { MeshPeerState } from 'webmpc/net';
 import { publicKeyToHex, secureTransport, type Identity, type SecureTransport } from 'webmpc/secure';
 import { DEFAULT_ENGINE, MAX_BIDDERS, MIN_BIDDERS, engineNamed, phaseLabel, type EngineName } from './auction.js';
 
@@ -83,6 +84,7 @@ export type ConnectMesh = (options: {
   parties: number;
   connectTimeoutMs: number;
   signal?: AbortSignal;
+  onPeer?: (peer: number, state: MeshPeerState) => void;
 }) => Promise<Transport>;
 
 export interface JoinOptions {
@@ -97,6 +99,8 @@ export interface JoinOptions {
   signal?: AbortSignal | undefined;
   /** Told which seat this bidder tries, then holds. */
   onSeat?: (seat: number) => void;
+  /** Told as each other bidder arrives in the room and as its connection opens. */
+  onPeer?: (bidder: number, state: MeshPeerState) => void;
 }
 
 /** The bidder seat is taken: the signaling server refuses a second party with the same index. */
@@ -120,6 +124,7 @@ export async function joinRoom(o: JoinOptions): Promise<Transport> {
         parties: o.bidders,
         connectTimeoutMs: o.waitMs,
         ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.onPeer ? { onPeer: o.onPeer } : {}),
       });
     } catch (err) {
       if (!seatTaken(err) || o.seat !== undefined) throw err;

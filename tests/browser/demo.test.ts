@@ -164,6 +164,18 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
   it('a bidder closing its tab mid-run: the others show a clear abort naming it and the phase, in time', async () => {
     const room = newRoomName();
     await placeBidsInPages(room, 4, [1, 2, 3]);
+    // While bidder 3 (Node) is missing, each page shows the two others connected and bidder 3
+    // not here yet.
+    for (const [seat, page] of pages.entries()) {
+      const others = [0, 1, 2].filter((b) => b !== seat);
+      await page.waitForFunction(
+        (ids) => ids.every((b) => document.querySelector(`[data-testid=peers] li[data-bidder="${b}"]`)?.getAttribute('data-state') === 'connected'),
+        others,
+        { timeout: 30_000 },
+      );
+      expect(await page.locator('[data-testid=peers] li[data-bidder="3"]').textContent()).toBe('Bidder 3: not here yet');
+      expect(await page.evaluate(() => window.auctionState.phase)).toBe('connecting');
+    }
     // The Node bidder connects and exchanges keys but holds its bid back, so the pages wait
     // inside the run (agreeing on the session) when bidder 2's tab closes.
     const node = await nodeBidderConnected(signaling.url, room, 4, 3);

@@ -156,6 +156,7 @@ async function bid(
       bidders: link.bidders,
       seat: link.seat,
       waitMs: waitS * 1000,
+      onPeer: (b, state) => say(state === 'present' ? `bidder ${b} is in the room` : `connected to bidder ${b}`),
     });
     say(`joined room ${link.room} as bidder ${mesh.party} of ${link.bidders}; connected to every other bidder over WebRTC`);
     clock.enter('securing');
