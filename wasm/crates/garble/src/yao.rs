@@ -237,7 +237,8 @@ impl<P: PieceSource> StreamSource<P> {
     pub fn new(prefix: &[u8], hash: [u8; 32], pieces: P) -> Result<Self, YaoError> {
         let stream = GateStream::new(prefix, &stream_limits())?;
         let h = stream.header();
-        let shape = Shape { wires: h.wires, inputs: h.inputs.clone(), outputs: h.outputs.clone(), gates: h.gates, hash };
+        let shape =
+            Shape { wires: h.wires, inputs: h.inputs.clone(), outputs: h.outputs.clone(), gates: h.gates, hash };
         Ok(StreamSource { stream: Some(stream), pieces, shape, scratch: Vec::new() })
     }
 }
@@ -457,7 +458,10 @@ struct RunState {
 }
 
 /// Runs the networked part of a run: poisons the session first and clears it only on success.
-async fn guarded<T>(state: &mut bool, run: impl core::future::Future<Output = Result<T, YaoError>>) -> Result<T, YaoError> {
+async fn guarded<T>(
+    state: &mut bool,
+    run: impl core::future::Future<Output = Result<T, YaoError>>,
+) -> Result<T, YaoError> {
     *state = true;
     let out = run.await?;
     *state = false;
@@ -676,7 +680,9 @@ impl<C: Channel> YaoEvaluator<C> {
             for (off, len) in label_messages(theirs.len()) {
                 // `len` is at most LABELS_PER_MESSAGE, so the length cannot overflow.
                 let active = ch.recv_exact(peer, 16 * len).await?;
-                for (w, l) in theirs[off..off + len].iter().zip(Block::slice_from_bytes(&active).expect("multiple of 16")) {
+                for (w, l) in
+                    theirs[off..off + len].iter().zip(Block::slice_from_bytes(&active).expect("multiple of 16"))
+                {
                     e.set_label(*w, *l);
                 }
             }
@@ -724,6 +730,9 @@ mod tests {
         assert_eq!(label_messages(5).collect::<Vec<_>>(), vec![(0, 5)]);
         let n = 2 * LABELS_PER_MESSAGE + 3;
         let m: Vec<_> = label_messages(n).collect();
-        assert_eq!(m, vec![(0, LABELS_PER_MESSAGE), (LABELS_PER_MESSAGE, LABELS_PER_MESSAGE), (2 * LABELS_PER_MESSAGE, 3)]);
+        assert_eq!(
+            m,
+            vec![(0, LABELS_PER_MESSAGE), (LABELS_PER_MESSAGE, LABELS_PER_MESSAGE), (2 * LABELS_PER_MESSAGE, 3)]
+        );
     }
 }

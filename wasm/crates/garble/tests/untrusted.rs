@@ -14,7 +14,7 @@ use webmpc_circuit::{stream_limits, Circuit, Gate, GateReader, GateStream, MAX_W
 use webmpc_core::channel::memory::pair;
 use webmpc_core::Block;
 use webmpc_garble::{
-    Evaluator, GarbleError, GateSource, Garbler, Outputs, Owner, PieceSource, PreparedCircuit, Reveal, Shape,
+    Evaluator, GarbleError, Garbler, GateSource, Outputs, Owner, PieceSource, PreparedCircuit, Reveal, Shape,
     StreamSource, YaoError, YaoEvaluator, YaoGarbler,
 };
 use webmpc_ot::SessionId;
@@ -77,7 +77,11 @@ fn big() -> impl Strategy<Value = u32> {
 /// A valid random circuit: 1–3 input values, gates of every kind reading earlier wires (some
 /// overwriting, as the binary form allows), outputs copied to the last wires.
 fn valid() -> impl Strategy<Value = Case> {
-    (proptest::collection::vec(1u32..6, 1..4), proptest::collection::vec((0u8..5, any::<u32>(), any::<u32>(), any::<bool>()), 0..40), 1u32..5)
+    (
+        proptest::collection::vec(1u32..6, 1..4),
+        proptest::collection::vec((0u8..5, any::<u32>(), any::<u32>(), any::<bool>()), 0..40),
+        1u32..5,
+    )
         .prop_map(|(inputs, picks, n_out)| {
             let n_in: u32 = inputs.iter().sum();
             let mut wires = n_in;
@@ -325,8 +329,9 @@ fn valid_circuit(c: &Circuit, bytes: &[u8], seed: u64, split: usize, piece: usiz
     // Yao, input owners and output assignment drawn from the seed.
     let owners: Vec<Owner> =
         (0..c.inputs.len()).map(|i| if (seed >> i) & 1 == 0 { Owner::Garbler } else { Owner::Evaluator }).collect();
-    let reveal: Vec<Reveal> =
-        (0..c.outputs.len()).map(|i| [Reveal::Garbler, Reveal::Evaluator, Reveal::Both][(seed as usize + i) % 3]).collect();
+    let reveal: Vec<Reveal> = (0..c.outputs.len())
+        .map(|i| [Reveal::Garbler, Reveal::Evaluator, Reveal::Both][(seed as usize + i) % 3])
+        .collect();
     let of = |who: Owner| -> Vec<Vec<bool>> {
         inputs.iter().zip(&owners).filter(|(_, o)| **o == who).map(|(v, _)| v.clone()).collect()
     };
@@ -348,7 +353,8 @@ fn valid_circuit(c: &Circuit, bytes: &[u8], seed: u64, split: usize, piece: usiz
     let hash = c.content_hash();
     // The two parties' streams are cut differently: the chunks (and so the tables) must not be.
     let mut s1 = streamed(bytes, bytes.len(), 1 + piece / 2, hash).unwrap();
-    let mut s2 = streamed(bytes, split, piece, hash).unwrap_or_else(|_| streamed(bytes, bytes.len(), piece, hash).unwrap());
+    let mut s2 =
+        streamed(bytes, split, piece, hash).unwrap_or_else(|_| streamed(bytes, bytes.len(), piece, hash).unwrap());
     check(yao((&mut s1, &mut s2), &owners, &reveal, (&gi, &ei)));
 }
 
@@ -376,7 +382,9 @@ fn invalid_circuit(case: &Case, bytes: &[u8], split: usize, piece: usize) {
         typed("GateStream", verdict.unwrap_err().code());
     }
     // A streamed Yao run over it fails on both sides, typed, whichever side sees it first.
-    if let (Ok(mut s1), Ok(mut s2)) = (streamed(bytes, bytes.len(), piece, [7; 32]), streamed(bytes, split, piece, [7; 32])) {
+    if let (Ok(mut s1), Ok(mut s2)) =
+        (streamed(bytes, bytes.len(), piece, [7; 32]), streamed(bytes, split, piece, [7; 32]))
+    {
         let shape = s1.shape().clone();
         if shape.wires <= 1 << 16 {
             let owners = vec![Owner::Garbler; shape.inputs.len()];

@@ -304,7 +304,11 @@ impl webmpc_garble::GateSource for ShapeOnly {
 
 /// Runs both roles on `shape` after a completed setup; returns both results and the bytes each
 /// party sent during the run.
-fn run_shape(shape: webmpc_garble::Shape, owners: &[Owner], reveal: &[Reveal]) -> [(Result<Outputs, YaoError>, u64); 2] {
+fn run_shape(
+    shape: webmpc_garble::Shape,
+    owners: &[Owner],
+    reveal: &[Reveal],
+) -> [(Result<Outputs, YaoError>, u64); 2] {
     let (a, b) = pair();
     let sid = SessionId::random().unwrap();
     let (g, e) = block_on(async { join!(YaoGarbler::setup(&a, 1, &sid), YaoEvaluator::setup(&b, 0, &sid)) });
@@ -424,7 +428,7 @@ fn garbler_inputs_larger_than_one_message_arrive_in_several() {
     let x: Vec<bool> = (0..n).map(|i| (i * 7 + i / 3) % 5 == 0).collect();
     for y in [false, true] {
         let want = c.evaluate(&[x.clone(), vec![y]]).unwrap();
-        let (g, e) = yao(&c, &[Owner::Garbler, Owner::Evaluator], &[Reveal::Both], &[x.clone()], &[vec![y]]);
+        let (g, e) = yao(&c, &[Owner::Garbler, Owner::Evaluator], &[Reveal::Both], std::slice::from_ref(&x), &[vec![y]]);
         assert_eq!((g[0].as_ref().unwrap(), e[0].as_ref().unwrap()), (&want[0], &want[0]));
     }
 }
