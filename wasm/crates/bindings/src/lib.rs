@@ -45,9 +45,17 @@ const STACK_SCRUB_BYTES: usize = 32 * 1024;
 /// would stay readable there until overwritten. The scrub frame sits at the same depth the
 /// kernels' frames did, so it overwrites them.
 fn scrubbed<T>(f: impl FnOnce() -> T) -> T {
-    let out = f();
+    let out = below(f);
     scrub_stack();
     out
+}
+
+/// Calls `f` in a frame of its own. Without it `f` may be inlined into the caller, and its locals
+/// (a parsed Δ, a key) would then live in the caller's frame, above the region the scrub that
+/// follows overwrites; in a frame of their own they sit exactly where the scrub frame goes next.
+#[inline(never)]
+fn below<T>(f: impl FnOnce() -> T) -> T {
+    f()
 }
 
 #[inline(never)]
@@ -79,7 +87,9 @@ impl<F: core::future::Future> core::future::Future for Scrubbed<F> {
     type Output = F::Output;
 
     fn poll(mut self: core::pin::Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> core::task::Poll<F::Output> {
-        let out = self.0.as_mut().poll(cx);
+        // In a frame of its own (see `below`): an inlined inner poll would keep its locals in
+        // this frame, above the scrubbed region.
+        let out = below(|| self.0.as_mut().poll(cx));
         scrub_future_stack();
         out
     }
