@@ -383,7 +383,6 @@ fn own_inputs(
     if values.len() != mine.len() {
         return Err(YaoError::InvalidArgument(format!("{} input values given, {} expected", values.len(), mine.len())));
     }
-    let mut out = Vec::new();
     for (v, &i) in values.iter().zip(&mine) {
         let wires = circuit.input_wires(i);
         if v.len() != wires.len() {
@@ -394,13 +393,28 @@ fn own_inputs(
                 wires.len()
             )));
         }
-        out.extend(wires.zip(v.iter().copied()));
+    }
+    let mut out = reserve(circuit, values.iter().map(Vec::len).sum())?;
+    for (v, &i) in values.iter().zip(&mine) {
+        out.extend(circuit.input_wires(i).zip(v.iter().copied()));
     }
     Ok(out)
 }
 
-fn peer_wires(circuit: &Shape, owners: &[Owner], them: Owner) -> Vec<u32> {
-    (0..owners.len()).filter(|&i| owners[i] == them).flat_map(|i| circuit.input_wires(i)).collect()
+fn peer_wires(circuit: &Shape, owners: &[Owner], them: Owner) -> Result<Vec<u32>, YaoError> {
+    let values = || (0..owners.len()).filter(move |&i| owners[i] == them);
+    let mut out = reserve(circuit, values().map(|i| circuit.inputs[i] as usize).sum())?;
+    out.extend(values().flat_map(|i| circuit.input_wires(i)));
+    Ok(out)
+}
+
+/// Room for `n` per-input-bit records, or a typed error when memory cannot hold them (the input
+/// bits are at most the wire count, but a circuit at the cap has 2^25 of them).
+fn reserve<T>(circuit: &Shape, n: usize) -> Result<Vec<T>, YaoError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| GarbleError::TooManyWires { wires: circuit.wires, why: "out of memory for the input bits" })?;
+    Ok(v)
 }
 
 fn run_tag(sid: &SessionId, run: u64) -> u64 {
@@ -595,7 +609,7 @@ impl<C: Channel> YaoGarbler<C> {
             agree(ot.channel(), peer, agreement(circuit, owners, reveal, run)).await?;
             let delta = ot.delta();
             // Evaluator's inputs: Δ-OT keys are the zero-labels, streamed chunk by chunk.
-            let theirs = peer_wires(circuit, owners, Owner::Evaluator);
+            let theirs = peer_wires(circuit, owners, Owner::Evaluator)?;
             ot.cot_stream(theirs.len(), |off, keys| {
                 for (w, k) in theirs[off..].iter().zip(keys) {
                     g.set_label(*w, *k);
@@ -676,7 +690,7 @@ impl<C: Channel> YaoEvaluator<C> {
             })
             .await?;
             let ch = ot.channel();
-            let theirs = peer_wires(circuit, owners, Owner::Garbler);
+            let theirs = peer_wires(circuit, owners, Owner::Garbler)?;
             for (off, len) in label_messages(theirs.len()) {
                 // `len` is at most LABELS_PER_MESSAGE, so the length cannot overflow.
                 let active = ch.recv_exact(peer, 16 * len).await?;

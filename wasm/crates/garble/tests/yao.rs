@@ -428,7 +428,8 @@ fn garbler_inputs_larger_than_one_message_arrive_in_several() {
     let x: Vec<bool> = (0..n).map(|i| (i * 7 + i / 3) % 5 == 0).collect();
     for y in [false, true] {
         let want = c.evaluate(&[x.clone(), vec![y]]).unwrap();
-        let (g, e) = yao(&c, &[Owner::Garbler, Owner::Evaluator], &[Reveal::Both], std::slice::from_ref(&x), &[vec![y]]);
+        let (g, e) =
+            yao(&c, &[Owner::Garbler, Owner::Evaluator], &[Reveal::Both], std::slice::from_ref(&x), &[vec![y]]);
         assert_eq!((g[0].as_ref().unwrap(), e[0].as_ref().unwrap()), (&want[0], &want[0]));
     }
 }
