@@ -214,10 +214,10 @@ describe('no secret is left on the Wasm stack by the asynchronous entry points',
     // then recognising the garbler's PRG seed s and Δ from the first active label it sends:
     // label_0 = AES_s(0) ⊕ x_0·Δ with Δ = (a drawn block) | 1.
     const draws: Uint8Array[] = [];
-    const getRandomValues = globalThis.crypto.getRandomValues.bind(globalThis.crypto);
-    globalThis.crypto.getRandomValues = (<T extends ArrayBufferView | null>(array: T): T => {
-      const out = getRandomValues(array);
-      if (array) draws.push(new Uint8Array(array.buffer, array.byteOffset, array.byteLength).slice());
+    const getRandomValues = globalThis.crypto.getRandomValues;
+    globalThis.crypto.getRandomValues = ((array: Uint8Array<ArrayBuffer>) => {
+      const out = getRandomValues.call(globalThis.crypto, array);
+      draws.push(new Uint8Array(array.buffer, array.byteOffset, array.byteLength).slice());
       return out;
     }) as typeof globalThis.crypto.getRandomValues;
     const [a, b] = createMemoryTransports(2) as [Transport, Transport];
@@ -234,8 +234,8 @@ describe('no secret is left on the Wasm stack by the asynchronous entry points',
       close: (reason) => a.close(reason),
     };
     const sid = rand(32);
-    let g: InstanceType<Raw['YaoSession']>;
-    let e: InstanceType<Raw['YaoSession']>;
+    let g: import('../dist/wasm-gen/webmpc.js').YaoSession;
+    let e: import('../dist/wasm-gen/webmpc.js').YaoSession;
     try {
       [g, e] = await Promise.all([raw.yaoSetup(recording, 'garbler', 1, sid), raw.yaoSetup(b, 'evaluator', 0, sid)]);
     } finally {
