@@ -24,6 +24,8 @@
 
 pub mod base;
 #[cfg(feature = "ideal")]
+pub mod contract;
+#[cfg(feature = "ideal")]
 pub mod ideal;
 pub mod kos;
 mod kos_core;

@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::{bools, kos, kos_hashed_with, kos_random, kos_with};
+use common::{kos, kos_hashed_with, kos_random, kos_with};
+use webmpc_ot::contract::bools;
 use futures::executor::block_on;
 use futures::join;
 use webmpc_core::channel::memory::{pair, Tamper};

@@ -5,24 +5,11 @@ use futures::executor::block_on;
 use futures::join;
 use webmpc_core::channel::memory::{pair, MemoryChannel};
 use webmpc_core::channel::Channel;
-use webmpc_core::prg::Prg;
 use webmpc_core::Block;
 use webmpc_ot::{KosReceiver, KosSender, SessionId};
 
 /// Deterministic test randomness (the protocol itself draws from the CSPRNG).
-pub fn bools(n: usize, seed: u64) -> Vec<bool> {
-    let mut prg = Prg::from_seed(Block::from_u128(seed as u128 | 1 << 100));
-    let mut bytes = vec![0u8; n];
-    prg.fill_bytes(&mut bytes);
-    bytes.iter().map(|b| b & 1 == 1).collect()
-}
 
-pub fn blocks(n: usize, seed: u64) -> Vec<Block> {
-    let mut prg = Prg::from_seed(Block::from_u128(seed as u128 | 1 << 101));
-    let mut v = vec![Block::ZERO; n];
-    prg.fill_blocks(&mut v);
-    v
-}
 
 /// A KOS pair between parties 0 (sender) and 1 (receiver) over the given channels, with the
 /// caller's Δ for Δ-OT only (`KosSender::setup`).
