@@ -1,7 +1,8 @@
 // The authenticated key exchange against a man in the middle (the mesh's interceptor, i.e. a
 // relay or signaling server that controls every byte between the parties). The MITM code below
 // rebuilds the transcript from the wire format documented in ts/secure/handshake.ts, with its
-// own libsodium calls, so these tests also pin that format.
+// own libsodium calls, so these tests also pin that format. On each link the handshake is
+// seq 0 COMMIT, 1 HELLO, 2 AUTH, 3 CONFIRM; traffic starts at seq 4.
 import sodium from 'libsodium-wrappers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,7 +11,7 @@ import {
   type Identity,
   type SecureTransport,
 } from '../../dist/secure/index.js';
-import { createMesh, type WireMessage } from './pair.js';
+import { createMesh, type Interceptor, type WireMessage } from './pair.js';
 import { closeAll, expectCode, expectReject, fulfilled, setup } from './util.js';
 
 beforeAll(async () => {
@@ -19,6 +20,7 @@ beforeAll(async () => {
 
 const HELLO_BYTES = 66;
 const enc = new TextEncoder();
+const SEQ = { COMMIT: 0, HELLO: 1, AUTH: 2, CONFIRM: 3, TRAFFIC: 4 } as const;
 
 function u32(v: number): Uint8Array {
   const b = new Uint8Array(4);
@@ -49,7 +51,7 @@ function transcriptHash(parties: number, sessionId: string, a: Side, b: Side): U
   return sodium.crypto_generichash(
     32,
     cat(
-      enc.encode('webmpc secure channel v1 transcript'),
+      enc.encode('webmpc secure channel v2 transcript'),
       u32(parties),
       u32(sid.length),
       sid,
@@ -66,14 +68,45 @@ function transcriptHash(parties: number, sessionId: string, a: Side, b: Side): U
 
 function authMessage(signer: number, th: Uint8Array, secretKey: Uint8Array): Uint8Array {
   const sig = sodium.crypto_sign_detached(
-    cat(enc.encode('webmpc secure channel v1 signature'), u32(signer), th),
+    cat(enc.encode('webmpc secure channel v2 signature'), u32(signer), th),
     secretKey,
   );
-  return cat(new Uint8Array([2, 1]), sig);
+  return cat(new Uint8Array([2, 2]), sig);
 }
 
 function hello(ephemeralKey: Uint8Array, identityKey: Uint8Array): Uint8Array {
-  return cat(new Uint8Array([1, 1]), ephemeralKey, identityKey);
+  return cat(new Uint8Array([1, 2]), ephemeralKey, identityKey);
+}
+
+/** The COMMIT `sender` sends `receiver` for `helloBytes`, as documented. */
+function commit(sender: number, receiver: number, helloBytes: Uint8Array): Uint8Array {
+  const h = sodium.crypto_generichash(32, cat(enc.encode('webmpc secure channel v2 commit'), u32(sender), u32(receiver), helloBytes), null);
+  return cat(new Uint8Array([5, 2]), h);
+}
+
+/** The SAS of a transcript, as documented: 8 bytes of BLAKE2b-256 mod 10^6, "ddd ddd". */
+function sasOf(th: Uint8Array): string {
+  const d = sodium.crypto_generichash(32, cat(enc.encode('webmpc secure channel v2 sas'), th), null);
+  const v = (new DataView(d.buffer, d.byteOffset, 8).getBigUint64(0, false) % 1_000_000n).toString().padStart(6, '0');
+  return `${v.slice(0, 3)} ${v.slice(3)}`;
+}
+
+/**
+ * A MITM on the link from → to that replaces `from`'s HELLO by `forge(hello)` and keeps the
+ * commitment consistent: it holds `from`'s COMMIT back (the receiver then waits, as it must,
+ * before revealing its own HELLO), and delivers a commitment to the forged HELLO with it. So the
+ * check under test is the one after the commitment's.
+ */
+function forgeHello(from: number, forge: (hello: Uint8Array) => Uint8Array): Interceptor {
+  return (m) => {
+    if (m.from !== from) return undefined;
+    if (m.seq === SEQ.COMMIT) return [];
+    if (m.seq === SEQ.HELLO) {
+      const forged = forge(m.data);
+      return [commit(m.from, m.to, forged), forged];
+    }
+    return undefined;
+  };
 }
 
 describe('handshake: honest parties', () => {
@@ -192,12 +225,11 @@ describe('handshake: authentication failures', () => {
   it('a MITM that swaps ephemeral keys (what a swapped SDP/DTLS fingerprint amounts to) is detected', async () => {
     const mitm = sodium.crypto_box_keypair();
     const { results } = await setup(2, {
-      intercept: (m) => {
-        if (m.seq !== 0) return undefined;
-        const forged = m.data.slice();
-        forged.set(mitm.publicKey, 2); // the MITM's own ephemeral, as if it terminated both ends
-        return [forged];
-      },
+      intercept: forgeHello(0, (original) => {
+        const forged = original.slice();
+        forged.set(mitm.publicKey, 2); // the MITM's own ephemeral, as if it terminated that end
+        return forged;
+      }),
     });
     expectCode(results[0], 'AUTHENTICATION_FAILED');
     expectCode(results[1], 'AUTHENTICATION_FAILED');
@@ -207,16 +239,19 @@ describe('handshake: authentication failures', () => {
     const mitm = await generateIdentity();
     const mitmEph = sodium.crypto_box_keypair();
     const seen: { hello0?: Uint8Array; hello1?: Uint8Array } = {};
+    const mitmHello = hello(mitmEph.publicKey, mitm.publicKey);
     const { results } = await setup(2, {
       intercept: (m) => {
-        if (m.seq === 0) {
+        // The MITM commits to its own HELLO in advance, as a real one would.
+        if (m.seq === SEQ.COMMIT && m.from === 0) return [commit(0, 1, mitmHello)];
+        if (m.seq === SEQ.HELLO) {
           if (m.from === 1) seen.hello1 = m.data;
           else {
             seen.hello0 = m.data;
-            return [hello(mitmEph.publicKey, mitm.publicKey)];
+            return [mitmHello];
           }
         }
-        if (m.seq === 1 && m.from === 0 && m.data.length === 66) {
+        if (m.seq === SEQ.AUTH && m.from === 0 && m.data.length === 66) {
           // Party 0's AUTH, replaced by a valid signature of the MITM over what party 1 sees.
           const th = transcriptHash(
             2,
@@ -250,7 +285,7 @@ describe('handshake: authentication failures', () => {
         { index: receiver, identityKey: receiverHello.slice(34), ephemeralKey: receiverHello.slice(2, 34) },
       );
       const shared = sodium.crypto_scalarmult(eph[sender]!.privateKey, receiverHello.slice(2, 34));
-      const label = enc.encode('webmpc secure channel v1 keys');
+      const label = enc.encode('webmpc secure channel v2 keys');
       const okm = cat(
         sodium.crypto_generichash(64, cat(label, th, new Uint8Array([0])), shared),
         sodium.crypto_generichash(64, cat(label, th, new Uint8Array([1])), shared),
@@ -265,23 +300,25 @@ describe('handshake: authentication failures', () => {
     };
     let stolen: Uint8Array | undefined;
     const rewrite = (m: WireMessage): Uint8Array[] | undefined => {
-      if (m.seq === 0) {
+      // Its own HELLOs are fixed in advance, so it can commit to them before seeing anything.
+      if (m.seq === SEQ.COMMIT) return [commit(m.from, m.to, hello(eph[m.from]!.publicKey, mitm.publicKey))];
+      if (m.seq === SEQ.HELLO) {
         hellos[m.from] = m.data;
         return [hello(eph[m.from]!.publicKey, mitm.publicKey)];
       }
       const v = view(m.from, m.to);
-      if (m.seq === 1) return [authMessage(m.from, v.th, mitm.secretKey)];
-      if (m.seq === 2) {
+      if (m.seq === SEQ.AUTH) return [authMessage(m.from, v.th, mitm.secretKey)];
+      if (m.seq === SEQ.CONFIRM) {
         const tag = sodium.crypto_generichash(
           32,
-          cat(enc.encode('webmpc secure channel v1 confirm'), u32(m.from), v.th),
+          cat(enc.encode('webmpc secure channel v2 confirm'), u32(m.from), v.th),
           v.confirmKey,
         );
-        return [cat(new Uint8Array([4, 1]), tag)];
+        return [cat(new Uint8Array([4, 2]), tag)];
       }
       // Traffic: decrypt with the key the sender shares with the MITM, re-encrypt for the receiver.
       const nonce = new Uint8Array(12);
-      new DataView(nonce.buffer).setUint32(8, m.seq - 3, false);
+      new DataView(nonce.buffer).setUint32(8, m.seq - SEQ.TRAFFIC, false);
       const ad = cat(u32(m.from), u32(m.to), new Uint8Array([1]));
       const fromSender = view(m.to, m.from).fromReceiver;
       const plain = sodium.crypto_aead_chacha20poly1305_ietf_decrypt(null, m.data, ad, nonce, fromSender);
@@ -306,8 +343,10 @@ describe('handshake: authentication failures', () => {
   it('the same MITM against pinned keys fails on both sides', async () => {
     const mitm = await generateIdentity();
     const eph = [sodium.crypto_box_keypair(), sodium.crypto_box_keypair()];
+    const own = (from: number) => hello(eph[from]!.publicKey, mitm.publicKey);
     const { results } = await setup(2, {
-      intercept: (m) => (m.seq === 0 ? [hello(eph[m.from]!.publicKey, mitm.publicKey)] : undefined),
+      intercept: (m) =>
+        m.seq === SEQ.COMMIT ? [commit(m.from, m.to, own(m.from))] : m.seq === SEQ.HELLO ? [own(m.from)] : undefined,
     });
     expectCode(results[0], 'AUTHENTICATION_FAILED');
     expectCode(results[1], 'AUTHENTICATION_FAILED');
@@ -338,13 +377,15 @@ describe('handshake: authentication failures', () => {
     expectCode(settled[2], 'AUTHENTICATION_FAILED');
   });
 
-  it("a reflected HELLO (a party's own key sent back to it) is rejected even under tofu", async () => {
+  it("a reflected COMMIT and HELLO (a party's own sent back to it) are rejected even under tofu", async () => {
+    // The commitment names sender and receiver, so a reflection fails at the commitment already
+    // (the own-key check behind it is a second line).
     const ids = await Promise.all([generateIdentity(), generateIdentity()]);
     const mesh = createMesh(2, {
       intercept: (m) => {
-        // Party 1 receives its own HELLO back instead of party 0's.
-        if (m.seq === 0 && m.from === 1) mesh.inject(0, 1, m.data);
-        if (m.seq === 0 && m.from === 0) return [];
+        // Party 1 receives its own messages back instead of party 0's.
+        if (m.from === 1 && m.seq <= SEQ.HELLO) mesh.inject(0, 1, m.data);
+        if (m.from === 0 && m.seq <= SEQ.HELLO) return [];
         return undefined;
       },
     });
@@ -359,12 +400,11 @@ describe('handshake: authentication failures', () => {
 
   it('a low-order ephemeral key is rejected with AUTHENTICATION_FAILED', async () => {
     const { results } = await setup(2, {
-      intercept: (m) => {
-        if (m.seq !== 0 || m.from !== 0) return undefined;
-        const forged = m.data.slice();
+      intercept: forgeHello(0, (original) => {
+        const forged = original.slice();
         forged.fill(0, 2, 34); // the all-zero point
-        return [forged];
-      },
+        return forged;
+      }),
     });
     expectCode(results[1], 'AUTHENTICATION_FAILED');
     expectCode(results[0], 'AUTHENTICATION_FAILED');
@@ -374,20 +414,22 @@ describe('handshake: authentication failures', () => {
 describe('handshake: malformed messages and deadlines', () => {
   it('a truncated HELLO: PROTOCOL_ERROR on both sides', async () => {
     const { results } = await setup(2, {
-      intercept: (m) => (m.seq === 0 && m.from === 0 ? [m.data.subarray(0, HELLO_BYTES - 1)] : undefined),
+      intercept: (m) => (m.seq === SEQ.HELLO && m.from === 0 ? [m.data.subarray(0, HELLO_BYTES - 1)] : undefined),
     });
     expectCode(results[1], 'PROTOCOL_ERROR');
     expectCode(results[0], 'PROTOCOL_ERROR');
   });
 
   it('a wrong message type or version: PROTOCOL_ERROR', async () => {
-    for (const [at, value] of [
-      [0, 2],
-      [1, 9],
+    for (const [seq, at, value] of [
+      [SEQ.COMMIT, 0, 2],
+      [SEQ.COMMIT, 1, 1],
+      [SEQ.HELLO, 0, 2],
+      [SEQ.HELLO, 1, 9],
     ] as const) {
       const { results } = await setup(2, {
         intercept: (m) => {
-          if (m.seq !== 0 || m.from !== 0) return undefined;
+          if (m.seq !== seq || m.from !== 0) return undefined;
           const forged = m.data.slice();
           forged[at] = value;
           return [forged];
@@ -399,7 +441,7 @@ describe('handshake: malformed messages and deadlines', () => {
 
   it('an AUTH of the wrong length: PROTOCOL_ERROR', async () => {
     const { results } = await setup(2, {
-      intercept: (m) => (m.seq === 1 && m.from === 0 ? [m.data.subarray(0, 40)] : undefined),
+      intercept: (m) => (m.seq === SEQ.AUTH && m.from === 0 ? [m.data.subarray(0, 40)] : undefined),
     });
     expectCode(results[1], 'PROTOCOL_ERROR');
   });
@@ -407,7 +449,7 @@ describe('handshake: malformed messages and deadlines', () => {
   it('a tampered signature: AUTHENTICATION_FAILED on both sides', async () => {
     const { results } = await setup(2, {
       intercept: (m) => {
-        if (m.seq !== 1 || m.from !== 0) return undefined;
+        if (m.seq !== SEQ.AUTH || m.from !== 0) return undefined;
         const forged = m.data.slice();
         forged[10]! ^= 1;
         return [forged];
@@ -420,7 +462,7 @@ describe('handshake: malformed messages and deadlines', () => {
   it('a tampered CONFIRM: its receiver fails; the other end fails at the latest on its first recv', async () => {
     const { results } = await setup(2, {
       intercept: (m) => {
-        if (m.seq !== 2 || m.from !== 0) return undefined;
+        if (m.seq !== SEQ.CONFIRM || m.from !== 0) return undefined;
         const forged = m.data.slice();
         forged[5]! ^= 1;
         return [forged];
@@ -462,14 +504,14 @@ describe('handshake: malformed messages and deadlines', () => {
     const first = await setup(2, {
       identities: ids,
       intercept: (m) => {
-        if (m.from === 0 && m.seq === 1) recorded.push(m.data);
+        if (m.from === 0 && m.seq === SEQ.AUTH) recorded.push(m.data);
         return undefined;
       },
     });
     await closeAll(fulfilled(first.results));
     const second = await setup(2, {
       identities: ids,
-      intercept: (m) => (m.from === 0 && m.seq === 1 ? [recorded[0]!] : undefined),
+      intercept: (m) => (m.from === 0 && m.seq === SEQ.AUTH ? [recorded[0]!] : undefined),
     });
     expectCode(second.results[1], 'AUTHENTICATION_FAILED');
   });

@@ -140,7 +140,10 @@ export abstract class BaseTransport implements Transport {
   readonly closed: Promise<Error | undefined>;
   protected readonly options: Required<TransportOptions>;
   /** Largest message accepted from a peer now (see {@link limitMessageBytes}). */
-  protected maxMessageBytes: number;
+  private maxMessageBytes: number;
+  /** Per peer, how many of its next messages are held to {@link openingMaxBytes}. */
+  private readonly openingLeft: number[];
+  private openingMaxBytes = 0;
   /** Set once closing starts: the error pending and later operations reject with. */
   protected closeError: TransportError | undefined;
   private readonly inboxes: PeerInbox[];
@@ -155,6 +158,7 @@ export abstract class BaseTransport implements Transport {
     this.parties = parties;
     this.options = resolveOptions(options);
     this.maxMessageBytes = this.options.maxMessageBytes;
+    this.openingLeft = new Array<number>(parties).fill(0);
     this.inboxes = Array.from({ length: parties }, () => ({ messages: [], bytes: 0, waiters: [], ended: false }));
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
@@ -176,11 +180,37 @@ export abstract class BaseTransport implements Transport {
   }
 
   /**
-   * Sets the largest message accepted from peers from now on (a message already under way is
-   * held to it too). `ts/secure` keeps it tiny until the peers are authenticated.
+   * Sets the largest message accepted from peers from now on; with `opening`, each peer's next
+   * `opening.messages` messages are held to `opening.maxBytes` instead. `ts/secure` uses it so
+   * that nothing larger than a handshake message is buffered before the peers are authenticated,
+   * without a race against the first encrypted records (which may arrive before the handshake
+   * code has read the last handshake message).
    */
-  limitMessageBytes(maxBytes: number): void {
-    this.maxMessageBytes = positive(maxBytes, this.maxMessageBytes, 'maxBytes');
+  limitMessageBytes(maxBytes: number, opening?: { messages: number; maxBytes: number }): void {
+    const max = positive(maxBytes, this.maxMessageBytes, 'maxBytes');
+    if (opening !== undefined) {
+      if (!Number.isSafeInteger(opening.messages) || opening.messages < 0) {
+        throw transportError('INVALID_ARGUMENT', 'opening.messages must be a non-negative integer');
+      }
+      this.openingMaxBytes = positive(opening.maxBytes, max, 'opening.maxBytes');
+      this.openingLeft.fill(opening.messages);
+    }
+    this.maxMessageBytes = max;
+  }
+
+  /** The largest message `from` may send next; call {@link messageStarted} once it starts. */
+  protected nextMessageLimit(from: number): number {
+    return this.openingLeft[from]! > 0 ? this.openingMaxBytes : this.maxMessageBytes;
+  }
+
+  /** A message from `from` has started (its length was accepted). */
+  protected messageStarted(from: number): void {
+    if (this.openingLeft[from]! > 0) this.openingLeft[from]! -= 1;
+  }
+
+  /** The limit on every message, whatever its place (for messages already under way). */
+  protected get messageLimit(): number {
+    return this.maxMessageBytes;
   }
 
   send(to: number, data: Uint8Array): Promise<void> {

@@ -329,9 +329,10 @@ export class FramedTransport extends BaseTransport {
         if (inProgress) return bad('new message before the previous one completed');
         if (frame.byteLength < START_HEADER_BYTES) return bad('short header');
         const expected = readU64(frame);
-        if (expected === undefined || expected > this.maxMessageBytes) {
+        if (expected === undefined || expected > this.nextMessageLimit(peer)) {
           return bad('length header above the maximum message size');
         }
+        this.messageStarted(peer);
         const data = frame.subarray(START_HEADER_BYTES);
         if (data.byteLength > expected) return bad('more data than the announced length');
         if (!charge(MESSAGE_OVERHEAD_BYTES + data.byteLength)) return overrun();
@@ -350,7 +351,7 @@ export class FramedTransport extends BaseTransport {
         if (data.byteLength === 0) return bad('empty continuation');
         if (inProgress.received + data.byteLength > inProgress.expected) return bad('more data than the announced length');
         // A limit lowered while this message was under way applies to it as well.
-        if (inProgress.expected > this.maxMessageBytes) return bad('message above the maximum message size');
+        if (inProgress.expected > this.messageLimit) return bad('message above the maximum message size');
         if (!charge(data.byteLength)) return overrun();
         inProgress.chunks.push(data);
         inProgress.received += data.byteLength;

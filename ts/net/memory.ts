@@ -74,10 +74,11 @@ class MemoryTransport extends BaseTransport {
   }
 
   accept(from: number, message: Uint8Array): void {
-    if (message.byteLength > this.maxMessageBytes) {
+    if (message.byteLength > this.nextMessageLimit(from)) {
       this.fail(transportError('PROTOCOL_ERROR', `party ${from} sent a message above the maximum message size`, from));
       return;
     }
+    this.messageStarted(from);
     this.deliver(from, message);
   }
 

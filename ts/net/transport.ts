@@ -47,12 +47,14 @@ export interface Transport {
    */
   close(reason?: Error): Promise<void>;
   /**
-   * Optional: sets the largest message accepted from peers from now on. `ts/secure` keeps it at a
-   * few hundred bytes until every peer is authenticated, then at one encrypted segment, so an
-   * unauthenticated peer cannot make this party buffer large messages. Every webmpc transport has
-   * it.
+   * Optional: sets the largest message accepted from peers from now on; with `opening`, each
+   * peer's next `opening.messages` messages may be at most `opening.maxBytes` each. A message
+   * above its limit is refused (`PROTOCOL_ERROR`) before it is buffered. `ts/secure` holds the
+   * handshake's messages to their size and the rest to one encrypted segment, so an
+   * unauthenticated peer cannot make this party buffer large messages. Every webmpc transport
+   * has it.
    */
-  limitMessageBytes?(maxBytes: number): void;
+  limitMessageBytes?(maxBytes: number, opening?: { messages: number; maxBytes: number }): void;
   /** Resolves (never rejects) when the transport has closed, with the reason if it failed. */
   readonly closed: Promise<Error | undefined>;
 }

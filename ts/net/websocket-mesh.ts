@@ -166,6 +166,8 @@ export interface WebSocketMeshOptions extends FramedOptions {
   listener?: WebSocketListener;
   /** Deadline (ms) for every connection to be up. Default 30000. */
   connectTimeoutMs?: number;
+  /** Cancels connecting (rejects with `ABORTED`, having released everything). */
+  signal?: AbortSignal;
 }
 
 /** Connects to every other party; resolves once all `parties - 1` connections are up. */
@@ -185,6 +187,9 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
   if (listener) transport.addReleaseHook(() => listener.close());
   // When one connection fails, the others stop trying at once (no retry loop or timer lingers).
   const stop = new AbortController();
+  const onCancel = () => stop.abort();
+  if (options.signal?.aborted) onCancel();
+  else options.signal?.addEventListener('abort', onCancel, { once: true });
 
   const adopt = (peer: number, socket: WebSocketLike, early: readonly unknown[] = []) => {
     sockets.push(socket);
@@ -280,13 +285,17 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
   try {
     await Promise.all(connecting);
     return transport;
-  } catch (error) {
+  } catch (failure) {
     // Stop the rest now; their rejections are handled here.
+    const cancelled = options.signal?.aborted === true;
     stop.abort();
     for (const c of connecting) c.catch(() => {});
     await Promise.allSettled(connecting);
-    await transport.close(error as TransportError);
+    const error = cancelled ? transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason) : (failure as TransportError);
+    await transport.close(error);
     for (const socket of sockets) void closeWebSocket(socket, false, 0);
     throw error;
+  } finally {
+    options.signal?.removeEventListener('abort', onCancel);
   }
 }
