@@ -560,7 +560,7 @@ async function runParty(args: string[]): Promise<number> {
         peers,
         handshakeTimeoutMs: timeoutMs,
         signal: interrupted.signal,
-        confirm: ([peer]) => askToContinue(say, party, peer!),
+        confirm: ([peer], { signal }) => askToContinue(say, party, peer!, signal),
       });
       live = transport;
       cleanup.push(() => transport.close());
@@ -616,6 +616,7 @@ function askToContinue(
   say: (line: string) => void,
   party: number,
   peer: import('./secure/index.js').PeerVerification,
+  signal: AbortSignal,
 ): Promise<boolean> {
   say(`party ${peer.party} presents key ${peer.fingerprint}`);
   say(`short authentication string: ${peer.sas}`);
@@ -624,15 +625,23 @@ function askToContinue(
   return new Promise<boolean>((resolve) => {
     const lines = createInterface({ input: process.stdin, terminal: false });
     let answered = false;
-    const answer = (ok: boolean) => {
+    const answer = (ok: boolean, moot = false) => {
       if (answered) return;
       answered = true;
+      signal.removeEventListener('abort', onMoot);
       lines.close();
-      // readline resumed stdin; pause it again so it does not keep the process alive.
+      // readline resumed stdin; pause and unref it so it does not keep the process alive
+      // (pausing alone does not, once data has flowed).
       process.stdin.pause();
-      if (!ok) say('not confirmed: stopping');
+      (process.stdin as { unref?: () => void }).unref?.();
+      // A terminal echoed the answer and its newline; piped input did not.
+      if (!process.stdin.isTTY || moot) process.stderr.write('\n');
+      if (!ok && !moot) say('not confirmed: stopping');
       resolve(ok);
     };
+    // The other side refused or left meanwhile: stop asking (and stop reading stdin).
+    const onMoot = () => answer(false, true);
+    signal.addEventListener('abort', onMoot, { once: true });
     lines.once('line', (line) => answer(/^\s*y(es)?\s*$/i.test(line)));
     lines.once('close', () => answer(false));
   });

@@ -129,10 +129,12 @@ export interface SecureTransportOptions {
   /**
    * Required with `'confirm'` (ignored otherwise): called once, after every handshake succeeded,
    * with one entry per other party in index order. Resolve true to accept them all; false (or a
-   * rejection) refuses, and every party then fails with `AUTHENTICATION_FAILED`. Do not block
-   * the event loop meanwhile (no `window.confirm`): keepalives must keep flowing.
+   * rejection) refuses, and every party then fails with `AUTHENTICATION_FAILED`. `signal` fires
+   * when the answer is no longer needed (a peer refused or left, the deadline passed, the app
+   * cancelled): take the question down then. Do not block the event loop meanwhile (no
+   * `window.confirm`): keepalives must keep flowing.
    */
-  confirm?: (peers: readonly PeerVerification[]) => boolean | Promise<boolean>;
+  confirm?: (peers: readonly PeerVerification[], options: { signal: AbortSignal }) => boolean | Promise<boolean>;
   /**
    * With `'confirm'`: how long (ms) this party waits for its own and every peer's decision;
    * default {@link DEFAULT_CONFIRM_TIMEOUT_MS}. Past it, `TIMEOUT`.
@@ -408,6 +410,7 @@ async function confirmAll(transport: SecureTransportImpl, opts: SecureTransportO
   // app cancels.
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onCancel: (() => void) | undefined;
+  const question = new AbortController();
   const decision = await new Promise<boolean | TransportError>((resolve) => {
     timer = setTimeout(() => resolve(new TransportError('TIMEOUT', `no confirmation within ${timeoutMs} ms`)), timeoutMs);
     onCancel = () => resolve(new TransportError('ABORTED', 'secure handshake cancelled'));
@@ -415,7 +418,7 @@ async function confirmAll(transport: SecureTransportImpl, opts: SecureTransportO
     else opts.signal?.addEventListener('abort', onCancel, { once: true });
     for (const answer of answers) void answer.then((error) => error && resolve(error));
     Promise.resolve()
-      .then(() => opts.confirm!(transport.verifications))
+      .then(() => opts.confirm!(transport.verifications, { signal: question.signal }))
       .then(
         (ok) => resolve(ok === true),
         (err: unknown) => resolve(refused('the confirm callback failed', undefined, err)),
@@ -423,6 +426,8 @@ async function confirmAll(transport: SecureTransportImpl, opts: SecureTransportO
   });
   clearTimeout(timer);
   if (onCancel) opts.signal?.removeEventListener('abort', onCancel);
+  // Decided without (or before) this party's answer: the question is moot.
+  question.abort();
 
   if (decision !== true) {
     const error = decision === false ? refused('the short authentication strings were not confirmed') : decision;
