@@ -669,8 +669,13 @@ describe('size limits before and after authentication (issue 10, item 3)', () =>
     const [inner0, inner1] = createMemoryTransports(2);
     const id = await generateIdentity();
     const victim = secureTransport(inner1!, { identity: id, sessionId: 's', trust: 'tofu', handshakeTimeoutMs: 5_000 });
+    // Once the handshake is under way. (Whatever a peer queued before secureTransport was even
+    // called is bounded by the transport's window and fails the handshake's parse instead.)
+    await new Promise((r) => setTimeout(r, 20));
     await inner0!.send(1, new Uint8Array(4096)).catch(() => {});
-    await expectReject(victim, 'PROTOCOL_ERROR');
+    const error = await expectReject(victim, 'PROTOCOL_ERROR');
+    // Refused by the transport on arrival (not parsed, let alone buffered, as a handshake message).
+    expect(error.message).toMatch(/above the maximum message size/);
     await inner0!.close();
   });
 
