@@ -18,8 +18,8 @@
  * A graceful close waits (bounded) for each peer's 0x05 before closing the medium: the peer has
  * then read everything sent before the goodbye, which a closing data channel does not promise
  * (libdatachannel may drop in-flight data when a channel closes). An abort sends its reason and
- * waits (briefly, bounded) for the medium to hand it on before closing, so the peers learn why
- * within a round trip instead of at their silence timeout.
+ * waits (at most 500 ms) until each peer answered with its own abort or its link closed, so the
+ * peers learn why within a round trip instead of from a bare disconnection.
  *
  * ## Flow control (receive side)
  * Each direction has a window: the receiver holds at most `receiveWindowBytes` of a peer's data
@@ -81,7 +81,7 @@ export const MESSAGE_OVERHEAD_BYTES = 64;
 export const DEFAULT_RECEIVE_WINDOW_BYTES = 8 * 1024 * 1024;
 /** Credits are exact JS numbers; a peer granting beyond this is broken. */
 const MAX_CREDIT = 2 ** 52;
-/** Longest an abort waits for its reason to leave before the medium is closed (ms). */
+/** Longest an abort waits for its peers to have its reason before the medium is closed (ms). */
 const ABORT_FLUSH_MS = 500;
 
 /** One peer's frame pipe, as a medium adapter sees it. */
@@ -274,6 +274,8 @@ export class FramedTransport extends BaseTransport {
     this.links.set(peer, state);
     // The rest of our window, beyond what every sender may assume.
     if (this.windowBytes > INITIAL_WINDOW_BYTES) this.grant(peer, this.windowBytes - INITIAL_WINDOW_BYTES);
+    // A large message may have started before the link was ours (relay).
+    this.grantForLargeMessage(peer);
   }
 
   /** Registers teardown that must run when the transport closes (after the links). */
@@ -406,25 +408,28 @@ export class FramedTransport extends BaseTransport {
     if (!entry) return;
     // What the message cost, less what was granted for it beyond the window.
     flow.pendingCredit += entry.cost - entry.extra;
-    // Batched, except when nothing is left queued: the sender may be waiting on exactly this.
-    if (this.queuedCount(from) === 0) this.grantForLargeMessage(from);
-    else if (flow.pendingCredit >= this.windowBytes / 4) this.grant(from, 0);
+    // Batched: a sender with nothing queued here has at least three quarters of the window, and
+    // it cuts its chunks to fit, so it cannot be stuck on credit we are holding back — except
+    // on a message larger than that, which grantForLargeMessage handles.
+    if (!this.grantForLargeMessage(from) && flow.pendingCredit >= this.windowBytes / 4) this.grant(from, 0);
   }
 
   /**
-   * Grants the pending credit and, if a message too large for the window is under way and
-   * nothing else from the peer is queued, what that message still needs to complete.
+   * If a message under way needs more than the peer may still send, and nothing else from the
+   * peer is queued, grants what it needs (the pending credit first, then beyond the window).
+   * Returns whether it granted.
    */
-  private grantForLargeMessage(peer: number): void {
+  private grantForLargeMessage(peer: number): boolean {
     const flow = this.flows[peer]!;
     const partial = this.reassembly.get(peer);
-    let extra = 0;
-    if (partial && this.queuedCount(peer) === 0) {
-      const missing = partial.expected - partial.received;
-      extra = Math.max(0, missing - (flow.recvAllowance + flow.pendingCredit));
-      partial.extra += extra;
-    }
+    // Without a link yet (frames can precede it on the relay), the link's first grant comes later.
+    if (!partial || this.queuedCount(peer) > 0 || !this.links.has(peer)) return false;
+    const need = partial.expected - partial.received - flow.recvAllowance;
+    if (need <= 0) return false;
+    const extra = Math.max(0, need - flow.pendingCredit);
+    partial.extra += extra;
     this.grant(peer, extra);
+    return true;
   }
 
   /** Sends the pending credit plus `extra` to `peer`, if any. */
@@ -617,10 +622,11 @@ export class FramedTransport extends BaseTransport {
       const peers = [...this.closingLinks.keys()];
       await this.until(() => peers.every((p) => this.settledPeers.has(p)), this.closeTimeoutMs);
     } else {
-      // Let the abort (and its reason) leave before the medium closes: some media drop what is
-      // still queued when they close. Bounded, since a dead peer may never take it.
-      const links = [...this.closingLinks.values()];
-      await this.until(() => links.every(({ link }) => link.bufferedAmount === 0), Math.min(ABORT_FLUSH_MS, this.closeTimeoutMs), 5);
+      // Let the abort (and its reason) arrive before the medium closes: closing a data channel
+      // can drop what it has not delivered yet. A peer that got it aborts too, and its own abort
+      // (or its link closing) tells us so; bounded, since a dead peer never answers.
+      const peers = [...this.closingLinks.keys()];
+      await this.until(() => peers.every((p) => this.settledPeers.has(p)), Math.min(ABORT_FLUSH_MS, this.closeTimeoutMs));
     }
     const closing = [...this.closingLinks.values()].map(({ link }) => link.close(graceful, this.closeTimeoutMs).catch(() => {}));
     await Promise.all(closing);
@@ -634,20 +640,18 @@ export class FramedTransport extends BaseTransport {
     }
   }
 
-  /** Resolves once `done()` holds (checked on settle events, and every `pollMs` if given) or after `timeoutMs`. */
-  private until(done: () => boolean, timeoutMs: number, pollMs?: number): Promise<void> {
+  /** Resolves once `done()` holds (checked on settle events) or after `timeoutMs`. */
+  private until(done: () => boolean, timeoutMs: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const check = () => {
         if (done()) finish();
       };
       const finish = () => {
         clearTimeout(timer);
-        if (poll !== undefined) clearInterval(poll);
         this.settledListeners.delete(check);
         resolve();
       };
       const timer = setTimeout(finish, timeoutMs);
-      const poll = pollMs === undefined ? undefined : setInterval(check, pollMs);
       this.settledListeners.add(check);
       check();
     });
