@@ -73,7 +73,6 @@ const REASON_CODE = /^[A-Z][A-Z0-9_]{0,31}$/;
 
 /** Printable text only (no control characters: it ends up in logs), at most the allowed length. */
 export function sanitizeReasonText(text: string): string {
-  // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
   return clean.length > MAX_REMOTE_MESSAGE_CHARS ? `${clean.slice(0, MAX_REMOTE_MESSAGE_CHARS - 1)}…` : clean;
 }
