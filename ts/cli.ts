@@ -521,8 +521,9 @@ async function runParty(args: string[]): Promise<number> {
     let live: import('./net/transport.js').Transport | undefined;
     const onSignal = (signal: NodeJS.Signals) => {
       if (interrupted.signal.aborted) return;
-      interrupted.abort(new Interrupted(signal));
+      // Close first, so this reason (not a generic "cancelled") is what the other party is told.
       void live?.close(new sdk.TransportError('ABORTED', `party ${party} was interrupted (${signal})`));
+      interrupted.abort(new Interrupted(signal));
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);

@@ -315,6 +315,37 @@ describe('webmpc party', () => {
     expect(bad.map((r) => r.stderr).join('')).toMatch(/AUTHENTICATION|authenticat/i);
   }, 60_000);
 
+  it('SIGTERM during the computation: exit 143, the other party stops within 1 s with the reason', async () => {
+    // A circuit long enough to be mid-run when the signal comes.
+    const bld = new CircuitBuilder();
+    let acc = bld.input(0, 64);
+    const y = bld.input(1, 64);
+    for (let i = 0; i < 2000; i++) acc = acc.add(y).xor(y);
+    bld.output(acc);
+    const file = join(scratch, 'long.wmpc');
+    writeFileSync(file, bld.build().toBinary());
+    const keys = [join(scratch, 't0.key'), join(scratch, 't1.key')];
+    const pubs = await Promise.all(keys.map(async (k) => (await cli(['key', k])).stdout.trim()));
+    const room = `sigterm-${randomBytes(4).toString('hex')}`;
+    const parties = [0, 1].map((party) =>
+      live([
+        'party', '--circuit', file, '--party', String(party), '--signal', signaling.url, '--room', room, '--input', '5',
+        '--identity', keys[party]!, '--peer-key', pubs[1 - party]!,
+      ]),
+    );
+    await Promise.all(parties.map((p) => p.waitFor(/authenticated \(pinned\)/)));
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = performance.now();
+    parties[1]!.child.kill('SIGTERM');
+    const [e0, e1] = await Promise.all(parties.map((p) => p.exit));
+    expect(e1!.code).toBe(143);
+    expect(e0!.code, parties[0]!.stderr()).toBe(1);
+    expect(parties[0]!.stderr()).toMatch(/party 1 aborted the session \(ABORTED: party 1 was interrupted \(SIGTERM\)\)/);
+    expect(parties[0]!.stdout()).toBe('');
+    expect(e0!.at - t0).toBeLessThan(1_000);
+    for (const p of parties) expect(p.stderr()).not.toMatch(/still running/);
+  }, 60_000);
+
   it('webmpc key FILE creates an identity (mode 0600) once and prints its public key', async () => {
     const file = join(scratch, 'me.key');
     const first = await cli(['key', file]);
