@@ -141,16 +141,39 @@ export function fromWasmError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Why a peer said it closed the session: the `code` of the error it closed with (any
+ * {@link WebmpcErrorCode}, or `ERROR` for an error of the app's own) and that error's message,
+ * both as the peer sent them (sanitized: printable, at most {@link MAX_REMOTE_MESSAGE_CHARS}
+ * characters). Without a secure channel, and for the transport's own close frames even with one,
+ * this is not authenticated: anyone on the path could have written it. Treat it as a hint for
+ * logs and users, never as evidence (e.g. of cheating).
+ */
+export interface RemoteCloseReason {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Longest {@link RemoteCloseReason.message} kept (characters). */
+export const MAX_REMOTE_MESSAGE_CHARS = 200;
+
 /** Moving bytes between parties failed; see {@link TransportErrorCode}. */
 export class TransportError extends WebmpcError {
   declare readonly code: TransportErrorCode;
   /** The peer concerned, when there is one. */
   readonly peer: number | undefined;
+  /** When the peer closed the session on purpose: the reason it gave. */
+  readonly remote: RemoteCloseReason | undefined;
 
-  constructor(code: TransportErrorCode, message: string, options?: { cause?: unknown; peer?: number }) {
+  constructor(
+    code: TransportErrorCode,
+    message: string,
+    options?: { cause?: unknown; peer?: number; remote?: RemoteCloseReason },
+  ) {
     super(code, message, options);
     this.name = 'TransportError';
     this.peer = options?.peer;
+    this.remote = options?.remote;
   }
 }
 

@@ -48,6 +48,7 @@ export class SignalingClient {
         if (failed) return;
         failed = true;
         clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
         socket.onmessage = socket.onclose = socket.onerror = null;
         void closeWebSocket(socket, false, 0);
         if (client) handlers.onFailure(error);
@@ -57,6 +58,12 @@ export class SignalingClient {
         () => fail(transportError('TIMEOUT', `signaling server did not answer within ${options.timeoutMs} ms`)),
         options.timeoutMs,
       );
+      // Cancelling before the join is answered must not leave the socket and timer behind.
+      const onAbort = () => {
+        if (!client) fail(transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason));
+      };
+      if (options.signal?.aborted) onAbort();
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
       socket.onmessage = (event) => {
         const text = event.data;
         const message: ServerMessage | undefined =
@@ -68,6 +75,7 @@ export class SignalingClient {
         if (!client) {
           if (message.type !== 'joined') return fail(transportError('SIGNALING_FAILED', 'signaling server skipped the join answer'));
           clearTimeout(timer);
+          options.signal?.removeEventListener('abort', onAbort);
           client = new SignalingClient(socket, message.iceServers, message.present);
           resolve(client);
           return;
@@ -79,7 +87,7 @@ export class SignalingClient {
       };
       socket.onclose = () => fail(transportError('SIGNALING_FAILED', 'signaling server closed the connection'));
       socket.onerror = () => fail(transportError('SIGNALING_FAILED', 'signaling connection failed'));
-      socket.send(JSON.stringify({ type: 'join', room: options.room, party: options.party, parties }));
+      if (!failed) socket.send(JSON.stringify({ type: 'join', room: options.room, party: options.party, parties }));
     });
   }
 

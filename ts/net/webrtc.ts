@@ -7,6 +7,12 @@
  * the higher answers; descriptions and ICE candidates travel through the signaling server, which
  * the party leaves as soon as its mesh is up.
  *
+ * A peer that goes away is noticed: at once when it closes (its abort frame, or the data
+ * channel closing), and within `peerTimeoutMs` (default 3 s, see `framed.ts`) when it is killed or
+ * its network dies, through the keepalives. In a browser the transport also aborts on `pagehide`
+ * (tab closed, reloaded or navigated away), so the peers learn of it at once rather than at their
+ * silence timeout; `closeOnPageHide: false` turns that off.
+ *
  * Browser-safe: no Node imports.
  */
 import type { TransportError } from '../errors.js';
@@ -51,6 +57,22 @@ export interface WebRtcMeshOptions extends FramedOptions {
    * a callback that throws is ignored.
    */
   onPeer?: (peer: number, state: MeshPeerState) => void;
+  /**
+   * In a browser, abort the transport (telling the peers) when the page is hidden for good
+   * (`pagehide`: tab closed, reload, navigation). Default true. No effect outside browsers.
+   */
+  closeOnPageHide?: boolean;
+}
+
+/** The page-lifecycle events of a browser window, where there is one. */
+interface PageEvents {
+  addEventListener(type: 'pagehide', listener: () => void): void;
+  removeEventListener(type: 'pagehide', listener: () => void): void;
+}
+
+function pageEvents(): PageEvents | undefined {
+  const g = globalThis as { addEventListener?: unknown; document?: unknown };
+  return typeof g.addEventListener === 'function' && typeof g.document === 'object' ? (g as unknown as PageEvents) : undefined;
 }
 
 /** How one other party stands while the mesh connects (see {@link WebRtcMeshOptions.onPeer}). */
@@ -101,10 +123,17 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
 
   const transport = new FramedTransport(party, parties, options);
   const peers = new Map<number, PeerState>();
+  const page = options.closeOnPageHide === false ? undefined : pageEvents();
+  // Queues the abort frame synchronously, while the page can still send.
+  const onPageHide = () => void transport.close(transportError('ABORTED', 'the page was closed'));
+  page?.addEventListener('pagehide', onPageHide);
   transport.addReleaseHook(() => {
+    page?.removeEventListener('pagehide', onPageHide);
     for (const peer of peers.values()) peer.pc.close();
     peers.clear();
   });
+  // Ends the signaling join when connecting fails or is cancelled, so nothing lingers.
+  const stopJoining = new AbortController();
 
   let signaling: SignalingClient | undefined;
   let settle!: { resolve: () => void; reject: (error: TransportError) => void };
@@ -255,7 +284,10 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     () => fail(transportError('TIMEOUT', `WebRTC mesh not up within ${connectTimeoutMs} ms`)),
     connectTimeoutMs,
   );
-  const onAbort = () => fail(transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason));
+  const onAbort = () => {
+    fail(transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason));
+    stopJoining.abort();
+  };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   if (options.signal?.aborted) onAbort();
 
@@ -266,7 +298,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     parties,
     WebSocket: WebSocketImpl,
     timeoutMs: connectTimeoutMs,
-    signal: options.signal,
+    signal: stopJoining.signal,
     handlers: {
       onPeerJoined: (peer) => {
         report(peer, 'present');
@@ -299,6 +331,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
       error instanceof Error && 'code' in error
         ? (error as TransportError)
         : transportError('SIGNALING_FAILED', 'connect failed', undefined, error);
+    stopJoining.abort();
     await transport.close(err);
     throw err;
   } finally {
