@@ -207,6 +207,10 @@ async function browserAuction(appUrl, link, bids, timeoutS, shotsDir) {
     for (let i = 1; i < bids.length; i++) pages.push(await browser.page.context().newPage());
     const { linkUrl } = await importCore('room');
     mkdirSync(shotsDir, { recursive: true });
+    const codes = [];
+    let gotAll;
+    const allCodes = new Promise((resolve) => (gotAll = resolve));
+    const poll = setInterval(() => codes.filter(Boolean).length === bids.length && gotAll(), 20);
     const results = await Promise.all(
       pages.map(async (page, seat) => {
         await page.setViewportSize({ width: 900, height: 1000 });
@@ -216,6 +220,17 @@ async function browserAuction(appUrl, link, bids, timeoutS, shotsDir) {
         await page.fill('#bid', String(bids[seat]));
         await page.click('#bid-button');
         out(`[bidder ${seat}] (Chromium page) placed bid ${bids[seat]}`);
+        // The people's key check: each pair of pages must show the same code. This script sees
+        // every page, so it compares them and answers for the people.
+        await page.locator('#codes-match').waitFor({ timeout: timeoutS * 1000 });
+        codes[seat] = await page.evaluate(() =>
+          Object.fromEntries([...document.querySelectorAll('[data-testid^="sas-"]')].map((e) => [e.getAttribute('data-testid').slice(4), e.textContent])),
+        );
+        await allCodes;
+        const mine = Object.entries(codes[seat]);
+        const match = mine.length === bids.length - 1 && mine.every(([other, code]) => codes[Number(other)]?.[seat] === code);
+        out(`[bidder ${seat}] codes ${mine.map(([o, c]) => `with ${o}: ${c}`).join(', ')}: ${match ? 'all match the other pages' : 'MISMATCH'}`);
+        await page.click(match ? '#codes-match' : '#codes-differ');
         await page.waitForFunction(() => ['done', 'failed'].includes(window.auctionState?.status), undefined, { timeout: timeoutS * 1000 });
         const state = await page.evaluate(() => window.auctionState);
         const file = join(shotsDir, `bidder-${seat}.png`);
@@ -225,6 +240,7 @@ async function browserAuction(appUrl, link, bids, timeoutS, shotsDir) {
         return { seat, result: state.result, phases: state.result.phases };
       }),
     );
+    clearInterval(poll);
     return results;
   } finally {
     await browser.close();
@@ -256,9 +272,10 @@ function report(results, bids, t0, reference, phaseLabel) {
     const bytes = known.length ? ` / ${known.reduce((s, p) => s + p.bytesSent, 0)} B` : '';
     return `${phaseLabel(name)} ${ms.toFixed(0)} ms${bytes}`;
   });
-  const auctionMs = Math.max(...results.map((r) => r.phases.reduce((s, p) => s + p.ms, 0)));
+  // The people's part (comparing codes) is not the machines' time.
+  const auctionMs = Math.max(...results.map((r) => r.phases.reduce((s, p) => s + (p.phase === 'confirming' ? 0 : p.ms), 0)));
   out(`phases (slowest bidder; bytes sent by all): ${parts.join('; ')}`);
-  out(`time: auction ${auctionMs.toFixed(0)} ms (joining the room to the result, slowest bidder), ${(performance.now() - t0).toFixed(0)} ms with start-up; engine ${first.engine}${first.andGates ? `, ${first.andGates} AND gates` : ''}`);
+  out(`time: auction ${auctionMs.toFixed(0)} ms (joining the room to the result, slowest bidder${names.includes('confirming') ? ', without comparing the codes' : ''}), ${(performance.now() - t0).toFixed(0)} ms with start-up; engine ${first.engine}${first.andGates ? `, ${first.andGates} AND gates` : ''}`);
 }
 
 async function main() {

@@ -159,16 +159,17 @@ function checkBidders(n: number): void {
 // -------------------------------------------------------------------------------------------
 
 /**
- * The stages of one bidder's auction, in order. The first three are the app's; the rest are the
- * protocol's own phases as the session reports them (`setup`, `preprocessing`, `evaluating`,
+ * The stages of one bidder's auction, in order. The first four are the app's (`confirming` only
+ * where people compare codes); the rest are the protocol's own phases as the session reports them (`setup`, `preprocessing`, `evaluating`,
  * `output`, or a name of the protocol's).
  */
-export type AuctionPhase = 'connecting' | 'securing' | 'session' | (string & {});
+export type AuctionPhase = 'connecting' | 'securing' | 'confirming' | 'session' | (string & {});
 
 /** Human names for the phases, for the UI and the command line. */
 export const PHASE_LABELS: Readonly<Record<string, string>> = {
   connecting: 'connecting to the other bidders',
   securing: 'secure channels (key exchange)',
+  confirming: 'comparing the codes',
   session: 'agreeing on the session',
   setup: 'setup (base OTs)',
   preprocessing: 'preprocessing',

@@ -121,6 +121,7 @@ function showCreate(): void {
 interface View {
   seatLine: HTMLElement;
   peers: HTMLElement;
+  confirm: HTMLElement;
   phases: HTMLElement;
   outcome: HTMLElement;
 }
@@ -160,6 +161,7 @@ async function showAuction(link: AuctionLink, waitS: number): Promise<void> {
   const view: View = {
     seatLine: h('p', { 'data-testid': 'seat' }),
     peers: h('ul', { class: 'peers', 'data-testid': 'peers' }),
+    confirm: h('div', { 'data-testid': 'confirm' }),
     phases: h('ol', { class: 'phases', 'data-testid': 'phases' }),
     outcome: h('div', { 'data-testid': 'outcome' }),
   };
@@ -182,7 +184,7 @@ async function showAuction(link: AuctionLink, waitS: number): Promise<void> {
     ),
     h('div', { class: 'share' }, h('label', { for: 'share' }, 'Invite the other bidders with this link'), h('input', { id: 'share', readonly: '', value: shareUrl }), copy),
     form,
-    h('section', { class: 'progress' }, view.seatLine, view.peers, view.phases),
+    h('section', { class: 'progress' }, view.seatLine, view.peers, view.confirm, view.phases),
     view.outcome,
   );
 
@@ -257,15 +259,22 @@ async function bidAndShow(view: View, link: AuctionLink, signalingUrl: string, i
     } finally {
       clearInterval(tick);
     }
-    // A bidder who closes or leaves the page tells the others at once (an abort frame queued
-    // while the page can still send) instead of letting them wait for a timeout.
-    const onPageHide = () => void mesh.close(new Error('the bidder closed its page'));
-    addEventListener('pagehide', onPageHide, { once: true });
-    void mesh.closed.then(() => removeEventListener('pagehide', onPageHide));
+    // (A bidder who closes the page tells the others at once: the SDK's mesh aborts on pagehide.)
     showPeers(view, link.bidders, mesh.party, undefined, true);
     clock.enter('securing');
-    const { transport, peers } = await secureRoom({ transport: mesh, identity, room: link.room, signal: abort.signal });
+    const { transport, peers } = await secureRoom({
+      transport: mesh,
+      identity,
+      room: link.room,
+      signal: abort.signal,
+      confirm: (peers, { signal }) => {
+        clock.enter('confirming');
+        showPeers(view, link.bidders, mesh.party, peers, true);
+        return askToConfirm(view, signal);
+      },
+    });
     showPeers(view, link.bidders, mesh.party, peers, true);
+    view.confirm.replaceChildren();
     const result = await placeBid({ transport, bid, engine: link.engine, clock, signal: abort.signal });
     clock.end();
     showResult(view, result, clock.records);
@@ -302,18 +311,13 @@ function showPeers(
     }
     item.dataset.state = 'connected';
     const p = Array.isArray(known) ? known.find((x) => x.bidder === i) : undefined;
-    item.append(
-      `Bidder ${i}: connected`,
-      p
-        ? h(
-            'span',
-            {},
-            ' · key ',
-            h('code', { title: p.fingerprint }, shortFingerprint(p.fingerprint)),
-            p.pinned ? ' (pinned)' : ` (compare it with what bidder ${i} sees as "Your key")`,
-          )
-        : ' · exchanging keys…',
-    );
+    item.append(`Bidder ${i}: connected`);
+    if (!p) {
+      item.append(' · exchanging keys…');
+      continue;
+    }
+    if (!p.pinned) item.append(' · code ', h('strong', { class: 'sas', 'data-testid': `sas-${i}` }, p.sas));
+    item.append(' · key ', h('code', { title: p.fingerprint }, shortFingerprint(p.fingerprint)), p.pinned ? ' (pinned)' : '');
   }
   view.peers.replaceChildren(...items);
 }
@@ -334,6 +338,39 @@ function showPhase(view: View, rows: Map<string, HTMLElement>, u: PhaseUpdate): 
   } else {
     bar.removeAttribute('value'); // indeterminate
   }
+}
+
+/**
+ * Asks the person to compare the codes with the other bidders; resolves with their answer, or
+ * false (taking the question down) when `signal` says it no longer matters.
+ */
+function askToConfirm(view: View, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const yes = h('button', { type: 'button', id: 'codes-match' }, 'All codes match');
+    const no = h('button', { type: 'button', id: 'codes-differ', class: 'secondary' }, 'A code differs');
+    const done = (answer: boolean) => {
+      signal.removeEventListener('abort', moot);
+      view.confirm.replaceChildren(h('p', { class: 'help' }, answer ? 'Codes confirmed; waiting for the other bidders to confirm theirs…' : 'You said a code differs.'));
+      resolve(answer);
+    };
+    const moot = () => {
+      view.confirm.replaceChildren();
+      resolve(false);
+    };
+    yes.addEventListener('click', () => done(true));
+    no.addEventListener('click', () => done(false));
+    signal.addEventListener('abort', moot, { once: true });
+    view.confirm.replaceChildren(
+      h(
+        'div',
+        { class: 'ask', role: 'group', 'aria-label': 'Compare the codes' },
+        h('p', {}, h('strong', {}, 'Compare the codes before bidding. '), 'Each pair of bidders sees the same six-digit code for its connection: ask each other bidder (by phone, in person) which code they see for you. A different code means someone is in between.'),
+        yes,
+        no,
+      ),
+    );
+    yes.focus();
+  });
 }
 
 /** Marks a phase row finished: a full bar, no note. */

@@ -5,7 +5,7 @@
  */
 import type { Transport } from 'webmpc';
 import type { MeshPeerState } from 'webmpc/net';
-import { publicKeyToHex, secureTransport, type Identity, type SecureTransport } from 'webmpc/secure';
+import { secureTransport, type Identity, type PeerVerification, type SecureTransport } from 'webmpc/secure';
 import { DEFAULT_ENGINE, MAX_BIDDERS, MIN_BIDDERS, engineNamed, phaseLabel, type EngineName } from './auction.js';
 
 /** The rule the signaling server applies to room names (checked here first, with a clear message). */
@@ -138,7 +138,12 @@ export interface PeerIdentity {
   bidder: number;
   /** Hex of its Ed25519 public key, as proven in the handshake. */
   fingerprint: string;
-  /** Whether it was checked against a pinned key. */
+  /**
+   * The pair's short authentication string ("123 456"): the same on both ends of an honest
+   * connection, different if anything sits in between. People compare it.
+   */
+  sas: string;
+  /** Whether it was checked against a pinned key (then there is nothing to compare). */
   pinned: boolean;
 }
 
@@ -151,28 +156,45 @@ export interface SecureOptions {
   transport: Transport;
   identity: Identity;
   room: string;
-  /** Pinned public keys by bidder (scripted bidders); without them, keys are learnt and shown. */
+  /** Every other bidder's public key (scripted bidders, who exchanged keys beforehand). */
   pinned?: readonly (Uint8Array | undefined)[] | undefined;
+  /**
+   * Without `pinned`: shown every other bidder's code and key once the key exchange is done;
+   * resolves true only if the person confirms the codes match what the other bidders see.
+   * `signal` fires when the question is moot (another bidder refused or left, or time is up).
+   */
+  confirm?: (peers: readonly PeerIdentity[], options: { signal: AbortSignal }) => boolean | Promise<boolean>;
+  /** How long everyone may take to compare the codes (default: the SDK's, 5 minutes). */
+  confirmTimeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
+}
+
+function identities(verifications: readonly PeerVerification[]): PeerIdentity[] {
+  return verifications.map((v) => ({ bidder: v.party, fingerprint: v.fingerprint, sas: v.sas, pinned: v.pinned }));
 }
 
 /**
  * Authenticated, encrypted channels between all bidders (`webmpc/secure`), bound to the room.
- * With `pinned` keys every other bidder must prove exactly its key; without, each bidder's key
- * is accepted on first use and shown, for the people to compare out of band.
+ * With `pinned` keys every other bidder must prove exactly its key. Without, the channels are
+ * handed over only once every bidder's `confirm` accepted the short authentication strings, so a
+ * relay or a squatter in the room is caught before any bid is used.
  */
 export async function secureRoom(o: SecureOptions): Promise<{ transport: SecureTransport; peers: PeerIdentity[] }> {
+  const confirm = o.confirm;
+  if (!o.pinned && !confirm) throw new Error('secureRoom: pinned keys or a confirm step are needed');
   const transport = await secureTransport(o.transport, {
     identity: o.identity,
     sessionId: `webmpc-demo-auction/${o.room}`,
-    ...(o.pinned ? { trust: 'pinned' as const, peers: [...o.pinned] } : { trust: 'tofu' as const }),
+    ...(o.pinned
+      ? { trust: 'pinned' as const, peers: [...o.pinned] }
+      : {
+          trust: 'confirm' as const,
+          confirm: (peers: readonly PeerVerification[], options: { signal: AbortSignal }) => confirm!(identities(peers), options),
+          ...(o.confirmTimeoutMs ? { confirmTimeoutMs: o.confirmTimeoutMs } : {}),
+        }),
     ...(o.signal ? { signal: o.signal } : {}),
   });
-  const keys = transport.peerKeys;
-  const peers = keys.flatMap((k, i) =>
-    i === transport.party ? [] : [{ bidder: i, fingerprint: publicKeyToHex(k), pinned: o.pinned !== undefined }],
-  );
-  return { transport, peers };
+  return { transport, peers: identities(transport.verifications) };
 }
 
 // -------------------------------------------------------------------------------------------
@@ -233,7 +255,9 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
         : `The signaling server${context.signalingUrl ? ` at ${context.signalingUrl}` : ''} refused or failed while ${where}.`;
       break;
     case 'AUTHENTICATION_FAILED':
-      title = `A bidder's identity could not be verified while ${where}; the auction was aborted.`;
+      title = /confirm/.test(message)
+        ? `${peer === undefined ? 'The codes were not confirmed' : `Bidder ${peer} did not confirm the codes`}; the auction was aborted before any bid was used.`
+        : `${capital(who)}'s identity could not be verified while ${where}; the auction was aborted.`;
       break;
     case 'CHEATING_DETECTED':
       title = `A check failed while ${where}: ${who} deviated from the protocol. The auction was aborted.`;

@@ -33,11 +33,14 @@ function buildApp(): Promise<void> {
   });
 }
 
-/** A Node bidder in this process, up to the point where it holds a secure channel to everyone. */
+/**
+ * A Node bidder in this process, up to the point where it holds a secure channel to everyone.
+ * It accepts the codes (the test compares them with what the pages show).
+ */
 async function nodeBidderConnected(signalingUrl: string, room: string, bidders: number, seat: number) {
   const identity = await generateIdentity();
   const mesh = await joinRoom({ connect: (o) => connectNodeMesh(o), signalingUrl, room, bidders, seat, waitMs: 30_000 });
-  const { transport, peers } = await secureRoom({ transport: mesh, identity, room });
+  const { transport, peers } = await secureRoom({ transport: mesh, identity, room, confirm: () => true });
   return { identity, transport, peers, fingerprint: publicKeyToHex(identity.publicKey) };
 }
 
@@ -83,6 +86,17 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     );
   }
 
+  /** The person's side of the key check: once a page asks, press "All codes match". */
+  async function confirmCodes(page: Page): Promise<void> {
+    await page.locator('#codes-match').click({ timeout: 30_000 });
+  }
+
+  /** The Node bidder (seat 3) joins while every page confirms the codes. */
+  async function nodeJoinsAndPagesConfirm(room: string) {
+    const [node] = await Promise.all([nodeBidderConnected(signaling.url, room, 4, 3), ...pages.map(confirmCodes)]);
+    return node;
+  }
+
   async function settledState(page: Page, timeoutMs = 60_000): Promise<AuctionState> {
     await page.waitForFunction(() => ['done', 'failed'].includes(window.auctionState?.status), undefined, { timeout: timeoutMs });
     return page.evaluate(() => window.auctionState);
@@ -95,7 +109,7 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
   async function auction(bids: readonly number[], tag?: string) {
     const room = newRoomName();
     await placeBidsInPages(room, 4, bids);
-    const node = await nodeBidderConnected(signaling.url, room, 4, 3);
+    const node = await nodeJoinsAndPagesConfirm(room);
     let nodeResult: AuctionResult;
     try {
       nodeResult = await placeBid({ transport: node.transport, bid: bids[3]!, engine: DEFAULT_ENGINE, clock: new PhaseClock() });
@@ -124,16 +138,25 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
       expect(state.status, JSON.stringify(state.error)).toBe('done');
       expect(state.seat).toBe(seat);
       expect(state.result).toMatchObject({ ...want, bidders: 4, engine: DEFAULT_ENGINE });
-      expect(state.result!.phases.map((p) => p.phase).slice(0, 3)).toEqual(['connecting', 'securing', 'session']);
+      expect(state.result!.phases.map((p) => p.phase).slice(0, 4)).toEqual(['connecting', 'securing', 'confirming', 'session']);
       const page = pages[seat]!;
       const result = page.getByTestId('result');
       expect(await result.isVisible()).toBe(true);
       const headline = seat === want.winner ? `You win! You pay ${want.price}` : `Bidder ${want.winner} wins and pays ${want.price}`;
       expect(await result.textContent()).toContain(headline);
       expect(await page.getByTestId('phase-table').locator('tbody tr').count()).toBe(state.result!.phases.length + 1);
+      // Codes agree pairwise between the pages too.
+      for (const other of [0, 1, 2].filter((b) => b !== seat)) {
+        expect(await page.getByTestId(`sas-${other}`).textContent()).toBe(await pages[other]!.getByTestId(`sas-${seat}`).textContent());
+      }
       // The page shows the Node bidder's key exactly as the Node bidder holds it.
       const shownKey = await page.locator('[data-testid=peers] li[data-bidder="3"] code').getAttribute('title');
       expect(shownKey).toBe(node.fingerprint);
+      // The page and the Node bidder show the same code for their pair, and they confirmed it.
+      const code = node.peers.find((p: PeerIdentity) => p.bidder === seat)!.sas;
+      expect(code).toMatch(/^\d{3} \d{3}$/);
+      expect(await page.getByTestId('sas-3').textContent()).toBe(code);
+      expect(state.result!.phases.map((p) => p.phase)).toContain('confirming');
       // Each page's own key is what the Node bidder saw for that seat.
       const own = await page.getByTestId('own-key').getAttribute('title');
       expect(node.peers.find((p: PeerIdentity) => p.bidder === seat)?.fingerprint).toBe(own);
@@ -178,7 +201,7 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     }
     // The Node bidder connects and exchanges keys but holds its bid back, so the pages wait
     // inside the run (agreeing on the session) when bidder 2's tab closes.
-    const node = await nodeBidderConnected(signaling.url, room, 4, 3);
+    const node = await nodeJoinsAndPagesConfirm(room);
     try {
       for (const page of pages) await page.waitForFunction(() => window.auctionState?.phase === 'session', undefined, { timeout: 30_000 });
       const closing = pages.pop()!;
@@ -207,6 +230,25 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     expect(browser.problems).toEqual([]);
   });
 
+  it('a bidder who says a code differs stops the auction for everyone before any bid is used', async () => {
+    const room = newRoomName();
+    await placeBidsInPages(room, 4, [10, 20, 30]);
+    const node = nodeBidderConnected(signaling.url, room, 4, 3).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await Promise.all([confirmCodes(pages[0]!), pages[1]!.locator('#codes-differ').click({ timeout: 30_000 }), confirmCodes(pages[2]!)]);
+    expect(await node).toMatchObject({ code: 'AUTHENTICATION_FAILED' });
+    for (const [seat, page] of pages.entries()) {
+      const state = await settledState(page, ABORT_WITHIN_MS);
+      expect(state.error).toMatchObject({ code: 'AUTHENTICATION_FAILED', phase: 'confirming' });
+      const shown = await page.getByTestId('error').textContent();
+      expect(shown).toContain(seat === 1 ? 'The codes were not confirmed' : 'Bidder 1 did not confirm the codes');
+      expect(shown).toContain('the auction was aborted before any bid was used');
+    }
+    expect(browser.problems).toEqual([]);
+  });
+
   it('a bidder running another function: every page shows that the bidders disagree, before any bid is used', async () => {
     const room = newRoomName();
     await placeBidsInPages(room, 4, [10, 20, 30]);
@@ -216,7 +258,7 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     const bids = [0, 1, 2, 3].map((p) => b.input(p, BID_BITS));
     b.output(b.constant(0, WINNER_BITS));
     b.output(bids.reduce((m, x) => m.max(x)));
-    const node = await nodeBidderConnected(signaling.url, room, 4, 3);
+    const node = await nodeJoinsAndPagesConfirm(room);
     try {
       const s = await session({ transport: node.transport, party: 3, parties: 4 });
       await expect(s.run(b.build(), { inputs: [encodeBid(40)], protocol: DEFAULT_ENGINE as 'plain' })).rejects.toMatchObject({

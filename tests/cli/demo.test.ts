@@ -250,7 +250,7 @@ describe('the Node bidder CLI', () => {
       const bids = [40, 70, 55];
       const runs = await Promise.all(
         bids.map((bid) =>
-          node([BIDDER, '--signal', signaling.url, '--room', 'cli-room', '--bidders', '3', '--engine', 'plain', '--bid', String(bid), '--json', '--wait', '60']),
+          node([BIDDER, '--signal', signaling.url, '--room', 'cli-room', '--bidders', '3', '--engine', 'plain', '--bid', String(bid), '--json', '--wait', '60', '--yes']),
         ),
       );
       const outs = runs.map((r) => {
@@ -260,8 +260,15 @@ describe('the Node bidder CLI', () => {
       expect(outs.map((o) => o.seat).sort()).toEqual([0, 1, 2]);
       const seatOf70 = outs[1]!.seat;
       for (const o of outs) expect(o).toMatchObject({ ok: true, winner: seatOf70, price: 55 });
-      // Each bidder printed the others' key fingerprints for comparison.
-      for (const r of runs) expect(r.stderr.match(/bidder \d key [0-9a-f]{4} [0-9a-f]{4}/g)).toHaveLength(2);
+      // Each bidder printed a code per other bidder (with its key), and each pair's two ends
+      // printed the same code.
+      const codes = new Map<string, string>();
+      runs.forEach((r, i) => {
+        const printed = [...r.stderr.matchAll(/code with bidder (\d): (\d{3} \d{3}) \(its key [0-9a-f]{4} [0-9a-f]{4}/g)];
+        expect(printed).toHaveLength(2);
+        for (const [, other, code] of printed) codes.set(`${outs[i]!.seat}-${other}`, code!);
+      });
+      for (const [pair, code] of codes) expect(codes.get(pair.split('-').reverse().join('-')), pair).toBe(code);
     } finally {
       await signaling.close();
     }
@@ -270,14 +277,18 @@ describe('the Node bidder CLI', () => {
   it('a bidder whose peers never arrive times out with the phase named; bad usage exits 2', async () => {
     const signaling = await startSignalingServer({ port: 0 });
     try {
-      const r = await node([BIDDER, '--signal', signaling.url, '--room', 'alone', '--bidders', '3', '--engine', 'plain', '--bid', '1', '--wait', '2']);
+      const r = await node([BIDDER, '--signal', signaling.url, '--room', 'alone', '--bidders', '3', '--engine', 'plain', '--bid', '1', '--wait', '2', '--yes']);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/Timed out while connecting to the other bidders\.\n {2}TIMEOUT: /);
     } finally {
       await signaling.close();
     }
-    const bad = await node([BIDDER, '--room', 'x', '--bidders', '3', '--bid', '1']);
+    const bad = await node([BIDDER, '--room', 'x', '--bidders', '3', '--bid', '1', '--yes']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--signal ws:\/\/HOST:PORT/);
+    // Without a terminal to ask, accepting the codes unseen must be said explicitly.
+    const unasked = await node([BIDDER, '--signal', 'ws://127.0.0.1:1', '--room', 'x', '--bidders', '3', '--bid', '1']);
+    expect(unasked.code).toBe(2);
+    expect(unasked.stderr).toMatch(/say --yes to accept them/);
   }, 60_000);
 });

@@ -6,9 +6,10 @@
  *   node demo-app/dist/node/bidder.mjs --signal ws://HOST:8787 --room R --bidders 3 --bid 1234
  *
  * Options: --seat K (default: the first free seat), --engine NAME, --wait SECONDS (for the other
- * bidders to arrive; default 600), --json (one JSON line with the result on stdout).
- * Keys: each other bidder's key is accepted on first use and printed, for comparing with what
- * that bidder shows as its own key.
+ * bidders to arrive; default 600), --json (one JSON line with the result on stdout), --yes.
+ * Keys: after the key exchange it prints, per other bidder, the pair's six-digit code and the
+ * bidder's key, and asks on the terminal whether the codes match what the other bidders see
+ * (`--yes` accepts them without asking, for scripts; the codes are still printed).
  *
  * Started by `scripts/demo.mjs` with an IPC channel and `--ipc`, it instead takes its orders
  * over IPC, hands its public key to the launcher and pins every other bidder's key (the launcher
@@ -16,6 +17,7 @@
  *
  * Exit codes: 0 the auction finished, 1 it failed (the reason is printed), 2 bad usage.
  */
+import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { init } from 'webmpc';
 import { connectNodeMesh } from 'webmpc/net/node';
@@ -23,8 +25,8 @@ import { disposeIdentity, generateIdentity, publicKeyFromHex, publicKeyToHex } f
 import { DEFAULT_ENGINE, MAX_BID, PhaseClock, parseBid, phaseLabel, placeBid, type AuctionResult, type PhaseRecord } from '../auction.js';
 import { explain, joinRoom, parseLink, roomProblem, secureRoom, shortFingerprint, type AuctionLink } from '../room.js';
 
-const USAGE = `usage: bidder.mjs --link URL --bid N [--seat K] [--wait S] [--json]
-       bidder.mjs --signal ws://HOST:PORT --room NAME --bidders N --bid N [--engine authgc|mascot|plain] [--seat K] [--wait S] [--json]
+const USAGE = `usage: bidder.mjs --link URL --bid N [--seat K] [--wait S] [--yes] [--json]
+       bidder.mjs --signal ws://HOST:PORT --room NAME --bidders N --bid N [--engine authgc|mascot|plain] [--seat K] [--wait S] [--yes] [--json]
   --link URL      the auction's shareable link (as the page shows it)
   --signal URL    the signaling server (ws://…), when not given by --link
   --room NAME     the room (letters, digits, _ . -), when not given by --link
@@ -33,6 +35,8 @@ const USAGE = `usage: bidder.mjs --link URL --bid N [--seat K] [--wait S] [--jso
   --bid N         this bidder's bid, a whole number from 0 to ${MAX_BID}; it stays in this process
   --seat K        take bidder seat K (0-based) instead of the first free one
   --wait S        seconds to wait for every bidder to arrive (default 600)
+  --yes           accept the other bidders' codes without asking (they are printed; without it,
+                  the terminal asks whether they match what the other bidders see)
   --json          print the result as one JSON line on stdout`;
 
 /** What the launcher sends a managed bidder. */
@@ -48,7 +52,13 @@ type Say = (line: string) => void;
 class UsageError extends Error {}
 
 /** The options of a stand-alone run, checked. */
-function parseCommandLine(argv: string[]): { link: AuctionLink & { signalingUrl: string }; bid: number; waitS: number; json: boolean } {
+function parseCommandLine(argv: string[]): {
+  link: AuctionLink & { signalingUrl: string };
+  bid: number;
+  waitS: number;
+  json: boolean;
+  yes: boolean;
+} {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -61,6 +71,7 @@ function parseCommandLine(argv: string[]): { link: AuctionLink & { signalingUrl:
       seat: { type: 'string' },
       wait: { type: 'string' },
       json: { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -93,7 +104,8 @@ function parseCommandLine(argv: string[]): { link: AuctionLink & { signalingUrl:
   if (bid === undefined) throw new UsageError(`--bid must be a whole number from 0 to ${MAX_BID}`);
   const waitS = values.wait === undefined ? 600 : Number(values.wait);
   if (!(waitS > 0 && Number.isFinite(waitS))) throw new UsageError('--wait must be a positive number of seconds');
-  return { link: { ...link, signalingUrl: link.signalingUrl }, bid, waitS, json: values.json };
+  if (!values.yes && !process.stdin.isTTY) throw new UsageError('no terminal to ask whether the codes match: say --yes to accept them (they are printed)');
+  return { link: { ...link, signalingUrl: link.signalingUrl }, bid, waitS, json: values.json, yes: values.yes };
 }
 
 /** The next IPC message of `type` from the launcher. */
@@ -123,17 +135,31 @@ function describePhases(phases: readonly PhaseRecord[]): string {
     .join('; ');
 }
 
+/** Asks on the terminal; resolves true for "y"/"yes", false otherwise or when `signal` fires. */
+async function askTerminal(question: string, signal: AbortSignal): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(question, { signal });
+    return /^y(es)?$/i.test(answer.trim());
+  } catch {
+    return false;
+  } finally {
+    rl.close();
+  }
+}
+
 /**
  * One bidder's auction. With `keys` (managed mode) this bidder's public key is handed out and
- * every other bidder's key pinned; without, keys are learnt and printed. Resolves with the result
- * and the phases; rejects with an error carrying the failure explained (`explained`).
+ * every other bidder's key pinned; without, the pairs' codes are printed and confirmed (`yes`:
+ * without asking). Resolves with the result and the phases; rejects with an error carrying the
+ * failure explained (`explained`).
  */
 async function bid(
   link: AuctionLink & { signalingUrl: string },
   amount: number,
   waitS: number,
   say: Say,
-  keys?: { exchange: (ownHex: string) => Promise<string[]> },
+  trust: { exchange: (ownHex: string) => Promise<string[]> } | { yes: boolean },
 ): Promise<{ result: AuctionResult; phases: readonly PhaseRecord[]; seat: number }> {
   let lastNote = 0;
   const clock = new PhaseClock((u) => {
@@ -147,7 +173,7 @@ async function bid(
   const own = publicKeyToHex(identity.publicKey);
   say(`your bid: ${amount} (stays in this process); your key: ${shortFingerprint(own)}`);
   try {
-    const pinnedHex = keys ? await keys.exchange(own) : undefined;
+    const pinnedHex = 'exchange' in trust ? await trust.exchange(own) : undefined;
     clock.enter('connecting');
     const mesh = await joinRoom({
       connect: (o) => connectNodeMesh(o),
@@ -161,8 +187,22 @@ async function bid(
     say(`joined room ${link.room} as bidder ${mesh.party} of ${link.bidders}; connected to every other bidder over WebRTC`);
     clock.enter('securing');
     const pinned = pinnedHex?.map((hex, i) => (i === mesh.party ? undefined : publicKeyFromHex(hex)));
-    const { transport, peers } = await secureRoom({ transport: mesh, identity, room: link.room, pinned });
-    say(`secure channels: ${peers.map((p) => `bidder ${p.bidder} key ${shortFingerprint(p.fingerprint)}${p.pinned ? ' (pinned)' : ''}`).join(', ')}`);
+    const { transport, peers } = await secureRoom({
+      transport: mesh,
+      identity,
+      room: link.room,
+      pinned,
+      confirm: async (peers, { signal }) => {
+        clock.enter('confirming');
+        for (const p of peers) say(`code with bidder ${p.bidder}: ${p.sas} (its key ${shortFingerprint(p.fingerprint)})`);
+        if ('yes' in trust && trust.yes) {
+          say('codes accepted (--yes)');
+          return true;
+        }
+        return askTerminal('Do these codes match what the other bidders see for you? [y/N] ', signal);
+      },
+    });
+    say(`secure channels: ${peers.map((p) => `bidder ${p.bidder} key ${shortFingerprint(p.fingerprint)}${p.pinned ? ' (pinned)' : ` code ${p.sas}`}`).join(', ')}`);
     const result = await placeBid({ transport, bid: amount, engine: link.engine, clock });
     clock.end();
     return { result, phases: clock.records, seat: mesh.party };
@@ -215,11 +255,11 @@ async function standalone(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const { link, bid: amount, waitS, json } = options;
+  const { link, bid: amount, waitS, json, yes } = options;
   const say: Say = (line) => process.stderr.write(`${line}\n`);
   const sayHuman: Say = json ? say : (line) => process.stdout.write(`${line}\n`);
   try {
-    const { result, phases, seat } = await bid(link, amount, waitS, sayHuman);
+    const { result, phases, seat } = await bid(link, amount, waitS, sayHuman, { yes });
     if (json) process.stdout.write(`${JSON.stringify({ ok: true, seat, ...result, phases })}\n`);
     else {
       sayHuman(outcomeLine(result, seat));
