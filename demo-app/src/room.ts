@@ -234,7 +234,9 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
   const code = typeof e?.code === 'string' ? e.code : 'ERROR';
   const peer = typeof e?.peer === 'number' ? e.peer : undefined;
   const message = typeof e?.message === 'string' ? e.message : String(err);
-  const remote = typeof e?.remote?.message === 'string' ? { code: String(e.remote.code), message: e.remote.message } : undefined;
+  // The SDK numbers parties; people see bidders.
+  const remote =
+    typeof e?.remote?.message === 'string' ? { code: String(e.remote.code), message: e.remote.message.replace(/\bparty (\d+)/g, 'bidder $1') } : undefined;
   const where = phaseLabel(phase);
   const who = peer === undefined ? 'another bidder' : `bidder ${peer}`;
   let title: string;

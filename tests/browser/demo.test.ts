@@ -21,8 +21,10 @@ import { watch, type Page } from './sdk-page.js';
 
 const WEB = join(ROOT, 'demo-app/dist/web');
 const SHOTS = join(ROOT, 'test-results/demo');
-/** How long the others may take to show that a bidder closed its tab (the transports notice a
- * closed data channel at once; a vanished peer within their keepalive timeout). */
+/**
+ * How long the others may take to show that a bidder left: a closed tab tells them at once (the
+ * SDK aborts on pagehide), a crashed one is noticed by its silence (3 s without keepalives).
+ */
 const ABORT_WITHIN_MS = 10_000;
 
 function buildApp(): Promise<void> {
@@ -184,50 +186,73 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     expect(browser.problems).toEqual([]);
   });
 
-  it('a bidder closing its tab mid-run: the others show a clear abort naming it and the phase, in time', async () => {
+  /**
+   * Three pages and a held-back Node bidder reach the session agreement; then bidder 2's page
+   * goes away (`close`: its tab is closed; `crash`: its renderer dies, so it sends nothing more).
+   * The other pages must show a clear abort naming bidder 2 and the phase within the limit.
+   */
+  async function bidderLeavesMidRun(how: 'close' | 'crash'): Promise<void> {
     const room = newRoomName();
     await placeBidsInPages(room, 4, [1, 2, 3]);
-    // While bidder 3 (Node) is missing, each page shows the two others connected and bidder 3
-    // not here yet.
-    for (const [seat, page] of pages.entries()) {
-      const others = [0, 1, 2].filter((b) => b !== seat);
-      await page.waitForFunction(
-        (ids) => ids.every((b) => document.querySelector(`[data-testid=peers] li[data-bidder="${b}"]`)?.getAttribute('data-state') === 'connected'),
-        others,
-        { timeout: 30_000 },
-      );
-      expect(await page.locator('[data-testid=peers] li[data-bidder="3"]').textContent()).toBe('Bidder 3: not here yet');
-      expect(await page.evaluate(() => window.auctionState.phase)).toBe('connecting');
+    if (how === 'close') {
+      // While bidder 3 (Node) is missing, each page shows the two others connected and bidder 3
+      // not here yet.
+      for (const [seat, page] of pages.entries()) {
+        const others = [0, 1, 2].filter((b) => b !== seat);
+        await page.waitForFunction(
+          (ids) => ids.every((b) => document.querySelector(`[data-testid=peers] li[data-bidder="${b}"]`)?.getAttribute('data-state') === 'connected'),
+          others,
+          { timeout: 30_000 },
+        );
+        expect(await page.locator('[data-testid=peers] li[data-bidder="3"]').textContent()).toBe('Bidder 3: not here yet');
+        expect(await page.evaluate(() => window.auctionState.phase)).toBe('connecting');
+      }
     }
-    // The Node bidder connects and exchanges keys but holds its bid back, so the pages wait
-    // inside the run (agreeing on the session) when bidder 2's tab closes.
+    // The Node bidder connects and confirms the codes but holds its bid back, so the pages wait
+    // inside the run (agreeing on the session) when bidder 2 goes.
     const node = await nodeJoinsAndPagesConfirm(room);
     try {
       for (const page of pages) await page.waitForFunction(() => window.auctionState?.phase === 'session', undefined, { timeout: 30_000 });
-      const closing = pages.pop()!;
+      const leaving = pages.pop()!;
       const t0 = performance.now();
-      await closing.close();
+      if (how === 'close') await leaving.close();
+      else {
+        const cdp = await leaving.context().newCDPSession(leaving);
+        void cdp.send('Page.crash').catch(() => {}); // never answers: the page is gone
+      }
       const states = await Promise.all(pages.map((p) => settledState(p, ABORT_WITHIN_MS)));
       const elapsed = performance.now() - t0;
       for (const [seat, state] of states.entries()) {
         expect(state.status, `bidder ${seat}`).toBe('failed');
-        expect(state.error).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 2, phase: 'session' });
+        expect(state.error).toMatchObject({ code: 'PEER_DISCONNECTED', phase: 'session' });
         const shown = await pages[seat]!.getByTestId('error').textContent();
-        expect(shown).toMatch(/Bidder 2 (left or lost its connection|aborted the auction) while agreeing on the session/);
+        // Either this page noticed bidder 2 itself, or another bidder noticed first, aborted,
+        // and said why (a crashed page is noticed by silence, by whoever times out first).
+        if (state.error!.peer === 2) expect(shown).toMatch(/Bidder 2 (left or lost its connection|aborted the auction) while agreeing on the session/);
+        else expect(shown).toMatch(/Bidder \d aborted the auction while agreeing on the session \(it said: bidder 2 silent for \d+ ms\)/);
         expect(shown).toContain('There is no result.');
-        await pages[seat]!.screenshot({ path: join(SHOTS, `abort-bidder-${seat}.png`), fullPage: true });
+        await pages[seat]!.screenshot({ path: join(SHOTS, `${how}-bidder-${seat}.png`), fullPage: true });
       }
       expect(elapsed).toBeLessThan(ABORT_WITHIN_MS);
       // The held-back Node bidder learns of it too.
       await expect(placeBid({ transport: node.transport, bid: 4, engine: DEFAULT_ENGINE, clock: new PhaseClock() })).rejects.toMatchObject({
         code: 'PEER_DISCONNECTED',
       });
+      if (how === 'crash') await leaving.close().catch(() => {});
     } finally {
       disposeIdentity(node.identity);
       await node.transport.close();
       if (pages.length < 3) pages.push(await newPage());
     }
     expect(browser.problems).toEqual([]);
+  }
+
+  it('a bidder closing its tab mid-run: the others show a clear abort naming it and the phase, in time', async () => {
+    await bidderLeavesMidRun('close');
+  });
+
+  it('a bidder whose page crashes mid-run (it says nothing more): the others notice within seconds', async () => {
+    await bidderLeavesMidRun('crash');
   });
 
   it('a bidder who says a code differs stops the auction for everyone before any bid is used', async () => {

@@ -120,7 +120,7 @@ describe('auction links', () => {
     expect(e).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 2, phase: 'evaluating' });
     const relayed = { code: 'PEER_DISCONNECTED', peer: 0, remote: { code: 'PEER_DISCONNECTED', message: 'connection to party 2 closed' } };
     expect(explain(Object.assign(new Error('party 0 aborted the session'), relayed), 'session').title).toBe(
-      'Bidder 0 aborted the auction while agreeing on the session (it said: connection to party 2 closed).',
+      'Bidder 0 aborted the auction while agreeing on the session (it said: connection to bidder 2 closed).',
     );
     expect(explain(Object.assign(new Error('x'), { code: 'CHEATING_DETECTED', peer: 1 }), 'preprocessing').title).toMatch(
       /check failed while preprocessing: bidder 1 deviated/,
