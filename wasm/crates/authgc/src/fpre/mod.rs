@@ -279,6 +279,12 @@ pub enum Deviation {
         /// The peer that sees the other key.
         peer: PartyId,
     },
+    /// Use a wrong share of z at leaky triple `index` (flip it before computing e, and broadcast
+    /// that e consistently): the LaAND sum check must catch it.
+    WrongZ {
+        /// The leaky triple whose z share is flipped.
+        index: usize,
+    },
     /// Commit to an H_i with one bit flipped at leaky triple `index`: the LaAND sum check must
     /// catch it.
     WrongCheckValue {
@@ -313,6 +319,7 @@ impl core::fmt::Debug for Deviation {
                 write!(f, "InconsistentBit {{ peer: {peer}, index: {index}, adapt_x: {adapt_x} }}")
             }
             Deviation::InconsistentDelta { peer } => write!(f, "InconsistentDelta {{ peer: {peer} }}"),
+            Deviation::WrongZ { index } => write!(f, "WrongZ {{ index: {index} }}"),
             Deviation::WrongCheckValue { index } => write!(f, "WrongCheckValue {{ index: {index} }}"),
             Deviation::Edit { step, to, nth, .. } => write!(f, "Edit {{ step: {step:?}, to: {to:?}, nth: {nth} }}"),
             Deviation::Disconnect { step } => write!(f, "Disconnect {{ step: {step:?} }}"),
@@ -792,6 +799,13 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             });
         }
         drop(s);
+
+        #[cfg(feature = "ideal")]
+        if let Some(Deviation::WrongZ { index }) = self.ch.deviation() {
+            if index < l {
+                z_bits[index] ^= true;
+            }
+        }
 
         // Π_LaAND: broadcast e = z ⊕ r; ⟨z⟩ = ⟨r⟩ ⊕ e.
         let e: Vec<bool> = z_bits.iter().zip(&r.bits).map(|(z, r)| z ^ r).collect();
