@@ -126,19 +126,19 @@ fn bad_parameters_are_refused_before_any_traffic() {
 
 #[test]
 fn communication_matches_the_protocol() {
-    // Per party and AND triple at n = 2 with B = 4: 3·B Δ-OTs as receiver (16 bytes each: the
-    // KOS matrix column), B U blocks and B H blocks (16 bytes each), 3B bits of HaAND and e,
-    // B − 1 opened d bits: about (48 + 32)·4 bytes ≈ 2.6 kbit, against the paper's ≈ 2.28 kbit
-    // (which counts the H exchange as a hash).
+    // Per AND triple and peer with B = 4: 3·B Δ-OTs as receiver (16 bytes each: the KOS matrix
+    // column) and B U blocks (16 bytes): 64·4 bytes = 2,048 bits, plus 3B bits of HaAND and e and
+    // B − 1 opened d bits — about 2.07 kbit, against the paper's ≈ 2.28 kbit. The per-batch
+    // constants (coins, checks, commitments) are a few hundred bytes.
     for n in [2, 3] {
         let r = webmpc_authgc::fpre::local::run(n, 0, 4_000, MIN_RHO, || 0.0).unwrap();
         for &b in &r.triple_bytes {
             let bits = 8.0 * b as f64 / 4_000.0 / (n - 1) as f64;
-            assert!((2_400.0..2_900.0).contains(&bits), "n = {n}: {bits:.0} bits per triple per peer");
+            assert!((2_050.0..2_200.0).contains(&bits), "n = {n}: {bits:.0} bits per triple per peer");
         }
         let total: u64 = r.bytes_by_step.iter().sum();
         let ot = r.bytes_by_step[Step::AbitOt as usize];
-        assert!(ot as f64 > 0.55 * total as f64, "the Δ-OTs dominate ({ot} of {total} bytes)");
+        assert!(ot as f64 > 0.7 * total as f64, "the Δ-OTs dominate ({ot} of {total} bytes)");
         assert_eq!(r.bytes_by_step[Step::BaseOt as usize], 0, "no base OTs after setup");
     }
 }

@@ -181,8 +181,8 @@ fn laand_a_wrong_z_is_caught_by_the_triple_check() {
     }
 }
 
-/// A different e to one party only: the e digests carried by the U messages differ; caught with
-/// certainty before any H is opened.
+/// A different e to one party only: the e digests carried by the coin openings differ; caught
+/// with certainty before any check value is opened.
 #[test]
 fn laand_an_inconsistent_e_is_caught_by_the_broadcast_check() {
     let r = run(3, None, edit(Step::LeakyE, Some(2), 0, |m| m[0] ^= 1), Call::Triples(TRIPLES));
@@ -191,13 +191,16 @@ fn laand_an_inconsistent_e_is_caught_by_the_broadcast_check() {
     }
 }
 
-/// A wrong U (bit 0 of every block sent to party 0): party 0's M[x]_Φ is off by x_t at each
-/// triple, so the check fails unless all 2,000 x_t are 0: escape 2^{−2000}.
+/// A wrong U (bit 1 of every U block sent to party 0, which follow the two packed HaAND bit
+/// vectors in the round-1 message): party 0's M[x]_Φ is off by x_t at each triple, so the check
+/// fails unless all 2,000 x_t are 0: escape 2^{−2000} (plus 2^{−128} for the compression).
+/// (Bit 0 of U is outside the check and must be zero: see `non_canonical_encodings_are_malformed`.)
 #[test]
 fn laand_a_wrong_u_is_caught_by_the_triple_check() {
     let l = leaky(TRIPLES);
+    let packed = l / 8;
     for n in [2, 3] {
-        let dev = edit(Step::LeakyU, Some(0), 0, move |m| (0..l).for_each(|t| m[16 * t] ^= 1));
+        let dev = edit(Step::HalfAnd, Some(0), 0, move |m| (0..l).for_each(|t| m[2 * packed + 16 * t] ^= 2));
         let r = run(n, None, dev, Call::Triples(TRIPLES));
         for i in honest(n) {
             caught(&r, i, Phase::Independent, None, "LaAND triple check");
@@ -205,7 +208,23 @@ fn laand_a_wrong_u_is_caught_by_the_triple_check() {
     }
 }
 
-/// A wrong H (the cheater commits to its check value with a bit flipped): caught with certainty.
+/// The LaAND check coins: an opening that misses its commitment is caught with certainty, and a
+/// coin commitment shown differently to different parties is caught by the broadcast check.
+#[test]
+fn laand_coin_cheats_are_caught() {
+    // Round 3 to party 0: nonce (16) ‖ coin (16) ‖ digest; byte 20 is inside the coin.
+    let r = run(3, None, edit(Step::LeakyCoins, Some(0), 0, |m| m[20] ^= 1), Call::Triples(TRIPLES));
+    caught(&r, 0, Phase::Independent, Some(CHEATER), "commitment opening");
+    all_honest_abort(&r);
+    // The coin commitment is the last 32 bytes of the round-1 message.
+    let r = run(3, None, edit(Step::HalfAnd, Some(2), 0, |m| *m.last_mut().unwrap() ^= 1), Call::Triples(TRIPLES));
+    for i in honest(3) {
+        caught(&r, i, Phase::Independent, None, "broadcast consistency check");
+    }
+}
+
+/// A wrong H (the cheater flips a bit of one triple's H_i before compressing and committing):
+/// the compressed sum is off by χ_3·1 ≠ 0, caught except with probability 2^{−128}.
 #[test]
 fn laand_a_wrong_h_is_caught_by_the_triple_check() {
     for n in [2, 3] {
@@ -289,7 +308,7 @@ fn truncated_messages_are_malformed_at_every_step() {
         (Step::AbitCheck, 0, Call::Triples(TRIPLES)),
         (Step::HalfAnd, 0, Call::Triples(TRIPLES)),
         (Step::LeakyE, 0, Call::Triples(TRIPLES)),
-        (Step::LeakyU, 0, Call::Triples(TRIPLES)),
+        (Step::LeakyCoins, 0, Call::Triples(TRIPLES)),
         (Step::LeakyCheck, 0, Call::Triples(TRIPLES)),
         (Step::LeakyCheck, 1, Call::Triples(TRIPLES)),
         (Step::BucketOpen, 0, Call::Triples(TRIPLES)),
@@ -306,17 +325,20 @@ fn truncated_messages_are_malformed_at_every_step() {
     }
 }
 
-/// Bit vectors must be canonically packed: a set padding bit in the last byte is MALFORMED_MESSAGE
-/// (HaAND bits, e bits, opened d bits).
+/// Encodings must be canonical: a set padding bit in the last byte of a packed bit vector (HaAND
+/// bits, e bits, opened d bits) or a set bit 0 in a U block is MALFORMED_MESSAGE.
 #[test]
-fn non_canonical_bit_padding_is_malformed() {
+fn non_canonical_encodings_are_malformed() {
     // 321 triples: B = 5, 1,605 leaky triples, so the last byte of a packed vector has 3 bits.
     let l = leaky(321);
     assert_ne!(l % 8, 0);
     let last = l.div_ceil(8) - 1;
     let d_last = (321 * 4usize).div_ceil(8) - 1;
-    for (step, at) in [(Step::HalfAnd, last), (Step::LeakyE, last), (Step::BucketOpen, d_last)] {
-        let r = run(2, None, edit(step, Some(0), 0, move |m| m[at] |= 0x80), Call::Triples(321));
+    let first_u = 2 * l.div_ceil(8) + 16 * 77;
+    for (step, at, bit) in
+        [(Step::HalfAnd, last, 0x80), (Step::HalfAnd, first_u, 1), (Step::LeakyE, last, 0x80), (Step::BucketOpen, d_last, 0x80)]
+    {
+        let r = run(2, None, edit(step, Some(0), 0, move |m| m[at] |= bit), Call::Triples(321));
         match &r[0] {
             Err(e @ AuthGcError::Malformed { phase: Phase::Independent, peer: CHEATER, .. }) => {
                 assert_eq!(e.code(), "MALFORMED_MESSAGE")
@@ -330,7 +352,7 @@ fn non_canonical_bit_padding_is_malformed() {
 /// disconnect, and nobody hangs (`run` panics on a deadlock).
 #[test]
 fn a_party_that_disconnects_gives_typed_errors_and_no_hang() {
-    let batch = [Step::AbitOt, Step::AbitCheck, Step::HalfAnd, Step::LeakyE, Step::LeakyU, Step::LeakyCheck, Step::BucketOpen];
+    let batch = [Step::AbitOt, Step::AbitCheck, Step::HalfAnd, Step::LeakyE, Step::LeakyCoins, Step::LeakyCheck, Step::BucketOpen];
     for step in batch {
         let r = run(3, None, Some(Deviation::Disconnect { step }), Call::Triples(TRIPLES));
         for i in honest(3) {

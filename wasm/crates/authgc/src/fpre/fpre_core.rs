@@ -10,7 +10,7 @@
 use crate::preprocess::Triples;
 use crate::share::{mask, AuthShares};
 use sha2::{Digest, Sha256};
-use webmpc_core::gf128::{gf128_inner_product, gf128_mul};
+use webmpc_core::gf128::gf128_inner_product;
 use webmpc_core::hash::Hasher;
 use webmpc_core::prg::Prg;
 use webmpc_core::Block;
@@ -26,18 +26,26 @@ const CHUNK: usize = 1024;
 // Parameters
 // ---------------------------------------------------------------------------------------------
 
-/// Padding bits Π_aBit appends to every batch and throws away after its consistency check.
+/// One-bit consistency checks Π_aBit runs per batch: ρ. Each catches a party that authenticated
+/// different bits to different peers with probability 1/2, independently (a fixed nonzero
+/// difference vector is orthogonal to a uniform coefficient vector with probability 1/2), so a
+/// cheater passes all of them with probability 2^{−ρ}.
+pub fn abit_checks(rho: usize) -> usize {
+    rho
+}
+
+/// Padding bits Π_aBit appends to every batch and throws away after its consistency check:
+/// checks + ρ = 2ρ.
 ///
-/// The check reveals X = Σ_m χ_m·x_m ∈ GF(2^128), i.e. 128 GF(2)-linear combinations of the bits
-/// (bit b of X combines the bits x_m with the b-th bits of the χ_m as coefficients). The last
-/// `p` bits are uniform and discarded, so X is a uniform value independent of the kept bits as
-/// soon as the 128 × p matrix of the padding columns' coefficients has full rank 128. Its rows are
-/// uniform and independent, so by the union bound of WRK17 Lemma B.1 it is rank-deficient with
-/// probability at most 2^{128 − p}: `p = 128 + ρ` bounds the leakage by 2^{−ρ}. (The paper's 2ρ
-/// padding for 2ρ one-bit checks gives the vacuous bound 2^0; the rule "padding ≥ checks + ρ"
-/// is what the lemma needs, with 128 checks here.)
+/// The checks reveal k = ρ GF(2)-linear combinations of the bits. The last `p` bits are uniform
+/// and discarded, so the revealed combinations are uniform and independent of the kept bits as
+/// soon as the k × p matrix of the padding columns' coefficients has rank k. Its rows are uniform
+/// and independent, so by the union bound of WRK17 Lemma B.1 it is rank-deficient with
+/// probability at most 2^{k − p}: `p = k + ρ` bounds the leakage by 2^{−ρ}. (The paper's 2ρ
+/// checks with 2ρ padding give the vacuous bound 2^0; "padding ≥ checks + ρ" is what the lemma
+/// needs.)
 pub fn abit_padding(rho: usize) -> usize {
-    KAPPA + rho
+    abit_checks(rho) + rho
 }
 
 /// The bucket size and the number of triples a batch actually generates (at least the number
@@ -159,15 +167,13 @@ pub const MAX_PARTIES: usize = 1 << 10;
 /// Leaky triples one instance can hash before its tweak counter is exhausted.
 pub const MAX_LEAKY: u64 = 1 << 40;
 
-/// What a hash of a Δ-OT key is for; part of its tweak, so HaAND's and LaAND's hashes of the same
-/// key are independent.
+/// What a hash of a Δ-OT key is for; part of its tweak, so that hashes for different purposes
+/// (today one, shared by Π_HaAND and Π_LaAND) can never share a tweak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum HashUse {
-    /// Π_HaAND's one-bit hashes of K and K ⊕ Δ.
-    HalfAnd = 1,
-    /// Π_LaAND's κ-bit hashes of K and K ⊕ Δ.
-    LeakyAnd = 2,
+    /// The hashes of K and K ⊕ Δ shared by Π_HaAND (bit 0) and Π_LaAND (bits 1..127).
+    AndTriple = 1,
 }
 
 /// The session part of every tweak: 64 bits of SHA-256 of the instance's session id.
@@ -196,65 +202,130 @@ pub fn tweak_base(tag: u64, usage: HashUse, holder: usize, owner: usize, counter
     (tag as u128) << 64 | (usage as u128) << 60 | (owner as u128) << 50 | (holder as u128) << 40 | counter as u128
 }
 
-fn tccr(input: &[Block], base: u128, out: &mut [Block]) {
-    // The caller keeps counter + len < 2^40, so the low 40 bits never carry into the pair fields
-    // and nothing wraps.
-    Hasher::fixed().tccr_many_counter(input, base, out).expect("tweak range checked by the caller");
-}
 
 // ---------------------------------------------------------------------------------------------
 // Π_aBit: the consistency check
 // ---------------------------------------------------------------------------------------------
 
-/// One party's side of the Π_aBit check over its view `shares` (of its own bits and everyone's
-/// keys): X = Σ χ_m·x_m, its combined tags under each peer's key and its combined keys on each
-/// peer's bits.
+/// Positions per chunk of coefficients (a multiple of 64): each check's coefficients for a chunk
+/// are `ABIT_CHUNK / 64` words drawn from the PRG, chunk after chunk, check after check.
+const ABIT_CHUNK: usize = 1024;
+const WORDS: usize = ABIT_CHUNK / 64;
+
+/// One party's side of the Π_aBit check over its view `shares`: for each check j < k, the parity
+/// X_j = ⊕_m r_{j,m}·x_m of its own bits, the combined tags ⊕_m r_{j,m}·M_p[x_m] under each peer
+/// p's key and the combined keys ⊕_m r_{j,m}·K_me[x^p_m] on each peer's bits.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AbitCombination {
-    /// X = Σ_m χ_m·x_m (χ_m where this party's bit is set).
-    pub x: Block,
-    /// `macs[j]` = Σ_m χ_m·M_j[x_m] (zero at this party's own index).
-    pub macs: Vec<Block>,
-    /// `keys[j]` = Σ_m χ_m·K_me[x^j_m] (zero at this party's own index).
-    pub keys: Vec<Block>,
+    /// Bit j is X_j.
+    pub x: u128,
+    /// `macs[p][j]` (empty at this party's own index).
+    pub macs: Vec<Vec<Block>>,
+    /// `keys[p][j]` (empty at this party's own index).
+    pub keys: Vec<Vec<Block>>,
 }
 
-/// Combines a batch with the coefficients χ_m expanded from the public `seed` (AES-CTR). The
-/// coefficients are streamed in chunks, so a batch of any size costs no extra memory.
-pub fn abit_combine(seed: Block, shares: &AuthShares) -> AbitCombination {
-    let n = shares.parties();
-    let mut out = AbitCombination { x: Block::ZERO, macs: vec![Block::ZERO; n], keys: vec![Block::ZERO; n] };
-    let mut prg = Prg::from_seed(seed);
-    let mut chi = vec![Block::ZERO; CHUNK];
-    let len = shares.len();
-    for off in (0..len).step_by(CHUNK) {
-        let end = (off + CHUNK).min(len);
-        let chi = &mut chi[..end - off];
-        prg.fill_blocks(chi);
-        for (c, &b) in chi.iter().zip(&shares.bits[off..end]) {
-            out.x ^= *c & mask(b);
+/// Adds `⊕_m r_{j,m}·col[m]` to `acc[j]` for every check j, over one chunk. Groups of four
+/// positions share a table of the 16 XOR combinations of their blocks (11 XORs), after which each
+/// check costs one lookup indexed by its four coefficient bits — public coins, so the secret
+/// blocks are never used as an index.
+fn combine_chunk(col: &[Block], words: &[u64], k: usize, acc: &mut [u128]) {
+    let mut table = [0u128; 16];
+    for (g, quad) in col.chunks(4).enumerate() {
+        let mut v = [0u128; 4];
+        for (d, b) in v.iter_mut().zip(quad) {
+            *d = b.to_u128();
         }
-        for j in shares.peers() {
-            out.macs[j] ^= gf128_inner_product(chi, &shares.macs[j][off..end]).expect("equal lengths");
-            out.keys[j] ^= gf128_inner_product(chi, &shares.keys[j][off..end]).expect("equal lengths");
+        table[1] = v[0];
+        table[2] = v[1];
+        table[3] = v[0] ^ v[1];
+        table[4] = v[2];
+        for i in 5..8 {
+            table[i] = v[2] ^ table[i - 4];
+        }
+        table[8] = v[3];
+        for i in 9..16 {
+            table[i] = v[3] ^ table[i - 8];
+        }
+        let (word, shift) = (g / 16, 4 * (g % 16));
+        for (j, a) in acc.iter_mut().enumerate().take(k) {
+            *a ^= table[((words[j * WORDS + word] >> shift) & 15) as usize];
         }
     }
-    out
+    table.iter_mut().for_each(|t| *t = 0);
 }
 
-/// The coefficient χ_index that [`abit_combine`] uses for position `index` (tests of deviating
-/// parties; the protocol itself streams them).
-pub fn abit_coefficient(seed: Block, index: usize) -> Block {
+/// Combines a batch with the k one-bit coefficient vectors expanded from the public `seed`
+/// (AES-CTR), chunk by chunk, so a batch of any size costs no extra memory.
+pub fn abit_combine(seed: Block, k: usize, shares: &AuthShares) -> AbitCombination {
+    assert!(k <= 128, "at most 128 checks");
+    let n = shares.parties();
+    let me = shares.me;
+    let mut macs = vec![vec![0u128; k]; n];
+    let mut keys = vec![vec![0u128; k]; n];
+    let mut x = 0u128;
     let mut prg = Prg::from_seed(seed);
-    let mut skip = vec![Block::ZERO; index + 1];
-    prg.fill_blocks(&mut skip);
-    skip[index]
+    let mut words = vec![0u64; k * WORDS];
+    let mut bytes = vec![0u8; 8 * k * WORDS];
+    let len = shares.len();
+    for off in (0..len).step_by(ABIT_CHUNK) {
+        let end = (off + ABIT_CHUNK).min(len);
+        next_words(&mut prg, &mut bytes, &mut words);
+        let mut bits = [0u64; WORDS];
+        for (m, &b) in shares.bits[off..end].iter().enumerate() {
+            bits[m / 64] |= (b as u64) << (m % 64);
+        }
+        for j in 0..k {
+            let parity = (0..WORDS).fold(0u32, |p, w| p ^ (words[j * WORDS + w] & bits[w]).count_ones()) & 1;
+            x ^= (parity as u128) << j;
+        }
+        bits.iter_mut().for_each(|w| *w = 0);
+        for p in (0..n).filter(|&p| p != me) {
+            combine_chunk(&shares.macs[p][off..end], &words, k, &mut macs[p]);
+            combine_chunk(&shares.keys[p][off..end], &words, k, &mut keys[p]);
+        }
+    }
+    let blocks = |v: Vec<Vec<u128>>| -> Vec<Vec<Block>> {
+        v.into_iter()
+            .enumerate()
+            .map(|(p, c)| if p == me { Vec::new() } else { c.into_iter().map(Block::from_u128).collect() })
+            .collect()
+    };
+    AbitCombination { x, macs: blocks(macs), keys: blocks(keys) }
 }
 
-/// The verifier's test of a prover's (X, combined tag) against its own combined keys:
-/// Σχ·M = Σχ·K ⊕ X·Δ, by linearity of M = K ⊕ x·Δ. Constant-time.
-pub fn abit_verify(key_sum: Block, x: Block, mac_sum: Block, delta: Block) -> bool {
-    key_sum ^ gf128_mul(x, delta) == mac_sum
+/// The next chunk of coefficient words from the PRG, read little-endian so every platform draws
+/// the same coefficients.
+fn next_words(prg: &mut Prg, bytes: &mut [u8], words: &mut [u64]) {
+    prg.fill_bytes(bytes);
+    for (w, c) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+        *w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+    }
+}
+
+/// The coefficients r_{j,index} of position `index` for every check j (bit j), as
+/// [`abit_combine`] draws them (tests of deviating parties; the protocol streams them).
+pub fn abit_coefficients(seed: Block, k: usize, index: usize) -> u128 {
+    let mut prg = Prg::from_seed(seed);
+    let mut words = vec![0u64; k * WORDS];
+    let mut bytes = vec![0u8; 8 * k * WORDS];
+    for _ in 0..=index / ABIT_CHUNK {
+        next_words(&mut prg, &mut bytes, &mut words);
+    }
+    let m = index % ABIT_CHUNK;
+    (0..k).fold(0u128, |c, j| c | (((words[j * WORDS + m / 64] >> (m % 64)) & 1) as u128) << j)
+}
+
+/// The verifier's test of a prover's X and combined tags against its own combined keys: for every
+/// check j, tag_j = key_j ⊕ X_j·Δ, by linearity of M = K ⊕ x·Δ. Constant-time.
+pub fn abit_verify(key_sums: &[Block], x: u128, mac_sums: &[Block], delta: Block) -> bool {
+    assert_eq!(key_sums.len(), mac_sums.len(), "one combined key per combined tag");
+    let mut diff = 0u128;
+    for (j, (k, m)) in key_sums.iter().zip(mac_sums).enumerate() {
+        diff |= (*k ^ (delta & mask((x >> j) & 1 == 1)) ^ *m).to_u128();
+    }
+    use subtle::ConstantTimeEq;
+    bool::from(diff.ct_eq(&0u128))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,67 +344,102 @@ pub fn key_sums(shares: &AuthShares) -> Vec<Block> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Π_HaAND
+// Π_HaAND and Π_LaAND: the hashed messages
 // ---------------------------------------------------------------------------------------------
 
-/// The key holder's message for one peer: for each triple t, with K_t its key on the peer's x_t,
-/// `h0[t] = lsb(H(K_t)) ⊕ s_t` and `h1[t] = lsb(H(K_t ⊕ Δ)) ⊕ s_t ⊕ y_t` (H = TCCR with tweak
-/// `base + t`).
-pub fn haand_send(
+/// The bits of a hash the LaAND check uses: all but bit 0, which is Π_HaAND's.
+pub const LAAND_BITS: Block = Block::from_u128(!1u128);
+
+fn tccr(input: &[Block], base: u128, out: &mut [Block]) {
+    // The caller keeps counter + len < 2^40, so the low 40 bits never carry into the pair fields
+    // and nothing wraps.
+    Hasher::fixed().tccr_many_counter(input, base, out).expect("tweak range checked by the caller");
+}
+
+/// The key holder's messages to one peer for a batch of leaky triples, with K_t its key on the
+/// peer's x_t and H = TCCR with tweak `base + t`. One hash per key serves both protocols: bit 0
+/// (the lsb) is Π_HaAND's, bits 1..127 are Π_LaAND's (a random oracle's — and TCCR's — output
+/// bits are jointly pseudorandom, so the two parts are independent hashes):
+///
+/// * HaAND: `h0[t] = lsb(H(K_t)) ⊕ s_t`, `h1[t] = lsb(H(K_t ⊕ Δ)) ⊕ s_t ⊕ y_t`;
+/// * LaAND: `u[t] = (H(K_t ⊕ Δ) ⊕ H(K_t) ⊕ Φ_t)` with bit 0 cleared — otherwise
+///   lsb(u) ⊕ h0 ⊕ h1 would reveal lsb(Φ_t) ⊕ y_t — and `acc[t] ^= H(K_t)` (its key K[x]_Φ, folded
+///   into this party's check value, whose bit 0 is dropped at the end).
+#[allow(clippy::too_many_arguments)]
+pub fn leaky_and_send(
     keys: &[Block],
     delta: Block,
     y: &[bool],
     s: &[bool],
+    phi: &[Block],
     base: u128,
     h0: &mut [bool],
     h1: &mut [bool],
+    u: &mut [Block],
+    acc: &mut [Block],
 ) {
     let len = keys.len();
-    assert!(y.len() == len && s.len() == len && h0.len() == len && h1.len() == len, "HaAND lengths");
+    assert!(
+        [y.len(), s.len(), phi.len(), h0.len(), h1.len(), u.len(), acc.len()].iter().all(|&l| l == len),
+        "HaAND/LaAND lengths"
+    );
     let mut shifted = vec![Block::ZERO; CHUNK.min(len)];
     let mut a = vec![Block::ZERO; CHUNK.min(len)];
-    let mut b = vec![Block::ZERO; CHUNK.min(len)];
     for off in (0..len).step_by(CHUNK) {
         let end = (off + CHUNK).min(len);
         let k = &keys[off..end];
-        let (sh, a, b) = (&mut shifted[..k.len()], &mut a[..k.len()], &mut b[..k.len()]);
+        let w = k.len();
+        let (sh, a) = (&mut shifted[..w], &mut a[..w]);
         for (d, &x) in sh.iter_mut().zip(k) {
             *d = x ^ delta;
         }
+        let b = &mut u[off..end];
         tccr(k, base + off as u128, a);
         tccr(sh, base + off as u128, b);
-        for t in 0..k.len() {
+        for t in 0..w {
             h0[off + t] = a[t].lsb() ^ s[off + t];
             h1[off + t] = b[t].lsb() ^ s[off + t] ^ y[off + t];
+            b[t] = (b[t] ^ a[t] ^ phi[off + t]) & LAAND_BITS;
+            acc[off + t] ^= a[t];
         }
     }
     Block::wipe(&mut shifted);
     Block::wipe(&mut a);
-    Block::wipe(&mut b);
 }
 
-/// The bit owner's side: with M_t its tag under the holder's key and x_t its bit,
-/// `t_t = h_{x_t}[t] ⊕ lsb(H(M_t))`, which equals s_t ⊕ x_t·y_t.
-pub fn haand_receive(macs: &[Block], x: &[bool], h0: &[bool], h1: &[bool], base: u128, out: &mut [bool]) {
+/// The bit owner's side, with M_t its tag under the holder's key and x_t its bit:
+/// `t_out[t] = h_{x_t}[t] ⊕ lsb(H(M_t))` (= s_t ⊕ x_t·y_t, its HaAND share) and
+/// `acc[t] ^= x_t·U_t ⊕ H(M_t)` (its tag M[x]_Φ = K[x]_Φ ⊕ x·Φ_holder, on bits 1..127).
+#[allow(clippy::too_many_arguments)]
+pub fn leaky_and_receive(
+    macs: &[Block],
+    x: &[bool],
+    h0: &[bool],
+    h1: &[bool],
+    u: &[Block],
+    base: u128,
+    t_out: &mut [bool],
+    acc: &mut [Block],
+) {
     let len = macs.len();
-    assert!(x.len() == len && h0.len() == len && h1.len() == len && out.len() == len, "HaAND lengths");
+    assert!(
+        [x.len(), h0.len(), h1.len(), u.len(), t_out.len(), acc.len()].iter().all(|&l| l == len),
+        "HaAND/LaAND lengths"
+    );
     let mut hm = vec![Block::ZERO; CHUNK.min(len)];
     for off in (0..len).step_by(CHUNK) {
         let end = (off + CHUNK).min(len);
         let hm = &mut hm[..end - off];
         tccr(&macs[off..end], base + off as u128, hm);
-        for t in off..end {
+        for (i, h) in hm.iter().enumerate() {
+            let t = off + i;
             // h_x without a branch on x.
-            let picked = h0[t] ^ (x[t] & (h0[t] ^ h1[t]));
-            out[t] = picked ^ hm[t - off].lsb();
+            t_out[t] = h0[t] ^ (x[t] & (h0[t] ^ h1[t])) ^ h.lsb();
+            acc[t] ^= (u[t] & mask(x[t])) ^ *h;
         }
     }
     Block::wipe(&mut hm);
 }
-
-// ---------------------------------------------------------------------------------------------
-// Π_LaAND
-// ---------------------------------------------------------------------------------------------
 
 /// Φ_t = y_t·Δ ⊕ ⊕_{k≠me} (K_me[y^k_t] ⊕ M_k[y^me_t]): this party's share of y_t·(⊕_i Δ_i).
 pub fn phi(y: &AuthShares, delta: Block) -> Vec<Block> {
@@ -346,52 +452,10 @@ pub fn phi(y: &AuthShares, delta: Block) -> Vec<Block> {
     out
 }
 
-/// The key holder's side for one peer: with K_t its key on the peer's x_t,
-/// `u[t] = H(K_t ⊕ Δ) ⊕ H(K_t) ⊕ Φ_t` (the message) and `acc[t] ^= H(K_t)` (its key K[x]_Φ, folded
-/// straight into this party's check value).
-pub fn laand_send(keys: &[Block], delta: Block, phi: &[Block], base: u128, u: &mut [Block], acc: &mut [Block]) {
-    let len = keys.len();
-    assert!(phi.len() == len && u.len() == len && acc.len() == len, "LaAND lengths");
-    let mut shifted = vec![Block::ZERO; CHUNK.min(len)];
-    let mut a = vec![Block::ZERO; CHUNK.min(len)];
-    for off in (0..len).step_by(CHUNK) {
-        let end = (off + CHUNK).min(len);
-        let k = &keys[off..end];
-        let (sh, a) = (&mut shifted[..k.len()], &mut a[..k.len()]);
-        for (d, &x) in sh.iter_mut().zip(k) {
-            *d = x ^ delta;
-        }
-        tccr(k, base + off as u128, a);
-        let u = &mut u[off..end];
-        tccr(sh, base + off as u128, u);
-        for t in 0..k.len() {
-            u[t] ^= a[t] ^ phi[off + t];
-            acc[off + t] ^= a[t];
-        }
-    }
-    Block::wipe(&mut shifted);
-    Block::wipe(&mut a);
-}
-
-/// The bit owner's side: `acc[t] ^= x_t·U_t ⊕ H(M_t)` (its tag M[x]_Φ = K[x]_Φ ⊕ x·Φ_holder).
-pub fn laand_receive(macs: &[Block], x: &[bool], u: &[Block], base: u128, acc: &mut [Block]) {
-    let len = macs.len();
-    assert!(x.len() == len && u.len() == len && acc.len() == len, "LaAND lengths");
-    let mut hm = vec![Block::ZERO; CHUNK.min(len)];
-    for off in (0..len).step_by(CHUNK) {
-        let end = (off + CHUNK).min(len);
-        let hm = &mut hm[..end - off];
-        tccr(&macs[off..end], base + off as u128, hm);
-        for t in off..end {
-            acc[t] ^= (u[t] & mask(x[t])) ^ hm[t - off];
-        }
-    }
-    Block::wipe(&mut hm);
-}
-
-/// The local terms of H_i: `acc[t] ^= x_t·Φ_t ⊕ z_t·Δ ⊕ ⊕_{k≠me} (K_me[z^k_t] ⊕ M_k[z^me_t])`.
-/// With the hashed terms already in `acc`, the result is this party's H_i; the XOR of all
-/// parties' H_i is (x·y ⊕ z)·(⊕_i Δ_i), zero exactly for a correct triple (Δ's are nonzero).
+/// The local terms of H_i: `acc[t] ^= x_t·Φ_t ⊕ z_t·Δ ⊕ ⊕_{k≠me} (K_me[z^k_t] ⊕ M_k[z^me_t])`,
+/// then bit 0 is cleared. With the hashed terms already in `acc`, the result is this party's H_i;
+/// the XOR of all parties' H_i is (x·y ⊕ z)·(⊕_i Δ_i) on bits 1..127, zero for a correct triple
+/// and nonzero for a wrong one unless ⊕Δ_i vanishes on those bits (probability 2^{−127}).
 pub fn laand_local_terms(x: &[bool], z: &AuthShares, phi: &[Block], delta: Block, acc: &mut [Block]) {
     let len = acc.len();
     assert!(x.len() == len && z.len() == len && phi.len() == len, "LaAND lengths");
@@ -403,6 +467,24 @@ pub fn laand_local_terms(x: &[bool], z: &AuthShares, phi: &[Block], delta: Block
             *a ^= *k ^ *m;
         }
     }
+    for a in acc.iter_mut() {
+        *a &= LAAND_BITS;
+    }
+}
+
+/// h = Σ_t χ_t·H_t in GF(2^128), with χ_t expanded from the public `seed` (AES-CTR): the one
+/// value each party commits to and opens for the LaAND check (see the module docs of `fpre` for
+/// why this is as strong as opening every H_t).
+pub fn laand_compress(seed: Block, h: &[Block]) -> Block {
+    let mut prg = Prg::from_seed(seed);
+    let mut chi = vec![Block::ZERO; CHUNK.min(h.len())];
+    let mut out = Block::ZERO;
+    for part in h.chunks(CHUNK) {
+        let chi = &mut chi[..part.len()];
+        prg.fill_blocks(chi);
+        out ^= gf128_inner_product(chi, part).expect("equal lengths");
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -547,7 +629,7 @@ mod tests {
         let tag = tweak_tag(&[7; 32]);
         assert_ne!(tag, tweak_tag(&[8; 32]));
         let mut seen = std::collections::HashSet::new();
-        for usage in [HashUse::HalfAnd, HashUse::LeakyAnd] {
+        for usage in [HashUse::AndTriple] {
             for holder in [0, 1, 2, MAX_PARTIES - 1] {
                 for owner in [0, 1, 2, MAX_PARTIES - 1] {
                     for counter in [0, 1, 1000, MAX_LEAKY - 1] {
@@ -556,75 +638,87 @@ mod tests {
                 }
             }
         }
-        assert_eq!(tweak_base(tag, HashUse::HalfAnd, 3, 1, 10) + 5, tweak_base(tag, HashUse::HalfAnd, 3, 1, 15));
+        assert_eq!(tweak_base(tag, HashUse::AndTriple, 3, 1, 10) + 5, tweak_base(tag, HashUse::AndTriple, 3, 1, 15));
     }
 
     #[test]
     fn abit_check_accepts_consistent_bits_and_rejects_a_flipped_one() {
         let mut prg = Prg::from_seed(Block::from_u128(1));
         let d = deltas(&mut prg, 3);
-        let views = deal(&mut prg, &d, 3000);
+        // Not a multiple of the chunk or of the 4-position groups.
+        let views = deal(&mut prg, &d, 3001);
         let seed = Block::from_u128(42);
-        let comb: Vec<AbitCombination> = views.iter().map(|v| abit_combine(seed, v)).collect();
+        let k = 40;
+        let comb: Vec<AbitCombination> = views.iter().map(|v| abit_combine(seed, k, v)).collect();
         for i in 0..3 {
-            for k in (0..3).filter(|&k| k != i) {
-                assert!(abit_verify(comb[k].keys[i], comb[i].x, comb[i].macs[k], d[k]));
+            for p in (0..3).filter(|&p| p != i) {
+                assert!(abit_verify(&comb[p].keys[i], comb[i].x, &comb[i].macs[p], d[p]));
             }
         }
         // Party 0 authenticated bit 1234 to party 2 with the opposite value: its tag there is
-        // K ⊕ (1 − x)·Δ_2, and whatever single X it announces fails one verifier.
+        // K ⊕ (1 − x)·Δ_2. With the X that matches party 1's view, party 2 rejects; with the X of
+        // the flipped bits, party 1 rejects (the X's differ, which broadcast consistency catches).
         let mut bad = views[0].clone();
         bad.bits[1234] ^= true;
         bad.macs[2][1234] ^= d[2];
-        let honest_x = comb[0].x;
-        let skewed = abit_combine(seed, &bad);
-        assert!(abit_verify(comb[1].keys[0], honest_x, comb[0].macs[1], d[1]));
-        assert!(!abit_verify(comb[2].keys[0], honest_x, skewed.macs[2], d[2]));
-        assert!(!abit_verify(comb[1].keys[0], skewed.x, comb[0].macs[1], d[1]));
-        assert!(abit_verify(comb[2].keys[0], skewed.x, skewed.macs[2], d[2]));
+        let skewed = abit_combine(seed, k, &bad);
+        assert_ne!(skewed.x, comb[0].x, "this seed's coefficients of position 1234 are not all zero");
+        assert_eq!(skewed.x ^ comb[0].x, abit_coefficients(seed, k, 1234));
+        assert!(!abit_verify(&comb[2].keys[0], comb[0].x, &skewed.macs[2], d[2]));
+        assert!(abit_verify(&comb[2].keys[0], skewed.x, &skewed.macs[2], d[2]));
+        assert!(!abit_verify(&comb[1].keys[0], skewed.x, &comb[0].macs[1], d[1]));
+        // A tag sum off by anything but a multiple of Δ fails.
+        let mut forged = comb[0].macs[1].clone();
+        forged[7] ^= Block::from_u128(1);
+        assert!(!abit_verify(&comb[1].keys[0], comb[0].x, &forged, d[1]));
     }
 
     #[test]
-    fn the_coefficient_of_a_position_is_the_one_the_combination_uses() {
-        let mut prg = Prg::from_seed(Block::from_u128(9));
-        let d = deltas(&mut prg, 2);
-        let mut v = deal(&mut prg, &d, 2500).swap_remove(0);
-        v.bits.iter_mut().for_each(|b| *b = false);
-        for i in [0, 1, 1023, 1024, 2499] {
-            v.bits[i] = true;
-            assert_eq!(abit_combine(Block::from_u128(5), &v).x, abit_coefficient(Block::from_u128(5), i));
-            v.bits[i] = false;
-        }
+    fn abit_coefficients_are_uniform_looking_and_position_specific() {
+        let seed = Block::from_u128(5);
+        let c: Vec<u128> = (0..3000).map(|i| abit_coefficients(seed, 40, i)).collect();
+        assert!(c.iter().all(|&x| x < 1 << 40));
+        let ones: u32 = c.iter().map(|x| x.count_ones()).sum();
+        // 120,000 fair coin flips: the count is within ±1% of half except with tiny probability.
+        assert!((59_000..61_000).contains(&ones), "{ones}");
+        let distinct: std::collections::HashSet<u128> = c.iter().copied().collect();
+        assert!(distinct.len() > 2990);
     }
 
     #[test]
     fn haand_and_laand_compute_a_correct_triple_and_the_check_catches_a_wrong_one() {
         let n = 3;
-        let len = 700;
+        let len = 1100;
         let mut prg = Prg::from_seed(Block::from_u128(2));
         let d = deltas(&mut prg, n);
         let x = deal(&mut prg, &d, len);
         let y = deal(&mut prg, &d, len);
         let r = deal(&mut prg, &d, len);
         let tag = tweak_tag(&[1; 32]);
-        let s: Vec<Vec<Vec<bool>>> =
-            (0..n).map(|_| (0..n).map(|_| (0..len).map(|_| prg.next_block().lsb()).collect()).collect()).collect();
-        // HaAND between every ordered pair (holder i, owner j).
-        let mut v: Vec<Vec<bool>> = (0..n).map(|i| x[i].bits.iter().zip(&y[i].bits).map(|(a, b)| a & b).collect()).collect();
+        let bases = |i, j| tweak_base(tag, HashUse::AndTriple, i, j, 0);
+        let phis: Vec<Vec<Block>> = (0..n).map(|i| phi(&y[i], d[i])).collect();
+        let mut acc = vec![vec![Block::ZERO; len]; n];
+        // z^i = x^i y^i ⊕ ⊕ (s ⊕ t) over every ordered pair (holder i, owner j).
+        let mut v: Vec<Vec<bool>> =
+            (0..n).map(|i| x[i].bits.iter().zip(&y[i].bits).map(|(a, b)| a & b).collect()).collect();
         for i in 0..n {
             for j in (0..n).filter(|&j| j != i) {
-                let base = tweak_base(tag, HashUse::HalfAnd, i, j, 0);
-                let (mut h0, mut h1) = (vec![false; len], vec![false; len]);
-                haand_send(&x[i].keys[j], d[i], &y[i].bits, &s[i][j], base, &mut h0, &mut h1);
+                let s: Vec<bool> = (0..len).map(|_| prg.next_block().lsb()).collect();
+                let (mut h0, mut h1, mut u) = (vec![false; len], vec![false; len], vec![Block::ZERO; len]);
+                let mut a = std::mem::take(&mut acc[i]);
+                leaky_and_send(&x[i].keys[j], d[i], &y[i].bits, &s, &phis[i], bases(i, j), &mut h0, &mut h1, &mut u, &mut a);
+                acc[i] = a;
                 let mut t = vec![false; len];
-                haand_receive(&x[j].macs[i], &x[j].bits, &h0, &h1, base, &mut t);
+                let mut a = std::mem::take(&mut acc[j]);
+                leaky_and_receive(&x[j].macs[i], &x[j].bits, &h0, &h1, &u, bases(i, j), &mut t, &mut a);
+                acc[j] = a;
                 for k in 0..len {
-                    v[i][k] ^= s[i][j][k];
+                    v[i][k] ^= s[k];
                     v[j][k] ^= t[k];
                 }
             }
         }
-        // z^i = x^i y^i ⊕ v^i ; e^i = z^i ⊕ r^i ; ⟨z⟩ = ⟨r⟩ ⊕ e.
+        // e^i = z^i ⊕ r^i ; ⟨z⟩ = ⟨r⟩ ⊕ e.
         let mut z = column(&r);
         for i in 0..n {
             let e: Vec<bool> = v[i].iter().zip(&r[i].bits).map(|(a, b)| a ^ b).collect();
@@ -637,25 +731,18 @@ mod tests {
         let vz = reconstruct(&z, &d);
         assert!((0..len).all(|k| vz[k] == (vx[k] & vy[k])), "HaAND gives a correct triple");
 
-        let check = |z: &[AuthShares]| -> Vec<bool> {
-            let phis: Vec<Vec<Block>> = (0..n).map(|i| phi(&y[i], d[i])).collect();
-            let mut acc = vec![vec![Block::ZERO; len]; n];
+        let check = |z: &[AuthShares]| -> (Vec<bool>, bool) {
+            let mut h = acc.clone();
             for i in 0..n {
-                for j in (0..n).filter(|&j| j != i) {
-                    let base = tweak_base(tag, HashUse::LeakyAnd, i, j, 0);
-                    let mut u = vec![Block::ZERO; len];
-                    laand_send(&x[i].keys[j], d[i], &phis[i], base, &mut u, &mut acc[i]);
-                    let mut got = acc[j].clone();
-                    laand_receive(&x[j].macs[i], &x[j].bits, &u, base, &mut got);
-                    acc[j] = got;
-                }
+                laand_local_terms(&x[i].bits, &z[i], &phis[i], d[i], &mut h[i]);
             }
-            for i in 0..n {
-                laand_local_terms(&x[i].bits, &z[i], &phis[i], d[i], &mut acc[i]);
-            }
-            (0..len).map(|k| (0..n).fold(Block::ZERO, |a, i| a ^ acc[i][k]) == Block::ZERO).collect()
+            let per_triple = (0..len).map(|k| (0..n).fold(Block::ZERO, |a, i| a ^ h[i][k]) == Block::ZERO).collect();
+            let seed = Block::from_u128(77);
+            let compressed = (0..n).fold(Block::ZERO, |a, i| a ^ laand_compress(seed, &h[i])) == Block::ZERO;
+            (per_triple, compressed)
         };
-        assert!(check(&z).iter().all(|&ok| ok), "a correct triple passes");
+        let (per_triple, compressed) = check(&z);
+        assert!(per_triple.iter().all(|&ok| ok) && compressed, "a correct batch passes");
         // Party 1 flips its share of z_5 (with a consistent tag, as if it broadcast e ⊕ 1).
         let mut wrong = z.clone();
         wrong[1].bits[5] ^= true;
@@ -663,8 +750,9 @@ mod tests {
             let t = expected_macs(&wrong[j].keys[1], &wrong[1].bits, d[j]);
             wrong[1].macs[j] = t;
         }
-        let verdict = check(&wrong);
-        assert!(!verdict[5] && verdict.iter().enumerate().all(|(k, &ok)| ok || k == 5));
+        let (per_triple, compressed) = check(&wrong);
+        assert!(!per_triple[5] && per_triple.iter().enumerate().all(|(k, &ok)| ok || k == 5));
+        assert!(!compressed, "the compressed check sees the wrong triple");
     }
 
     #[test]

@@ -133,6 +133,6 @@ mod tests {
         let r = run(2, 100, 100, 40, no_clock).unwrap();
         assert_eq!(r.parties, 2);
         assert!(r.triple_bytes.iter().all(|&b| b > 0) && r.share_bytes.iter().all(|&b| b > 0));
-        assert!(r.bytes_by_step[Step::LeakyU as usize] > 0 && r.bytes_by_step[Step::BaseOt as usize] == 0);
+        assert!(r.bytes_by_step[Step::HalfAnd as usize] > 0 && r.bytes_by_step[Step::BaseOt as usize] == 0);
     }
 }

@@ -25,22 +25,25 @@
 //!
 //! **Π^n_aBit (Fig. 14)**, run by every batch: party i picks `len + p` random bits x and runs
 //! the receiver side of every pair's Δ-OT with the *same* x, so each peer j holds K_j[x_m] and i
-//! holds M_j[x_m]. The check uses one random linear combination over GF(2^128) instead of the
-//! paper's 2ρ one-bit combinations: after every Δ-OT of the batch is done the parties toss coins
-//! ([`net::coin_toss`]), expand them into χ_m ∈ GF(2^128), and i broadcasts
-//! X = Σ χ_m·x_m and sends each j the combined tag Σ χ_m·M_j[x_m]; j accepts iff it equals
-//! Σ χ_m·K_j[x_m] ⊕ X·Δ_j. Broadcast consistency of X is checked (digests of everything
-//! broadcast, [`BroadcastLog`]) before anything else of the batch is revealed.
+//! holds M_j[x_m]. After every Δ-OT of the batch is done the parties toss coins
+//! ([`net::coin_toss`]) and expand them into k = ρ uniform coefficient vectors r_j; i broadcasts
+//! the parities X_j = ⊕_m r_{j,m}·x_m and sends each peer the combined tags ⊕_m r_{j,m}·M[x_m];
+//! the peer accepts iff each equals its combined keys ⊕ X_j·Δ. Broadcast consistency of the X's is
+//! checked (digests of everything broadcast, [`BroadcastLog`]) before anything else of the batch
+//! is revealed — in a triple batch the digest rides on the HaAND message.
 //! * *Soundness.* If i authenticated x^(1) to one honest party and x^(2) ≠ x^(1) to another, its
-//!   single X must equal Σχ·x^(1) and Σχ·x^(2) (otherwise a combined tag must absorb a nonzero
-//!   multiple of an honest Δ, i.e. guess it), so Σ χ_m·(x^(1)_m ⊕ x^(2)_m) = 0. For a fixed nonzero
-//!   difference and uniform χ, fixed after the differences (coins come after the OTs), that sum is
-//!   uniform in GF(2^128): i escapes with probability 2^{−128}, below the paper's 2^{−2ρ}.
-//! * *Leakage.* X is 128 one-bit linear combinations with uniform coefficient vectors; the last
-//!   `p = 128 + ρ` bits are uniform padding, thrown away, and one-time-pad X unless the 128 × p
-//!   coefficient matrix of the padding is rank-deficient, which happens with probability at most
-//!   2^{128 − p} = 2^{−ρ} (Lemma B.1). See [`fpre_core::abit_padding`]; the paper's 2ρ checks with
-//!   2ρ padding make that bound vacuous (digest §4.1).
+//!   single X must match both (a combined tag that absorbs a nonzero multiple of an honest Δ means
+//!   guessing it), so every check needs ⟨r_j, x^(1) ⊕ x^(2)⟩ = 0: probability 1/2 each, for a
+//!   difference fixed before the coins (they come after the OTs). i escapes with 2^{−ρ}.
+//! * *Leakage.* The k parities are linear in the bits; the last `p = k + ρ = 2ρ` bits are uniform
+//!   padding, thrown away, and one-time-pad them unless the k × p coefficient matrix of the padding
+//!   is rank-deficient, which happens with probability at most 2^{k − p} = 2^{−ρ} (Lemma B.1). See
+//!   [`fpre_core::abit_padding`]; the paper's 2ρ checks with 2ρ padding make that bound vacuous
+//!   (digest §4.1).
+//! * *Why one-bit checks.* A single combination with GF(2^128) coefficients (2^{−128} soundness,
+//!   128 + ρ padding) costs one field multiplication per bit and peer, ≈ 65 ns in Wasm. The ρ
+//!   one-bit combinations are evaluated four positions at a time from a 16-entry XOR table indexed
+//!   by the (public) coefficient bits, ≈ 4× cheaper, and 2^{−ρ} is the protocol's target anyway.
 //!
 //! **Π_aShare (Fig. 15)**: ⟨x⟩ is every party's aBit output together. A party could use different
 //! global keys in its n − 1 sender instances (impossible to notice pairwise). The consistent-Δ check
@@ -56,30 +59,53 @@
 //! property of the instances, not of the bits.)
 //!
 //! **Π_HaAND (Fig. 16)** and **Π_LaAND (Fig. 8)**, per leaky triple t and ordered pair
-//! (holder i, owner j), on ⟨x⟩, ⟨y⟩, ⟨r⟩ from one aBit run:
-//! * HaAND: i sends j the two bits lsb(H(K)) ⊕ s and lsb(H(K ⊕ Δ_i)) ⊕ s ⊕ y^i, where K = K_i[x^j];
-//!   j keeps the one selected by x^j, unmasked by lsb(H(M_i[x^j])); then z^i = x^i y^i ⊕ v^i.
-//! * LaAND: e^i = z^i ⊕ r^i is broadcast and ⟨z⟩ = ⟨r⟩ ⊕ e; i sends j
-//!   U = H(K ⊕ Δ_i) ⊕ H(K) ⊕ Φ_i with Φ_i the share of y·⊕Δ; every party computes H_i, and the H_i
-//!   are exchanged by commit-then-open (simultaneous broadcast, [`net::commit_then_open`]); the
-//!   parties abort unless ⊕_i H_i = 0, which holds exactly when z = x ∧ y (⊕Δ_i ≠ 0). A wrong z is
-//!   caught with certainty; a wrong H0/H1 bit or U is a selective failure on x (caught with
-//!   probability 1/2 per guessed bit), which bucketing removes. Broadcast consistency of the e's is
-//!   checked (a digest carried by the U messages) before any H is opened.
+//! (holder i, owner j), on ⟨x⟩, ⟨y⟩, ⟨r⟩ from one aBit run, with K = K_i[x^j]:
+//! * Round 1: i sends j the HaAND bits lsb(H(K)) ⊕ s and lsb(H(K ⊕ Δ_i)) ⊕ s ⊕ y^i and the LaAND
+//!   block U = H′(K ⊕ Δ_i) ⊕ H′(K) ⊕ Φ_i (Φ_i: i's share of y·⊕Δ; H′: see **Hash** below). U depends on aBit outputs
+//!   only, so it travels with the HaAND bits instead of after e (the paper's order): an honest U is
+//!   a random-oracle mask either way, and a cheater must fix its U deviations even earlier. j
+//!   keeps the HaAND bit selected by x^j (unmasked by lsb(H(M_i[x^j]))) and z^i = x^i y^i ⊕ v^i.
+//! * Round 2: e^i = z^i ⊕ r^i is broadcast and ⟨z⟩ = ⟨r⟩ ⊕ e.
+//! * Round 3: coins committed in round 1 are opened, with the digest of every e and coin
+//!   commitment (broadcast consistency, checked before anything derived from H leaves a party).
+//! * Rounds 4–5: every party computes its H_i (one block per triple; ⊕_i H_i = (xy ⊕ z)·⊕Δ_i on
+//!   bits 1..127) and
+//!   commits to, then opens, h_i = Σ_t χ_t·H_{i,t} ∈ GF(2^128) with χ from those coins
+//!   ([`net::commit_then_open`], simultaneous broadcast); abort unless ⊕_i h_i = 0. The paper
+//!   opens every H_{i,t}; the compression sends 16 bytes instead of 16 per triple and per peer
+//!   (≈ 20% of the batch's traffic) and is as strong: χ is drawn after everything that can make a
+//!   triple wrong (HaAND bits, U: round 1; e: round 2) and after the honest H's are determined, and
+//!   the only thing a cheater still chooses — its h_i — is one offset it commits to before seeing
+//!   the honest h's. So (a) a set W ≠ ∅ of wrong triples passes only if Σ_{t∈W} χ_t·⊕Δ is
+//!   predictable, i.e. Σ_{t∈W} χ_t = 0 (probability 2^{−128} over χ for W fixed before it) or the
+//!   cheater guesses ⊕Δ on bits 1..127; (b) U deviations R_t become the single κ-bit test Σ_t χ_t·x_t·R_t = c on
+//!   the attacked triples T, whose coefficient vectors χ_t·R_t are uniform and independent, so for
+//!   |T| ≤ κ − ρ they are linearly independent except with probability 2^{−ρ} and passing means
+//!   guessing every attacked x_t — the 2^{−|T|} of per-triple tests that the bucketing bound
+//!   assumes (more attacked triples pass with probability ≤ 2^{−(κ−ρ)}); (c) HaAND and e
+//!   deviations make the wrongness w_t(x) depend on honest bits, and passing needs w(x) = 0, as
+//!   with per-triple tests. The honest h_i are linear functions of the H_i the paper opens, so
+//!   they reveal no more. Coins opened before e would break (a): with χ known, a cheater can pick a
+//!   wrong set W with Σ_W χ_t = 0 once there are more than 128 triples.
 //! * **Hash.** H is TMMO, the tweakable circular-correlation-robust hash of Guo–Katz–Wang–Yu
-//!   (`tccr(x, τ) = π(π(x) ⊕ τ) ⊕ π(x)`, [`webmpc_core::hash`], batched with `tccr_many_counter`).
-//!   The proof needs H(K ⊕ Δ_i, τ) to look random to the bit owner, who knows K ⊕ x·Δ_i and gets
-//!   the hash of the other one XORed with values that are themselves linear in Δ_i (Φ_i contains
-//!   y^i·Δ_i): that is exactly the TCCR game (oracle H(w ⊕ Δ, τ) ⊕ b·Δ) with Δ_i as the secret,
-//!   as long as no tweak is queried twice. A malicious Δ-OT receiver can make its tags (hence the
+//!   (`tccr(x, τ) = π(π(x) ⊕ τ) ⊕ π(x)`, [`webmpc_core::hash`], batched with
+//!   `tccr_many_counter`). One hash per key serves both protocols: bit 0 is HaAND's, bits 1..127
+//!   are LaAND's H′ (a random oracle's output bits are independent, and TCCR makes all 128 jointly
+//!   pseudorandom), so the LaAND check runs on bits 1..127 — U and every H_i have bit 0 cleared,
+//!   else lsb(U) ⊕ h0 ⊕ h1 would reveal lsb(Φ_i) ⊕ y^i — and a wrong triple passes only if ⊕Δ_i
+//!   vanishes on those bits (2^{−127}). That is 6 AES calls per triple and ordered pair instead of
+//!   12. The proof needs H(K ⊕ Δ_i, τ) to look random to the bit owner, who knows K ⊕ x·Δ_i and
+//!   gets the other hash XORed with values that are themselves linear in Δ_i (Φ_i contains
+//!   y^i·Δ_i): that is exactly the TCCR game (oracle H(w ⊕ Δ, τ) ⊕ b·Δ) with Δ_i as the secret, as
+//!   long as no tweak is queried twice. A malicious Δ-OT receiver can make its tags (hence the
 //!   holder's keys) repeat across indices by choosing its OT-extension seeds badly, so an
 //!   untweaked hash would let it match H(K ⊕ Δ) at one index with H(K′) at another (the MASCOT
-//!   attack); the **tweak is unique per use**: session tag, HaAND/LaAND, holder, owner and a
-//!   per-instance leaky-triple counter ([`fpre_core::tweak_base`]) — never reused across calls,
-//!   batches, pairs or uses, and separated across sessions by the session tag.
+//!   attack); the **tweak is unique per use**: session tag, use, holder, owner and a per-instance
+//!   leaky-triple counter ([`fpre_core::tweak_base`]) — never reused across calls, batches or
+//!   pairs, and separated across sessions by the session tag.
 //!
 //! **Bucketing (Fig. 18).** ℓ·B leaky triples are generated; the coins for the bucket permutation
-//! are committed together with the H_i (so they are tossed after the leaky triples are fixed) and
+//! are committed together with the h_i (so they are tossed after the leaky triples are fixed) and
 //! opened with them; every bucket is folded pairwise, revealing d = y_head ⊕ y_s **with a MAC
 //! check on every revealed bit** ([`net::open`]). B comes from the batch size
 //! ([`fpre_core::bucket_plan`]): emp-agmpc's 5 / 4 / 3 (from 3,100 and 280,000 triples) at ρ = 40
@@ -97,9 +123,8 @@
 //!
 //! Setup: base OTs, then aBit and the three rounds of the Δ check. A triple batch: the Δ-OTs (three
 //! messages per 2^16 OTs, both directions of a pair one after the other), coin toss (2 rounds),
-//! aBit check (1), HaAND (1, carrying the X digest), e (1), U (1, carrying the e digest), H and
-//! coins committed and opened (2), d opened (1). A share batch: Δ-OTs, coins (2), check (1), X
-//! digest (1).
+//! aBit check (1), then HaAND bits with U (1), e (1), coins (1), h committed and opened (2), d
+//! opened (1). A share batch: Δ-OTs, coins (2), check (1), X digest (1).
 
 pub mod fpre_core;
 mod tap;
@@ -114,9 +139,9 @@ use crate::preprocess::{Preprocessor, Triples};
 use crate::share::{pack_bits, unpack_bits, AuthShares};
 use crate::{check_rho, AuthGcError, Phase};
 use fpre_core::{
-    abit_combine, abit_padding, abit_verify, bucket_differences, bucket_permutation, bucket_plan, fold_buckets,
-    haand_receive, haand_send, key_sums, laand_local_terms, laand_receive, laand_send, phi, tweak_base, tweak_tag,
-    HashUse, MAX_LEAKY, MAX_PARTIES,
+    abit_checks, abit_combine, abit_padding, abit_verify, bucket_differences, bucket_permutation, bucket_plan,
+    fold_buckets, key_sums, laand_compress, laand_local_terms, leaky_and_receive, leaky_and_send, phi, tweak_base,
+    tweak_tag, HashUse, MAX_LEAKY, MAX_PARTIES,
 };
 use futures::future::try_join_all;
 use sha2::{Digest, Sha256};
@@ -159,13 +184,14 @@ pub enum Step {
     DeltaOpenBits,
     /// Π_aShare's opening of the prover's C_b (setup).
     DeltaOpenKey,
-    /// Π_HaAND's two bits per triple, then the X digest.
+    /// Π_HaAND's two bits per triple, Π_LaAND's U blocks, the X digest and a commitment to a
+    /// coin for the LaAND check.
     HalfAnd,
     /// Π_LaAND's e = z ⊕ r (packed bits, the same to every peer).
     LeakyE,
-    /// Π_LaAND's U blocks, then the e digest.
-    LeakyU,
-    /// Π_LaAND's H values with the bucketing coin: commitment, then opening.
+    /// The opening of the LaAND check coins, then the digest of the e's and coin commitments.
+    LeakyCoins,
+    /// Π_LaAND's compressed check value with the bucketing coin: commitment, then opening.
     LeakyCheck,
     /// Bucketing: the d bits with the digest of their tags ([`net::open`]).
     BucketOpen,
@@ -188,7 +214,7 @@ impl Step {
         Step::DeltaOpenKey,
         Step::HalfAnd,
         Step::LeakyE,
-        Step::LeakyU,
+        Step::LeakyCoins,
         Step::LeakyCheck,
         Step::BucketOpen,
     ];
@@ -207,7 +233,7 @@ impl Step {
             Step::DeltaOpenKey => "delta-open-key",
             Step::HalfAnd => "haand",
             Step::LeakyE => "laand-e",
-            Step::LeakyU => "laand-u",
+            Step::LeakyCoins => "laand-coins",
             Step::LeakyCheck => "laand-check",
             Step::BucketOpen => "bucket-open",
         }
@@ -217,13 +243,13 @@ impl Step {
 /// Kinds of local computation, for [`RealPreprocessor::profile`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Work {
-    /// The aBit combination (GF(2^128) inner products) and its verification.
+    /// The aBit combination (one-bit checks by table lookup) and its verification.
     AbitCheck,
-    /// Π_HaAND's hashes and bits.
-    HalfAnd,
-    /// Π_LaAND's Φ, hashes, U and H.
-    LeakyAnd,
-    /// The LaAND sum check, the permutation, the differences and the folding.
+    /// Π_HaAND's and Π_LaAND's hashes: the HaAND bits, U, and the hashed check terms.
+    Hashing,
+    /// Π_LaAND's Φ, the local terms of H and its compression.
+    LeakyCheck,
+    /// The permutation, the differences and the folding.
     Bucketing,
 }
 
@@ -231,14 +257,14 @@ impl Work {
     /// The number of kinds.
     pub const COUNT: usize = 4;
     /// Every kind.
-    pub const ALL: [Work; Work::COUNT] = [Work::AbitCheck, Work::HalfAnd, Work::LeakyAnd, Work::Bucketing];
+    pub const ALL: [Work; Work::COUNT] = [Work::AbitCheck, Work::Hashing, Work::LeakyCheck, Work::Bucketing];
 
     /// A stable short name.
     pub fn name(self) -> &'static str {
         match self {
             Work::AbitCheck => "abit-check",
-            Work::HalfAnd => "haand",
-            Work::LeakyAnd => "laand",
+            Work::Hashing => "hashing",
+            Work::LeakyCheck => "laand-check",
             Work::Bucketing => "bucketing",
         }
     }
@@ -577,42 +603,48 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         // Coins only now: every Δ-OT of this party is done, so nothing it tests can still change.
         self.enter(Step::AbitCoins)?;
         let seed = net::coin_toss(&self.ch, phase, "aBit check coefficients").await?;
-        let comb = self.timed(Work::AbitCheck, |_| abit_combine(seed, &shares));
+        let k = abit_checks(self.rho);
+        let comb = self.timed(Work::AbitCheck, |_| abit_combine(seed, k, &shares));
         self.enter(Step::AbitCheck)?;
-        let announced = |_j: PartyId| -> Block {
+        let announced = |_j: PartyId| -> u128 {
             #[cfg(feature = "ideal")]
             if let Some(Deviation::InconsistentBit { peer, index, adapt_x: true }) = self.ch.deviation() {
                 if peer == _j && index < m {
-                    return comb.x ^ fpre_core::abit_coefficient(seed, index);
+                    return comb.x ^ fpre_core::abit_coefficients(seed, k, index);
                 }
             }
             comb.x
         };
+        // X (16 bytes, bit j = check j) then the k combined tags under the recipient's key.
+        let msg_len = 16 + 16 * k;
         let got = net::exchange(
             &self.ch,
             |j| {
-                let mut msg = announced(j).0.to_vec();
-                msg.extend_from_slice(&comb.macs[j].0);
+                let mut msg = announced(j).to_le_bytes().to_vec();
+                msg.extend_from_slice(Block::slice_as_bytes(&comb.macs[j]));
                 msg
             },
-            |_| 32,
+            |_| msg_len,
         )
         .await?;
         let mut log = BroadcastLog::new();
         for (p, msg) in got.iter().enumerate() {
             if p == me {
-                log.record(p, b"aBit X", &comb.x.0);
+                log.record(p, b"aBit X", &comb.x.to_le_bytes());
                 continue;
             }
-            let x = Block(msg[..16].try_into().expect("32-byte message"));
-            let tag = Block(msg[16..].try_into().expect("32-byte message"));
+            let x = u128::from_le_bytes(msg[..16].try_into().expect("fixed-length message"));
+            if x >> k != 0 {
+                return Err(AuthGcError::Malformed { phase, peer: p, what: "aBit check parities" });
+            }
+            let tags = Block::slice_from_bytes(&msg[16..]).expect("fixed-length message");
             // The key of the instance that authenticated p's bits (Δ, unless a test skews it).
             let key = self.sender_delta(p);
-            let ok = self.timed(Work::AbitCheck, |_| abit_verify(comb.keys[p], x, tag, key));
+            let ok = self.timed(Work::AbitCheck, |_| abit_verify(&comb.keys[p], x, tags, key));
             if !ok {
                 return Err(AuthGcError::cheating(phase, Some(p), "aBit consistency check"));
             }
-            log.record(p, b"aBit X", &x.0);
+            log.record(p, b"aBit X", &msg[..16]);
         }
         // The padding one-time-pads the check; it is never used.
         drop(shares.split_off(len));
@@ -757,49 +789,75 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let r = x.split_off(2 * l);
         let y = x.split_off(l);
 
-        // Π_HaAND: two bits per triple to every peer, then the digest of the X's.
+        // Round 1, to every peer j: Π_HaAND's two bits per triple and Π_LaAND's U blocks for the
+        // keys this party holds on j's x, the digest of the X's, and a commitment to this party's
+        // share of the coins for the LaAND check (opened only after every e is fixed).
         let packed = l.div_ceil(8);
+        let r1_len = 2 * packed + 16 * l + 32 + COMMITMENT_LEN;
+        let coin = random::random_block()?;
+        let coin_label = |p: PartyId| {
+            let mut label = b"webmpc/authgc/fpre/laand-coins/".to_vec();
+            label.extend_from_slice(&(p as u64).to_le_bytes());
+            label
+        };
+        let (coin_commitment, coin_opening) = commit::commit(&coin_label(me), &coin.0)?;
         let s: Vec<Vec<bool>> =
             (0..n).map(|j| if j == me { Ok(Vec::new()) } else { random_bits(l) }).collect::<Result<_, _>>()?;
-        let haand_msgs: Vec<Vec<u8>> = self.timed(Work::HalfAnd, |this| {
+        let phis = self.timed(Work::LeakyCheck, |_| phi(&y, delta));
+        let mut acc = vec![Block::ZERO; l];
+        let mut r1: Vec<Vec<u8>> = self.timed(Work::Hashing, |this| {
             (0..n)
                 .map(|j| {
                     if j == me {
                         return Vec::new();
                     }
                     let (mut h0, mut h1) = (vec![false; l], vec![false; l]);
-                    let base = tweak_base(this.tag, HashUse::HalfAnd, me, j, counter);
-                    haand_send(&x.keys[j], delta, &y.bits, &s[j], base, &mut h0, &mut h1);
-                    let mut msg = pack_bits(&h0);
-                    msg.extend_from_slice(&pack_bits(&h1));
-                    msg.extend_from_slice(&x_log.digest());
+                    let mut msg = vec![0u8; r1_len];
+                    let u = Block::slice_from_bytes_mut(&mut msg[2 * packed..2 * packed + 16 * l]).expect("16·l bytes");
+                    let base = tweak_base(this.tag, HashUse::AndTriple, me, j, counter);
+                    leaky_and_send(&x.keys[j], delta, &y.bits, &s[j], &phis, base, &mut h0, &mut h1, u, &mut acc);
+                    msg[..packed].copy_from_slice(&pack_bits(&h0));
+                    msg[packed..2 * packed].copy_from_slice(&pack_bits(&h1));
+                    msg[2 * packed + 16 * l..2 * packed + 16 * l + 32].copy_from_slice(&x_log.digest());
+                    msg[2 * packed + 16 * l + 32..].copy_from_slice(&coin_commitment);
                     msg
                 })
                 .collect()
         });
         self.enter(Step::HalfAnd)?;
-        let mut haand_msgs = haand_msgs;
-        let got = net::exchange(&self.ch, |j| core::mem::take(&mut haand_msgs[j]), |_| 2 * packed + 32).await?;
+        let got = net::exchange(&self.ch, |j| core::mem::take(&mut r1[j]), |_| r1_len).await?;
+        drop(r1);
         let mut z_bits: Vec<bool> = x.bits.iter().zip(&y.bits).map(|(a, b)| a & b).collect();
+        let mut e_log = BroadcastLog::new();
+        let mut coin_commitments = vec![coin_commitment.to_vec(); n];
         for j in peers(&self.ch) {
             let msg = &got[j];
-            if !x_log.matches(&msg[2 * packed..]) {
+            if !x_log.matches(&msg[2 * packed + 16 * l..2 * packed + 16 * l + 32]) {
                 return Err(AuthGcError::cheating(phase, None, "broadcast consistency check"));
             }
             let malformed = || AuthGcError::Malformed { phase, peer: j, what: "HaAND bits" };
             let h0 = unpack_bits(&msg[..packed], l).ok_or_else(malformed)?;
             let h1 = unpack_bits(&msg[packed..2 * packed], l).ok_or_else(malformed)?;
-            self.timed(Work::HalfAnd, |this| {
+            let u = Block::slice_from_bytes(&msg[2 * packed..2 * packed + 16 * l]).expect("16·l bytes");
+            // Bit 0 of U is not part of the check (it is cleared): canonical encodings only.
+            if u.iter().any(|b| b.lsb()) {
+                return Err(AuthGcError::Malformed { phase, peer: j, what: "LaAND U blocks" });
+            }
+            coin_commitments[j] = msg[2 * packed + 16 * l + 32..].to_vec();
+            self.timed(Work::Hashing, |this| {
                 let mut t = vec![false; l];
-                let base = tweak_base(this.tag, HashUse::HalfAnd, j, me, counter);
-                haand_receive(&x.macs[j], &x.bits, &h0, &h1, base, &mut t);
+                let base = tweak_base(this.tag, HashUse::AndTriple, j, me, counter);
+                leaky_and_receive(&x.macs[j], &x.bits, &h0, &h1, u, base, &mut t, &mut acc);
                 for ((z, t), s) in z_bits.iter_mut().zip(&t).zip(&s[j]) {
                     *z ^= t ^ s;
                 }
             });
         }
+        drop(got);
         drop(s);
-
+        for (p, c) in coin_commitments.iter().enumerate() {
+            e_log.record(p, b"LaAND coin commitment", c);
+        }
         #[cfg(feature = "ideal")]
         if let Some(Deviation::WrongZ { index }) = self.ch.deviation() {
             if index < l {
@@ -807,7 +865,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             }
         }
 
-        // Π_LaAND: broadcast e = z ⊕ r; ⟨z⟩ = ⟨r⟩ ⊕ e.
+        // Round 2: broadcast e = z ⊕ r; ⟨z⟩ = ⟨r⟩ ⊕ e.
         let e: Vec<bool> = z_bits.iter().zip(&r.bits).map(|(z, r)| z ^ r).collect();
         z_bits.iter_mut().for_each(|b| *b = false);
         let e_packed = pack_bits(&e);
@@ -815,85 +873,63 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let mut es = net::exchange_same(&self.ch, &e_packed, packed).await?;
         es[me] = e_packed;
         let mut z = r;
-        let mut e_log = BroadcastLog::new();
         for (p, packed_e) in es.iter().enumerate() {
             e_log.record(p, b"LaAND e", packed_e);
             let e = unpack_bits(packed_e, l).ok_or(AuthGcError::Malformed { phase, peer: p, what: "LaAND e bits" })?;
             z.add_public(&e, delta, p);
         }
 
-        // Π_LaAND check: U to every peer (then the digest of the e's), H_i by commit-then-open.
-        let (phis, mut acc, u_msgs) = self.timed(Work::LeakyAnd, |this| {
-            let phis = phi(&y, delta);
-            let mut acc = vec![Block::ZERO; l];
-            let msgs: Vec<Vec<u8>> = (0..n)
-                .map(|j| {
-                    if j == me {
-                        return Vec::new();
-                    }
-                    let mut msg = vec![0u8; 16 * l + 32];
-                    let u = Block::slice_from_bytes_mut(&mut msg[..16 * l]).expect("multiple of 16");
-                    let base = tweak_base(this.tag, HashUse::LeakyAnd, me, j, counter);
-                    laand_send(&x.keys[j], delta, &phis, base, u, &mut acc);
-                    msg[16 * l..].copy_from_slice(&e_log.digest());
-                    msg
-                })
-                .collect();
-            (phis, acc, msgs)
-        });
-        self.enter(Step::LeakyU)?;
-        let mut u_msgs = u_msgs;
-        let got = net::exchange(&self.ch, |j| core::mem::take(&mut u_msgs[j]), |_| 16 * l + 32).await?;
-        for j in peers(&self.ch) {
-            if !e_log.matches(&got[j][16 * l..]) {
+        // Round 3: open the coins, with the digest of the e's and coin commitments; check them
+        // before anything derived from the honest H values leaves this party.
+        let mut r3 = coin_opening;
+        r3.extend_from_slice(&e_log.digest());
+        self.enter(Step::LeakyCoins)?;
+        let got = net::exchange_same(&self.ch, &r3, NONCE_LEN + 16 + 32).await?;
+        let mut coins = Sha256::new();
+        coins.update(b"webmpc/authgc/fpre/laand-coins/v1");
+        for (p, msg) in got.iter().enumerate() {
+            if p == me {
+                coins.update(coin.0);
+                continue;
+            }
+            if !e_log.matches(&msg[NONCE_LEN + 16..]) {
                 return Err(AuthGcError::cheating(phase, None, "broadcast consistency check"));
             }
+            let value = commit::verify(&coin_label(p), &coin_commitments[p], &msg[..NONCE_LEN + 16])
+                .ok_or(AuthGcError::cheating(phase, Some(p), "commitment opening"))?;
+            coins.update(value);
         }
-        self.timed(Work::LeakyAnd, |this| {
-            for j in (0..n).filter(|&j| j != me) {
-                let u = Block::slice_from_bytes(&got[j][..16 * l]).expect("multiple of 16");
-                let base = tweak_base(this.tag, HashUse::LeakyAnd, j, me, counter);
-                laand_receive(&x.macs[j], &x.bits, u, base, &mut acc);
-            }
+        let chi_seed = Block(coins.finalize()[..16].try_into().expect("16 bytes"));
+
+        // H_i, compressed to h_i = Σ χ_t·H_{i,t}; commit-then-open h_i with a coin for bucketing.
+        let h = self.timed(Work::LeakyCheck, |_this| {
             laand_local_terms(&x.bits, &z, &phis, delta, &mut acc);
-        });
-        drop(got);
-        drop(phis);
-        #[cfg(feature = "ideal")]
-        if let Some(Deviation::WrongCheckValue { index }) = self.ch.deviation() {
-            if index < l {
-                acc[index] ^= Block::from_u128(1);
-            }
-        }
-        let coin = random::random_block()?;
-        let mut value = Vec::with_capacity(16 * l + 16);
-        value.extend_from_slice(Block::slice_as_bytes(&acc));
-        value.extend_from_slice(&coin.0);
-        Block::wipe(&mut acc);
-        self.enter(Step::LeakyCheck)?;
-        let all = net::commit_then_open(&self.ch, phase, "LaAND check values and bucketing coins", &value, 16 * l + 16)
-            .await?;
-        drop(value);
-        let seed = self.timed(Work::Bucketing, |_| -> Result<Block, AuthGcError> {
-            let mut sum = vec![Block::ZERO; l];
-            for v in &all {
-                let h = Block::slice_from_bytes(&v[..16 * l]).expect("multiple of 16");
-                for (s, h) in sum.iter_mut().zip(h) {
-                    *s ^= *h;
+            #[cfg(feature = "ideal")]
+            if let Some(Deviation::WrongCheckValue { index }) = _this.ch.deviation() {
+                if index < l {
+                    acc[index] ^= Block::from_u128(2);
                 }
             }
-            // The sum is public once opened, so a plain scan is fine.
-            if sum.iter().any(|s| *s != Block::ZERO) {
-                return Err(AuthGcError::cheating(phase, None, "LaAND triple check"));
-            }
-            let mut h = Sha256::new();
-            h.update(b"webmpc/authgc/fpre/bucket-coins/v1");
-            for v in &all {
-                h.update(&v[16 * l..]);
-            }
-            Ok(Block(h.finalize()[..16].try_into().expect("16 bytes")))
-        })?;
-        drop(all);
+            laand_compress(chi_seed, &acc)
+        });
+        Block::wipe(&mut acc);
+        drop(phis);
+        let bucket_coin = random::random_block()?;
+        let mut value = h.0.to_vec();
+        value.extend_from_slice(&bucket_coin.0);
+        self.enter(Step::LeakyCheck)?;
+        let all = net::commit_then_open(&self.ch, phase, "LaAND check value and bucketing coins", &value, 32).await?;
+        let sum = all.iter().fold(Block::ZERO, |a, v| a ^ Block(v[..16].try_into().expect("32 bytes")));
+        // The sum is public once opened.
+        if sum != Block::ZERO {
+            return Err(AuthGcError::cheating(phase, None, "LaAND triple check"));
+        }
+        let mut bc = Sha256::new();
+        bc.update(b"webmpc/authgc/fpre/bucket-coins/v1");
+        for v in &all {
+            bc.update(&v[16..]);
+        }
+        let seed = Block(bc.finalize()[..16].try_into().expect("16 bytes"));
 
         // Bucketing: a public permutation, d = y_head ⊕ y_s opened with MAC checks, fold.
         let leaky = Triples { x, y, z };
