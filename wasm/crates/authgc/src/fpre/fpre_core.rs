@@ -497,14 +497,27 @@ pub fn bucket_permutation(seed: Block, len: usize) -> Vec<u32> {
     assert!(len <= u32::MAX as usize, "permutation too long");
     let mut prg = Prg::from_seed(seed);
     let mut perm: Vec<u32> = (0..len as u32).collect();
-    let mut word = [0u8; 8];
+    // Draws come from the PRG 512 at a time (one call per batch, not per draw).
+    let mut bytes = [0u8; 8 * 512];
+    let mut pool = [0u64; 512];
+    let mut used = pool.len();
+    let mut draw = || {
+        if used == pool.len() {
+            prg.fill_bytes(&mut bytes);
+            for (w, c) in pool.iter_mut().zip(bytes.chunks_exact(8)) {
+                *w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            }
+            used = 0;
+        }
+        used += 1;
+        pool[used - 1]
+    };
     for i in (1..len).rev() {
         let range = i as u64 + 1;
         // Largest multiple of `range` that fits in u64: draws at or above it are rejected.
         let zone = u64::MAX - (u64::MAX % range);
         let j = loop {
-            prg.fill_bytes(&mut word);
-            let r = u64::from_le_bytes(word);
+            let r = draw();
             if r < zone {
                 break (r % range) as usize;
             }
@@ -514,37 +527,33 @@ pub fn bucket_permutation(seed: Block, len: usize) -> Vec<u32> {
     perm
 }
 
-/// Gathers `⊕ over k of src[idx[k]]` shapes: `out[p] = src[first[p]] ⊕ src[second[p]]`, for every
-/// column of the batch (bits, tags, keys).
-fn gather_xor(src: &AuthShares, first: &[usize], second: &[usize]) -> AuthShares {
-    let pick = |v: &Vec<Block>| -> Vec<Block> {
-        if v.is_empty() {
-            Vec::new()
-        } else {
-            first.iter().zip(second).map(|(&a, &b)| v[a] ^ v[b]).collect()
-        }
+/// One column of every party-indexed vector of a batch, or nothing at this party's own index.
+fn columns(v: &AuthShares, f: impl Fn(&[Block]) -> Vec<Block>) -> (Vec<Vec<Block>>, Vec<Vec<Block>>) {
+    let me = v.me;
+    let pick = |cols: &Vec<Vec<Block>>| -> Vec<Vec<Block>> {
+        cols.iter().enumerate().map(|(j, c)| if j == me { Vec::new() } else { f(c) }).collect()
     };
-    AuthShares {
-        me: src.me,
-        bits: first.iter().zip(second).map(|(&a, &b)| src.bits[a] ^ src.bits[b]).collect(),
-        macs: src.macs.iter().map(pick).collect(),
-        keys: src.keys.iter().map(pick).collect(),
-    }
+    (pick(&v.macs), pick(&v.keys))
 }
 
 /// The differences bucketing opens: for bucket b (leaky triples `perm[bB..bB+B]`, the first one
 /// the bucket's head) and s = 1..B, `d_{b,s} = y_head ⊕ y_{perm[bB+s]}`, at position b·(B−1)+s−1.
 pub fn bucket_differences(y: &AuthShares, perm: &[u32], bucket: usize) -> AuthShares {
-    let buckets = perm.len() / bucket;
-    let mut heads = Vec::with_capacity(buckets * (bucket - 1));
-    let mut others = Vec::with_capacity(buckets * (bucket - 1));
-    for b in 0..buckets {
-        for s in 1..bucket {
-            heads.push(perm[b * bucket] as usize);
-            others.push(perm[b * bucket + s] as usize);
+    let gather = |c: &[Block]| -> Vec<Block> {
+        let mut out = Vec::with_capacity(perm.len() / bucket * (bucket - 1));
+        for b in perm.chunks_exact(bucket) {
+            let head = c[b[0] as usize];
+            out.extend(b[1..].iter().map(|&o| head ^ c[o as usize]));
         }
+        out
+    };
+    let (macs, keys) = columns(y, gather);
+    let mut bits = Vec::with_capacity(perm.len() / bucket * (bucket - 1));
+    for b in perm.chunks_exact(bucket) {
+        let head = y.bits[b[0] as usize];
+        bits.extend(b[1..].iter().map(|&o| head ^ y.bits[o as usize]));
     }
-    gather_xor(y, &heads, &others)
+    AuthShares { me: y.me, bits, macs, keys }
 }
 
 /// Folds every bucket into one triple, given the opened differences `d` (as laid out by
@@ -554,31 +563,44 @@ pub fn bucket_differences(y: &AuthShares, perm: &[u32], bucket: usize) -> AuthSh
 pub fn fold_buckets(leaky: &Triples, perm: &[u32], bucket: usize, d: &[bool]) -> Triples {
     let buckets = perm.len() / bucket;
     assert_eq!(d.len(), buckets * (bucket - 1), "one opened difference per non-head bucket member");
-    let heads: Vec<usize> = (0..buckets).map(|b| perm[b * bucket] as usize).collect();
-    let mut x = leaky.x.select(&heads);
-    let y = leaky.y.select(&heads);
-    let mut z = leaky.z.select(&heads);
+    // x and z of one column: walk each bucket once.
+    let fold_x = |c: &[Block]| -> Vec<Block> {
+        perm.chunks_exact(bucket).map(|b| b.iter().fold(Block::ZERO, |a, &i| a ^ c[i as usize])).collect()
+    };
+    let fold_z = |z: &[Block], x: &[Block]| -> Vec<Block> {
+        perm.chunks_exact(bucket)
+            .zip(d.chunks_exact(bucket - 1))
+            .map(|(b, ds)| {
+                let mut acc = z[b[0] as usize];
+                for (&i, &dm) in b[1..].iter().zip(ds) {
+                    acc ^= z[i as usize] ^ (x[i as usize] & mask(dm));
+                }
+                acc
+            })
+            .collect()
+    };
     let me = leaky.x.me;
-    for s in 1..bucket {
-        let idx: Vec<usize> = (0..buckets).map(|b| perm[b * bucket + s] as usize).collect();
-        let ds: Vec<bool> = (0..buckets).map(|b| d[b * (bucket - 1) + s - 1]).collect();
-        // z ^= z_s ⊕ d_s·x_s ; x ^= x_s, column by column without materialising d_s·⟨x_s⟩.
-        for (b, &i) in idx.iter().enumerate() {
-            let dm = ds[b];
-            z.bits[b] ^= leaky.z.bits[i] ^ (dm & leaky.x.bits[i]);
-            x.bits[b] ^= leaky.x.bits[i];
-        }
-        for j in (0..leaky.x.parties()).filter(|&j| j != me) {
-            for (b, &i) in idx.iter().enumerate() {
-                let dm = mask(ds[b]);
-                z.macs[j][b] ^= leaky.z.macs[j][i] ^ (leaky.x.macs[j][i] & dm);
-                z.keys[j][b] ^= leaky.z.keys[j][i] ^ (leaky.x.keys[j][i] & dm);
-                x.macs[j][b] ^= leaky.x.macs[j][i];
-                x.keys[j][b] ^= leaky.x.keys[j][i];
+    let heads: Vec<usize> = perm.chunks_exact(bucket).map(|b| b[0] as usize).collect();
+    let (xm, xk) = columns(&leaky.x, fold_x);
+    let x_bits: Vec<bool> =
+        perm.chunks_exact(bucket).map(|b| b.iter().fold(false, |a, &i| a ^ leaky.x.bits[i as usize])).collect();
+    let z_bits: Vec<bool> = perm
+        .chunks_exact(bucket)
+        .zip(d.chunks_exact(bucket - 1))
+        .map(|(b, ds)| {
+            let mut acc = leaky.z.bits[b[0] as usize];
+            for (&i, &dm) in b[1..].iter().zip(ds) {
+                acc ^= leaky.z.bits[i as usize] ^ (dm & leaky.x.bits[i as usize]);
             }
-        }
-    }
-    Triples { x, y, z }
+            acc
+        })
+        .collect();
+    let col = |cols: &[Vec<Block>], xcols: &[Vec<Block>]| -> Vec<Vec<Block>> {
+        (0..cols.len()).map(|j| if j == me { Vec::new() } else { fold_z(&cols[j], &xcols[j]) }).collect()
+    };
+    let z = AuthShares { me, bits: z_bits, macs: col(&leaky.z.macs, &leaky.x.macs), keys: col(&leaky.z.keys, &leaky.x.keys) };
+    let x = AuthShares { me, bits: x_bits, macs: xm, keys: xk };
+    Triples { x, y: leaky.y.select(&heads), z }
 }
 
 #[cfg(test)]
