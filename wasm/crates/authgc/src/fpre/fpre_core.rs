@@ -121,7 +121,7 @@ fn emp_bucket(triples: usize) -> usize {
 
 /// The bucketing plan for `requested` triples at statistical security ρ.
 ///
-/// * ρ = 40 and ℓ ≥ 320: emp-agmpc's thresholds (5 / 4 / 3), as [`emp_bucket`].
+/// * ρ = 40 and ℓ ≥ 320: emp-agmpc's thresholds (5 / 4 / 3), from 3,100 and 280,000 triples.
 /// * Otherwise (fewer triples, or ρ > 40): the cheapest (B, ℓ′ ≥ ℓ) — fewest leaky triples B·ℓ′ —
 ///   with [`bucketing_secure`]`(ℓ′, B, ρ)`. Small batches need either a larger B or generating
 ///   more triples than asked (emp-agmpc always generates at least 320); e.g. ρ = 40 and ℓ = 1
@@ -213,8 +213,8 @@ const ABIT_CHUNK: usize = 1024;
 const WORDS: usize = ABIT_CHUNK / 64;
 
 /// One party's side of the Π_aBit check over its view `shares`: for each check j < k, the parity
-/// X_j = ⊕_m r_{j,m}·x_m of its own bits, the combined tags ⊕_m r_{j,m}·M_p[x_m] under each peer
-/// p's key and the combined keys ⊕_m r_{j,m}·K_me[x^p_m] on each peer's bits.
+/// X_j = ⊕_m r_{j,m}·x_m of its own bits, the combined tags ⊕_m r_{j,m}·M_p\[x_m\] under each peer
+/// p's key and the combined keys ⊕_m r_{j,m}·K_me\[x^p_m\] on each peer's bits.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AbitCombination {
     /// Bit j is X_j.
@@ -332,7 +332,7 @@ pub fn abit_verify(key_sums: &[Block], x: u128, mac_sums: &[Block], delta: Block
 // Π_aShare: the global-key consistency check
 // ---------------------------------------------------------------------------------------------
 
-/// C0_r = ⊕_{k≠me} K_me[x^k_r] for every position r: the prover's key sums (C1 = C0 ⊕ Δ).
+/// C0_r = ⊕_{k≠me} K_me\[x^k_r\] for every position r: the prover's key sums (C1 = C0 ⊕ Δ).
 pub fn key_sums(shares: &AuthShares) -> Vec<Block> {
     let mut out = vec![Block::ZERO; shares.len()];
     for j in shares.peers() {
@@ -363,7 +363,7 @@ fn tccr(input: &[Block], base: u128, out: &mut [Block]) {
 ///
 /// * HaAND: `h0[t] = lsb(H(K_t)) ⊕ s_t`, `h1[t] = lsb(H(K_t ⊕ Δ)) ⊕ s_t ⊕ y_t`;
 /// * LaAND: `u[t] = (H(K_t ⊕ Δ) ⊕ H(K_t) ⊕ Φ_t)` with bit 0 cleared — otherwise
-///   lsb(u) ⊕ h0 ⊕ h1 would reveal lsb(Φ_t) ⊕ y_t — and `acc[t] ^= H(K_t)` (its key K[x]_Φ, folded
+///   lsb(u) ⊕ h0 ⊕ h1 would reveal lsb(Φ_t) ⊕ y_t — and `acc[t] ^= H(K_t)` (its key K\[x\]_Φ, folded
 ///   into this party's check value, whose bit 0 is dropped at the end).
 #[allow(clippy::too_many_arguments)]
 pub fn leaky_and_send(
@@ -409,7 +409,7 @@ pub fn leaky_and_send(
 
 /// The bit owner's side, with M_t its tag under the holder's key and x_t its bit:
 /// `t_out[t] = h_{x_t}[t] ⊕ lsb(H(M_t))` (= s_t ⊕ x_t·y_t, its HaAND share) and
-/// `acc[t] ^= x_t·U_t ⊕ H(M_t)` (its tag M[x]_Φ = K[x]_Φ ⊕ x·Φ_holder, on bits 1..127).
+/// `acc[t] ^= x_t·U_t ⊕ H(M_t)` (its tag M\[x\]_Φ = K\[x\]_Φ ⊕ x·Φ_holder, on bits 1..127).
 #[allow(clippy::too_many_arguments)]
 pub fn leaky_and_receive(
     macs: &[Block],
@@ -441,7 +441,7 @@ pub fn leaky_and_receive(
     Block::wipe(&mut hm);
 }
 
-/// Φ_t = y_t·Δ ⊕ ⊕_{k≠me} (K_me[y^k_t] ⊕ M_k[y^me_t]): this party's share of y_t·(⊕_i Δ_i).
+/// Φ_t = y_t·Δ ⊕ ⊕_{k≠me} (K_me\[y^k_t\] ⊕ M_k\[y^me_t\]): this party's share of y_t·(⊕_i Δ_i).
 pub fn phi(y: &AuthShares, delta: Block) -> Vec<Block> {
     let mut out: Vec<Block> = y.bits.iter().map(|&b| delta & mask(b)).collect();
     for j in y.peers() {

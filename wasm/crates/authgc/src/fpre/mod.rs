@@ -24,10 +24,10 @@
 //! Setup ends with the Π_aShare global-key check (below).
 //!
 //! **Π^n_aBit (Fig. 14)**, run by every batch: party i picks `len + p` random bits x and runs
-//! the receiver side of every pair's Δ-OT with the *same* x, so each peer j holds K_j[x_m] and i
-//! holds M_j[x_m]. After every Δ-OT of the batch is done the parties toss coins
+//! the receiver side of every pair's Δ-OT with the *same* x, so each peer j holds K_j\[x_m\] and i
+//! holds M_j\[x_m\]. After every Δ-OT of the batch is done the parties toss coins
 //! ([`net::coin_toss`]) and expand them into k = ρ uniform coefficient vectors r_j; i broadcasts
-//! the parities X_j = ⊕_m r_{j,m}·x_m and sends each peer the combined tags ⊕_m r_{j,m}·M[x_m];
+//! the parities X_j = ⊕_m r_{j,m}·x_m and sends each peer the combined tags ⊕_m r_{j,m}·M\[x_m\];
 //! the peer accepts iff each equals its combined keys ⊕ X_j·Δ. Broadcast consistency of the X's is
 //! checked (digests of everything broadcast, [`BroadcastLog`]) before anything else of the batch
 //! is revealed — in a triple batch the digest rides on the HaAND message.
@@ -47,7 +47,7 @@
 //!
 //! **Π_aShare (Fig. 15)**: ⟨x⟩ is every party's aBit output together. A party could use different
 //! global keys in its n − 1 sender instances (impossible to notice pairwise). The consistent-Δ check
-//! opens ρ positions: each prover i commits to C0 = ⊕_k K_i[x^k], C1 = C0 ⊕ Δ_i and (as a verifier)
+//! opens ρ positions: each prover i commits to C0 = ⊕_k K_i\[x^k\], C1 = C0 ⊕ Δ_i and (as a verifier)
 //! to its bits and tags; after all commitments are exchanged the bits and tags are opened, then
 //! each prover opens C_{b} for b = ⊕_{k≠i} x^k, which must equal the XOR of the opened tags under
 //! its key. A prover with two different Δ's fails each position with probability ≥ 1/2: escape
@@ -59,12 +59,12 @@
 //! property of the instances, not of the bits.)
 //!
 //! **Π_HaAND (Fig. 16)** and **Π_LaAND (Fig. 8)**, per leaky triple t and ordered pair
-//! (holder i, owner j), on ⟨x⟩, ⟨y⟩, ⟨r⟩ from one aBit run, with K = K_i[x^j]:
+//! (holder i, owner j), on ⟨x⟩, ⟨y⟩, ⟨r⟩ from one aBit run, with K = K_i\[x^j\]:
 //! * Round 1: i sends j the HaAND bits lsb(H(K)) ⊕ s and lsb(H(K ⊕ Δ_i)) ⊕ s ⊕ y^i and the LaAND
 //!   block U = H′(K ⊕ Δ_i) ⊕ H′(K) ⊕ Φ_i (Φ_i: i's share of y·⊕Δ; H′: see **Hash** below). U depends on aBit outputs
 //!   only, so it travels with the HaAND bits instead of after e (the paper's order): an honest U is
 //!   a random-oracle mask either way, and a cheater must fix its U deviations even earlier. j
-//!   keeps the HaAND bit selected by x^j (unmasked by lsb(H(M_i[x^j]))) and z^i = x^i y^i ⊕ v^i.
+//!   keeps the HaAND bit selected by x^j (unmasked by lsb(H(M_i\[x^j\]))) and z^i = x^i y^i ⊕ v^i.
 //! * Round 2: e^i = z^i ⊕ r^i is broadcast and ⟨z⟩ = ⟨r⟩ ⊕ e.
 //! * Round 3: coins committed in round 1 are opened, with the digest of every e and coin
 //!   commitment (broadcast consistency, checked before anything derived from H leaves a party).
