@@ -117,7 +117,10 @@
 //! [`Preprocessor::and_triples`] and [`Preprocessor::random_shares`] work in independent batches
 //! of at most [`MAX_TRIPLE_BATCH`] triples / [`MAX_SHARE_BATCH`] shares; larger requests are split
 //! into equal batches. Memory is bounded by the batch: a triple batch holds its B·ℓ leaky triples
-//! (three shares of 32·(n − 1) + 1 bytes each) until bucketing, about 3·B·ℓ·32·(n − 1) bytes.
+//! (three shares of 32·(n − 1) + 1 bytes each, 3·B·ℓ·32·(n − 1) bytes) until bucketing, plus
+//! per-peer messages and the output; measured, a batch of 2^20 triples (B = 3) peaks at about
+//! 700 MB per party at n = 2, i.e. ≈ 2.3× its leaky triples. Callers that stream (or run many
+//! parties in one 32-bit Wasm memory) should ask for smaller batches.
 //!
 //! # Rounds
 //!
@@ -155,7 +158,8 @@ use webmpc_ot::{KosReceiver, KosSender, OtError, SessionId};
 use std::rc::Rc;
 
 /// The most AND triples one batch produces (larger requests are split into equal batches).
-/// 2^20 triples at B = 3 hold about 100·(n − 1) MB of leaky triples at the peak.
+/// 2^20 triples at B = 3 hold about 300·(n − 1) MB of leaky triples (≈ 700 MB peak per party at
+/// n = 2).
 pub const MAX_TRIPLE_BATCH: usize = 1 << 20;
 
 /// The most random shares one batch produces.
@@ -788,6 +792,9 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let (mut x, x_log) = self.abit(3 * l, phase).await?;
         let r = x.split_off(2 * l);
         let y = x.split_off(l);
+        // split_off leaves the head's capacity at 3l: give the memory back.
+        x.bits.shrink_to_fit();
+        x.macs.iter_mut().chain(x.keys.iter_mut()).for_each(|c| c.shrink_to_fit());
 
         // Round 1, to every peer j: Π_HaAND's two bits per triple and Π_LaAND's U blocks for the
         // keys this party holds on j's x, the digest of the X's, and a commitment to this party's
