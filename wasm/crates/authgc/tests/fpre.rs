@@ -50,7 +50,8 @@ fn check(deltas: &[Block], views: &[Vec<(AuthShares, Triples)>], calls: &[(usize
         assert!(shares.iter().all(|v| v.len() == s && v.check_shape().is_ok()));
         // `reconstruct` checks every tag under its verifier's Δ.
         reconstruct(&shares, deltas);
-        let pick = |f: fn(&Triples) -> &AuthShares| -> Vec<AuthShares> { views.iter().map(|v| f(&v[k].1).clone()).collect() };
+        let pick =
+            |f: fn(&Triples) -> &AuthShares| -> Vec<AuthShares> { views.iter().map(|v| f(&v[k].1).clone()).collect() };
         let (x, y, z) = (pick(|t| &t.x), pick(|t| &t.y), pick(|t| &t.z));
         assert!(x.iter().chain(&y).chain(&z).all(|v| v.len() == t && v.check_shape().is_ok()), "n = {n}, {t} triples");
         let (vx, vy, vz) = (reconstruct(&x, deltas), reconstruct(&y, deltas), reconstruct(&z, deltas));
@@ -200,7 +201,10 @@ struct WrongFactory(IdealFactory);
 
 impl contract::Factory for WrongFactory {
     type P<'a> = WrongTriples;
-    async fn make<'a>(&'a self, ch: &'a webmpc_core::channel::memory::MemoryChannel) -> Result<WrongTriples, AuthGcError> {
+    async fn make<'a>(
+        &'a self,
+        ch: &'a webmpc_core::channel::memory::MemoryChannel,
+    ) -> Result<WrongTriples, AuthGcError> {
         Ok(WrongTriples(self.0.make(ch).await?))
     }
 }

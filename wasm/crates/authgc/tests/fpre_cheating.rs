@@ -99,7 +99,8 @@ fn leaky(triples: usize) -> usize {
 fn abit_inconsistent_bits_are_caught_by_the_abit_check() {
     let l = leaky(TRIPLES);
     // A used bit (in ⟨y⟩), a padding bit, and a share batch.
-    for (index, call) in [(l + 5, Call::Triples(TRIPLES)), (3 * l + 7, Call::Triples(TRIPLES)), (3, Call::Shares(100))] {
+    for (index, call) in [(l + 5, Call::Triples(TRIPLES)), (3 * l + 7, Call::Triples(TRIPLES)), (3, Call::Shares(100))]
+    {
         let dev = Some(Deviation::InconsistentBit { peer: 2, index, adapt_x: false });
         let r = run(3, None, dev, call);
         caught(&r, 2, Phase::Independent, Some(CHEATER), "aBit consistency check");
@@ -335,9 +336,12 @@ fn non_canonical_encodings_are_malformed() {
     let last = l.div_ceil(8) - 1;
     let d_last = (321 * 4usize).div_ceil(8) - 1;
     let first_u = 2 * l.div_ceil(8) + 16 * 77;
-    for (step, at, bit) in
-        [(Step::HalfAnd, last, 0x80), (Step::HalfAnd, first_u, 1), (Step::LeakyE, last, 0x80), (Step::BucketOpen, d_last, 0x80)]
-    {
+    for (step, at, bit) in [
+        (Step::HalfAnd, last, 0x80),
+        (Step::HalfAnd, first_u, 1),
+        (Step::LeakyE, last, 0x80),
+        (Step::BucketOpen, d_last, 0x80),
+    ] {
         let r = run(2, None, edit(step, Some(0), 0, move |m| m[at] |= bit), Call::Triples(321));
         match &r[0] {
             Err(e @ AuthGcError::Malformed { phase: Phase::Independent, peer: CHEATER, .. }) => {
@@ -352,7 +356,15 @@ fn non_canonical_encodings_are_malformed() {
 /// disconnect, and nobody hangs (`run` panics on a deadlock).
 #[test]
 fn a_party_that_disconnects_gives_typed_errors_and_no_hang() {
-    let batch = [Step::AbitOt, Step::AbitCheck, Step::HalfAnd, Step::LeakyE, Step::LeakyCoins, Step::LeakyCheck, Step::BucketOpen];
+    let batch = [
+        Step::AbitOt,
+        Step::AbitCheck,
+        Step::HalfAnd,
+        Step::LeakyE,
+        Step::LeakyCoins,
+        Step::LeakyCheck,
+        Step::BucketOpen,
+    ];
     for step in batch {
         let r = run(3, None, Some(Deviation::Disconnect { step }), Call::Triples(TRIPLES));
         for i in honest(3) {

@@ -202,7 +202,6 @@ pub fn tweak_base(tag: u64, usage: HashUse, holder: usize, owner: usize, counter
     (tag as u128) << 64 | (usage as u128) << 60 | (owner as u128) << 50 | (holder as u128) << 40 | counter as u128
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Π_aBit: the consistency check
 // ---------------------------------------------------------------------------------------------
@@ -598,7 +597,12 @@ pub fn fold_buckets(leaky: &Triples, perm: &[u32], bucket: usize, d: &[bool]) ->
     let col = |cols: &[Vec<Block>], xcols: &[Vec<Block>]| -> Vec<Vec<Block>> {
         (0..cols.len()).map(|j| if j == me { Vec::new() } else { fold_z(&cols[j], &xcols[j]) }).collect()
     };
-    let z = AuthShares { me, bits: z_bits, macs: col(&leaky.z.macs, &leaky.x.macs), keys: col(&leaky.z.keys, &leaky.x.keys) };
+    let z = AuthShares {
+        me,
+        bits: z_bits,
+        macs: col(&leaky.z.macs, &leaky.x.macs),
+        keys: col(&leaky.z.keys, &leaky.x.keys),
+    };
     let x = AuthShares { me, bits: x_bits, macs: xm, keys: xk };
     Triples { x, y: leaky.y.select(&heads), z }
 }
@@ -728,7 +732,18 @@ mod tests {
                 let s: Vec<bool> = (0..len).map(|_| prg.next_block().lsb()).collect();
                 let (mut h0, mut h1, mut u) = (vec![false; len], vec![false; len], vec![Block::ZERO; len]);
                 let mut a = std::mem::take(&mut acc[i]);
-                leaky_and_send(&x[i].keys[j], d[i], &y[i].bits, &s, &phis[i], bases(i, j), &mut h0, &mut h1, &mut u, &mut a);
+                leaky_and_send(
+                    &x[i].keys[j],
+                    d[i],
+                    &y[i].bits,
+                    &s,
+                    &phis[i],
+                    bases(i, j),
+                    &mut h0,
+                    &mut h1,
+                    &mut u,
+                    &mut a,
+                );
                 acc[i] = a;
                 let mut t = vec![false; len];
                 let mut a = std::mem::take(&mut acc[j]);

@@ -63,11 +63,18 @@ fn sample(len: usize) -> Vec<usize> {
 
 /// Runs setup, then `random_shares(shares)`, then `and_triples(triples)` for `parties` parties
 /// (statistical parameter `rho`), timing each phase with `clock` (milliseconds).
-pub fn run(parties: usize, shares: usize, triples: usize, rho: usize, clock: fn() -> f64) -> Result<LocalRun, AuthGcError> {
+pub fn run(
+    parties: usize,
+    shares: usize,
+    triples: usize,
+    rho: usize,
+    clock: fn() -> f64,
+) -> Result<LocalRun, AuthGcError> {
     let net: Vec<MemoryChannel> = network(parties);
     let session = SessionId::random()?;
     let t0 = clock();
-    let made = run_local(join_all(net.iter().map(|ch| RealPreprocessor::setup(ch, &session, rho)))).map_err(|_| stalled())?;
+    let made =
+        run_local(join_all(net.iter().map(|ch| RealPreprocessor::setup(ch, &session, rho)))).map_err(|_| stalled())?;
     let setup_ms = clock() - t0;
     let mut pres = made.into_iter().collect::<Result<Vec<_>, _>>()?;
     for p in pres.iter_mut() {

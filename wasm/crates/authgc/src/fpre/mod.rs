@@ -576,7 +576,8 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let m = len + abit_padding(self.rho);
         let (me, n) = (self.me, self.n);
         let bits = random_bits(m)?;
-        let mut macs: Vec<Vec<Block>> = (0..n).map(|j| if j == me { Vec::new() } else { vec![Block::ZERO; m] }).collect();
+        let mut macs: Vec<Vec<Block>> =
+            (0..n).map(|j| if j == me { Vec::new() } else { vec![Block::ZERO; m] }).collect();
         let mut keys = macs.clone();
 
         self.enter(Step::AbitOt)?;
@@ -756,8 +757,9 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
                 let b = usize::from(b_of(j, r));
                 let at = COMMITMENT_LEN * (1 + 2 * r + b);
                 let opening = &body[r * (NONCE_LEN + 16)..(r + 1) * (NONCE_LEN + 16)];
-                let value = commit::verify(&label(&[b'C', b as u8], j, r), &commitments[j][at..at + COMMITMENT_LEN], opening)
-                    .ok_or(AuthGcError::cheating(phase, Some(j), "aShare commitment opening"))?;
+                let value =
+                    commit::verify(&label(&[b'C', b as u8], j, r), &commitments[j][at..at + COMMITMENT_LEN], opening)
+                        .ok_or(AuthGcError::cheating(phase, Some(j), "aShare commitment opening"))?;
                 let want = (0..n).filter(|&k| k != j).fold(Block::ZERO, |a, k| a ^ tags[k][j][r]);
                 if value != &want.0[..] {
                     return Err(AuthGcError::cheating(phase, Some(j), "aShare global-key consistency check"));
@@ -946,8 +948,9 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             (perm, d)
         });
         self.enter(Step::BucketOpen)?;
-        let d = net::open(&self.ch, phase, "bucketing MAC check on the opened d = y1 ⊕ y2", &d_shares, delta, Reveal::All)
-            .await?;
+        let d =
+            net::open(&self.ch, phase, "bucketing MAC check on the opened d = y1 ⊕ y2", &d_shares, delta, Reveal::All)
+                .await?;
         drop(d_shares);
         let mut out = self.timed(Work::Bucketing, |_| fold_buckets(&leaky, &perm, plan.bucket, &d));
         drop(leaky);
