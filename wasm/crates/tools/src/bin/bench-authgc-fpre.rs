@@ -42,7 +42,10 @@ fn cpu_ms() -> f64 {
     ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
 }
 
-static CLOCK: OnceLock<(fn() -> f64, &'static str)> = OnceLock::new();
+/// The clock and the unit its milliseconds are reported in.
+type Clock = (fn() -> f64, &'static str);
+
+static CLOCK: OnceLock<Clock> = OnceLock::new();
 
 fn clock() -> fn() -> f64 {
     CLOCK.get().expect("clock chosen").0
