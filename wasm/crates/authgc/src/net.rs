@@ -241,9 +241,22 @@ impl BroadcastLog {
         self.h.update(bytes);
     }
 
+    /// The digest of everything recorded so far: what [`check`](Self::check) exchanges. A protocol
+    /// that has a message to send to every peer anyway can carry it there instead of spending a
+    /// round on `check`, and compare what it receives with [`matches`](Self::matches).
+    pub fn digest(&self) -> [u8; 32] {
+        self.h.clone().finalize().into()
+    }
+
+    /// Whether a digest received from a peer equals this party's (a plain comparison: digests of
+    /// broadcast values are public).
+    pub fn matches(&self, theirs: &[u8]) -> bool {
+        theirs == self.digest()
+    }
+
     /// Compares this party's digest with every other party's; one round.
     pub async fn check<C: Channel>(&self, ch: &C, phase: Phase) -> Result<(), AuthGcError> {
-        let mine: [u8; 32] = self.h.clone().finalize().into();
+        let mine = self.digest();
         let theirs = exchange_same(ch, &mine, 32).await?;
         for j in peers(ch) {
             if theirs[j] != mine {
