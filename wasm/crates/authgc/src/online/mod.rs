@@ -31,12 +31,13 @@
 //!    (r^i_ℓ, {M_j[r^i_ℓ]}_{j≠i}, L^i_{γ,0} ⊕ ⊕_{j≠i} K_i[r^j_ℓ] ⊕ r^i_ℓ·Δ_i): 4·(nκ + 1) bits.
 //! 5. **Inputs.** The mask shares of each input wire are opened to its owner only (MAC-checked,
 //!    [`open`] with [`Reveal::Each`]); every owner (the evaluator included, the paper's step 6)
-//!    sends x̂ = x ⊕ λ to every party; every garbler sends its label for x̂ to the evaluator.
+//!    sends x̂ = x ⊕ λ to every party; the broadcast check (below); every garbler sends its
+//!    label for x̂ to the evaluator.
 //! 6. **Evaluation.** The evaluator decrypts, per AND gate and garbler, the row its masked inputs
 //!    select and **checks the tag under its own key of every garbler's row before using any
 //!    of them** (pitfall 7); a failure aborts naming the garbler. x̂_γ = ⊕ r^i_ℓ and
 //!    L^i_γ = (label share) ⊕ ⊕_{j≠i} M_i[r^j_ℓ].
-//! 7. **Broadcast check, then outputs** (below).
+//! 7. **Outputs** (below), to all parties or to designated ones.
 //!
 //! # The row hash
 //!
@@ -75,12 +76,14 @@
 //!
 //! # Inputs and outputs
 //!
-//! **Masked inputs are broadcast with abort** through a [`BroadcastLog`] (an echo deferred to one
-//! digest round): every party records every owner's x̂, and the digests are compared before any
-//! output is released. That costs one round per run instead of one per input round, and nothing
-//! an inconsistent x̂ causes before the check can reach an honest party's output. (An x̂ that
-//! differs between the evaluator and a garbler usually fails a tag check earlier anyway: the
-//! garbler's label then belongs to the other value.)
+//! **Masked inputs are broadcast with abort** through a [`BroadcastLog`] (Goldwasser–Lindell's
+//! echo, deferred to one digest round): every party records every owner's x̂, and the digests
+//! are compared right after the masked-input round — before any label is sent, so before
+//! evaluation and long before any output. One round covers all owners' values, instead of an
+//! echo per value; and checking it that early means an owner who shows different x̂ to
+//! different parties is always caught *by this check* (every honest party aborts with
+//! "broadcast consistency check"), rather than later as a tag failure that would seem to blame
+//! the honest garbler whose label then belongs to the other value.
 //!
 //! **A wrong input label** from garbler i (anything but L^i_{w,x̂}) is caught by the evaluator's
 //! tag check at the first AND gate whose input depends on w: the row is then decrypted under a
@@ -96,10 +99,9 @@
 //! need L^p_{w,0} ⊕ (1 ⊕ x̂_w)·Δ_p, i.e. Δ_p, which even a coalition of all other parties does not
 //! have; so a lying evaluator is caught. (Every recipient other than the evaluator is a garbler.)
 //!
-//! **Beaver openings inside F_Pre.AND** need no separate broadcast check: a party whose view of
-//! ⟨λ_αλ_β⟩ differs from the evaluator's (because someone equivocated on d or e) holds a tag that
-//! differs from the evaluator's key by a key it does not know, so the evaluator's tag check fails
-//! on whichever row of that gate it opens — independently of the inputs.
+//! **Openings cannot equivocate either**: every share opened anywhere (input and output masks,
+//! the d and e of F_Pre.AND) travels with a digest of its tags under the recipient's key, so a
+//! party that shows a flipped share to one recipient needs that recipient's Δ.
 //!
 //! # Phases
 //!
@@ -119,9 +121,9 @@
 //! # Messages between a pair (for tests that deviate)
 //!
 //! Per run, in order: the agreement; then, if the circuit has inputs, the input-mask opening, the
-//! masked inputs and (garbler → evaluator) the input labels; per chunk with AND gates, whatever
-//! the preprocessor sends, the F_Pre.AND opening and (garbler → evaluator) the table; then the
-//! broadcast check, (evaluator → each other recipient with outputs) the masked outputs with
+//! masked inputs, the broadcast check and (garbler → evaluator) the input labels; per chunk with
+//! AND gates, whatever the preprocessor sends, the F_Pre.AND opening and (garbler → evaluator)
+//! the table; then (evaluator → each other recipient with outputs) the masked outputs with
 //! labels, and the output-mask opening. [`AuthGcParty::prepare`] sends the agreement and the
 //! chunks; the run after it sends everything else.
 
@@ -705,16 +707,14 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         Ok(Some(ChunkMaterial { r0, alpha, beta, tables }))
     }
 
-    /// Input processing (steps 5–6): mask shares to owners, masked inputs to everyone (recorded
-    /// for the broadcast check), labels to the evaluator. Returns x̂ of every input bit, and
-    /// fills the evaluator's state.
+    /// Input processing (steps 5–6): mask shares to owners, masked inputs to everyone, the
+    /// broadcast check, labels to the evaluator (whose state gets x̂ and the labels).
     async fn process_inputs(
         &self,
         shape: &Shape,
         roles: &Roles,
         ends: &Ends,
         my_bits: &[bool],
-        log: &mut BroadcastLog,
         eval: Option<&mut EvalState>,
     ) -> Result<(), AuthGcError> {
         let (me, n) = (self.party(), self.parties());
@@ -728,6 +728,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             .await?;
         let mine: Vec<bool> = my_bits.iter().zip(&lambda).map(|(x, l)| x ^ l).collect();
         let packed = pack_bits(&mine);
+        let mut log = BroadcastLog::new();
         let msgs = exchange(&self.ch, |_| packed.clone(), |p| idx[p].len().div_ceil(8)).await?;
         let mut xhat = vec![false; owners.len()];
         for p in 0..n {
@@ -746,6 +747,8 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                 xhat[w] = b;
             }
         }
+        // Broadcast with abort: everyone saw the same x̂ before anything depends on them.
+        log.check(&self.ch, Phase::Online).await?;
         if me != roles.evaluator {
             let mut labels = Vec::with_capacity(16 * owners.len());
             for (z, &x) in ends.zero.iter().zip(&xhat) {
@@ -767,20 +770,17 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         Ok(())
     }
 
-    /// The broadcast check, then outputs (masked values with labels from the evaluator, mask
-    /// shares to the recipients).
+    /// Outputs: masked values with labels from the evaluator, mask shares to the recipients.
     async fn process_outputs(
         &self,
         shape: &Shape,
         roles: &Roles,
         ends: &Ends,
-        log: &BroadcastLog,
         eval: Option<&EvalState>,
     ) -> Result<Outputs, AuthGcError> {
         let (me, n) = (self.party(), self.parties());
         let e = roles.evaluator;
         let delta = self.pre.delta();
-        log.check(&self.ch, Phase::Online).await?;
         let wires = output_wires(shape);
         let idx = output_recipients(shape, roles, n);
         let mut xhat = vec![false; wires.len()];
@@ -904,14 +904,13 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let run = self.next_run();
         let (n, e) = (self.parties(), roles.evaluator);
         let is_eval = self.party() == e;
-        let mut log = BroadcastLog::new();
         let mut piece = Vec::new();
         let mut chunk = Vec::new();
         if let Some(p) = prepared {
             self.stats.phased = true;
             self.agree(&shape, roles, MODE_PHASED, run).await?;
             let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-            self.process_inputs(&shape, roles, &p.inputs, &my_bits, &mut log, eval.as_mut()).await?;
+            self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut()).await?;
             if let Some(state) = eval.as_mut() {
                 let tweaks = self.tweaks(p.run);
                 let delta = self.pre.delta();
@@ -923,10 +922,12 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                         break;
                     }
                     let k = and_count(&chunk);
-                    if k > 0 {
-                        let m = materials.next().ok_or_else(|| invalid("the prepared material does not match the circuit"))?;
-                        evaluate(state, &chunk, &tweaks, delta, ands_done, m)?;
-                    }
+                    let m = if k > 0 {
+                        Some(materials.next().ok_or_else(|| invalid("the prepared material does not match the circuit"))?)
+                    } else {
+                        None
+                    };
+                    evaluate(state, e, &chunk, &tweaks, delta, ands_done, m)?;
                     ands_done += k as u64;
                     done += chunk.len() as u64;
                     progress(Phase::Online, done, shape.gates);
@@ -942,7 +943,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                 }
                 progress(Phase::Online, shape.gates, shape.gates);
             }
-            return self.process_outputs(&shape, roles, &p.outputs, &log, eval.as_ref()).await;
+            return self.process_outputs(&shape, roles, &p.outputs, eval.as_ref()).await;
         }
 
         self.stats = RunStats::default();
@@ -951,7 +952,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let delta = self.pre.delta();
         let (mut state, input_ends) = self.begin(&shape, e, shape.gates).await?;
         let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-        self.process_inputs(&shape, roles, &input_ends, &my_bits, &mut log, eval.as_mut()).await?;
+        self.process_inputs(&shape, roles, &input_ends, &my_bits, eval.as_mut()).await?;
         drop(input_ends);
         let (mut done, mut ands_done) = (0u64, 0u64);
         loop {
@@ -966,22 +967,15 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                 self.garble_chunk(&mut state, &chunk, e, &tweaks_all[me], ands_done, upcoming).await?;
             done += chunk.len() as u64;
             progress(Phase::Dependent, done, shape.gates);
-            if let (Some(st), Some(m)) = (eval.as_mut(), material.as_ref()) {
-                evaluate(st, &chunk, &tweaks_all, delta, ands_done, m)?;
-            } else if let Some(st) = eval.as_mut() {
-                // A chunk without AND gates still moves masked values and labels.
-                let empty = AuthShares::empty(me, n);
-                let none = vec![Vec::new(); n];
-                let rows = EvalRows { r0: &empty, alpha: &empty, beta: &empty, tables: &none };
-                gc_core::evaluate_chunk(st, &chunk, &tweaks_all, delta, ands_done, &rows)
-                    .map_err(|b| row_failure(b.garbler))?;
+            if let Some(st) = eval.as_mut() {
+                evaluate(st, e, &chunk, &tweaks_all, delta, ands_done, material.as_ref())?;
             }
             ands_done += k;
             progress(Phase::Online, done, shape.gates);
         }
         let output_ends = self.output_ends(&shape, &state);
         drop(state);
-        self.process_outputs(&shape, roles, &output_ends, &log, eval.as_ref()).await
+        self.process_outputs(&shape, roles, &output_ends, eval.as_ref()).await
     }
 }
 
@@ -989,17 +983,32 @@ fn row_failure(garbler: PartyId) -> AuthGcError {
     AuthGcError::cheating(Phase::Online, Some(garbler), "tag check on a decrypted garbled row")
 }
 
-/// Evaluates one chunk with its material; a failed tag check names the garbler.
+/// Evaluates one chunk with its material (`None` for a chunk without AND gates, whose XOR, INV,
+/// CONST and COPY gates still move masked values and labels); a failed tag check names the
+/// garbler.
 fn evaluate(
     state: &mut EvalState,
+    evaluator: PartyId,
     gates: &[Gate],
     tweaks: &[Tweaks],
     delta: Block,
     first_gate: u64,
-    m: &ChunkMaterial,
+    m: Option<&ChunkMaterial>,
 ) -> Result<(), AuthGcError> {
-    let rows = EvalRows { r0: &m.r0, alpha: &m.alpha, beta: &m.beta, tables: &m.tables };
-    gc_core::evaluate_chunk(state, gates, tweaks, delta, first_gate, &rows).map_err(|b| row_failure(b.garbler))
+    let result = match m {
+        Some(m) => {
+            let rows = EvalRows { r0: &m.r0, alpha: &m.alpha, beta: &m.beta, tables: &m.tables };
+            gc_core::evaluate_chunk(state, gates, tweaks, delta, first_gate, &rows)
+        }
+        None => {
+            let n = tweaks.len();
+            let empty = AuthShares::empty(evaluator, n);
+            let none = vec![Vec::new(); n];
+            let rows = EvalRows { r0: &empty, alpha: &empty, beta: &empty, tables: &none };
+            gc_core::evaluate_chunk(state, gates, tweaks, delta, first_gate, &rows)
+        }
+    };
+    result.map_err(|b| row_failure(b.garbler))
 }
 
 impl<P, C> Drop for AuthGcParty<P, C> {

@@ -195,8 +195,11 @@ async fn drive<P: Preprocessor, C: Channel>(
 pub fn check_job<S: PreSetup>(job: &Job<'_>) -> Vec<PartyResult> {
     let results = run_job::<S>(job, &Deviation::None);
     let want = plaintext(job);
+    let errors: Vec<String> =
+        results.iter().enumerate().filter_map(|(p, r)| r.outputs.as_ref().err().map(|e| format!("party {p}: {e}"))).collect();
+    assert!(errors.is_empty(), "honest run failed: {errors:?}");
     for (p, r) in results.iter().enumerate() {
-        let out = r.outputs.as_ref().unwrap_or_else(|e| panic!("party {p} failed: {e}"));
+        let out = r.outputs.as_ref().expect("checked");
         assert_eq!(out.len(), want.len());
         for (i, (got, want)) in out.iter().zip(&want).enumerate() {
             if job.roles.outputs[i].includes(p) {
