@@ -58,7 +58,8 @@ pub enum Deviation {
     None,
     /// `party` edits its outgoing messages.
     Tamper { party: PartyId, edit: Edit },
-    /// `party` crashes when it is about to send its `after`-th message (counting all peers).
+    /// `party` crashes when it is about to send its `after`-th message (counting all peers, from
+    /// 0), or to receive once it has sent `after` messages.
     Crash { party: PartyId, after: usize },
 }
 
@@ -142,8 +143,12 @@ fn random_seed() -> [u8; 32] {
 /// owns its channel, so a party that fails drops it and its peers see the disconnect: nothing
 /// may hang (`run_local` would report a deadlock, and this panics).
 pub fn run_job<S: PreSetup>(job: &Job<'_>, deviation: &Deviation) -> Vec<PartyResult> {
+    run_job_seeded::<S>(job, deviation, random_seed())
+}
+
+/// [`run_job`] with a chosen dealer seed (a test may then compute the ideal dealer's Δs).
+pub fn run_job_seeded<S: PreSetup>(job: &Job<'_>, deviation: &Deviation, seed: [u8; 32]) -> Vec<PartyResult> {
     let n = job.inputs.len();
-    let seed = random_seed();
     let session = random_seed();
     let futures = network(n).into_iter().map(|mem| {
         let p = mem.party();
@@ -227,6 +232,27 @@ pub fn plaintext(job: &Job<'_>) -> Vec<Vec<bool>> {
         })
         .collect();
     c.evaluate(&all).expect("plaintext evaluation")
+}
+
+/// The ideal dealer's Δ of every party for `seed`.
+pub fn ideal_deltas(seed: [u8; 32], n: usize) -> Vec<webmpc_core::Block> {
+    IdealPreprocessor::new(seed, 0, n).unwrap().deltas().to_vec()
+}
+
+/// Whether wire `w`'s value reaches an input of an AND gate through XOR, INV and COPY gates
+/// (for a single-assignment circuit).
+pub fn feeds_and(c: &Circuit, w: u32) -> bool {
+    let mut tainted = vec![false; c.wires as usize];
+    tainted[w as usize] = true;
+    for g in &c.gates {
+        match *g {
+            Gate::And { a, b, .. } if tainted[a as usize] || tainted[b as usize] => return true,
+            Gate::Xor { a, b, out } => tainted[out as usize] = tainted[a as usize] || tainted[b as usize],
+            Gate::Inv { a, out } | Gate::Copy { a, out } => tainted[out as usize] = tainted[a as usize],
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Splits per-value inputs (circuit order) among their owners.
