@@ -148,15 +148,26 @@ pub struct AndInputs {
 }
 
 impl AndInputs {
-    /// An empty batch for party `me` of `parties`.
-    pub fn new(me: PartyId, parties: usize) -> AndInputs {
+    /// An empty batch for party `me` of `parties`, with room for `ands` gates (`labels`: whether
+    /// this party garbles and so records labels too).
+    pub fn with_capacity(me: PartyId, parties: usize, ands: usize, labels: bool) -> AndInputs {
+        let shares = || {
+            let mut s = AuthShares::empty(me, parties);
+            s.bits.reserve_exact(ands);
+            for j in (0..parties).filter(|&j| j != me) {
+                s.macs[j].reserve_exact(ands);
+                s.keys[j].reserve_exact(ands);
+            }
+            s
+        };
+        let blocks = || Vec::with_capacity(if labels { ands } else { 0 });
         AndInputs {
-            alpha: AuthShares::empty(me, parties),
-            beta: AuthShares::empty(me, parties),
-            gamma: AuthShares::empty(me, parties),
-            l_alpha: Vec::new(),
-            l_beta: Vec::new(),
-            l_gamma: Vec::new(),
+            alpha: shares(),
+            beta: shares(),
+            gamma: shares(),
+            l_alpha: blocks(),
+            l_beta: blocks(),
+            l_gamma: blocks(),
         }
     }
 }

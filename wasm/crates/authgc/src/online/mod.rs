@@ -659,7 +659,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             fresh_labels = vec![Block::ZERO; k];
             self.labels.fill_blocks(&mut fresh_labels);
         }
-        let mut inputs = AndInputs::new(me, n);
+        let mut inputs = AndInputs::with_capacity(me, n, k, me != evaluator);
         gc_core::propagate(state, gates, &fresh, &fresh_labels, delta, &mut inputs);
         Block::wipe(&mut fresh_labels);
         if k == 0 {
