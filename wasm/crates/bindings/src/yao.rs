@@ -47,14 +47,14 @@ const MAX_STREAM_PIECE: u32 = 64 << 20;
 
 /// A circuit that arrives in pieces from a JavaScript `pull()` function (resolving to the next
 /// `Uint8Array` of the binary encoding, or `null` at the end), decoded and hashed as it streams.
-struct JsStreamSource {
+pub(crate) struct JsStreamSource {
     stream: Option<GateStream>,
     pull: Function,
     shape: Shape,
 }
 
 impl JsStreamSource {
-    fn new(prefix: &[u8], hash: &[u8], pull: Function) -> Result<Self, JsValue> {
+    pub(crate) fn new(prefix: &[u8], hash: &[u8], pull: Function) -> Result<Self, JsValue> {
         let stream = GateStream::new(prefix, &stream_limits()).map_err(crate::circuit::circuit_error)?;
         let hash: [u8; 32] = hash.try_into().map_err(|_| invalid("the declared circuit hash must be 32 bytes"))?;
         let h = stream.header();
@@ -114,7 +114,7 @@ fn invalid(msg: impl Into<String>) -> JsValue {
 
 /// A validated circuit with its content hash, decoded once and run any number of times.
 #[wasm_bindgen(js_name = PreparedCircuit)]
-pub struct JsPreparedCircuit(Rc<PreparedCircuit>);
+pub struct JsPreparedCircuit(pub(crate) Rc<PreparedCircuit>);
 
 #[wasm_bindgen(js_class = PreparedCircuit)]
 impl JsPreparedCircuit {
