@@ -3,6 +3,7 @@
 //! a stable `code`, which the TypeScript SDK maps onto its typed error classes. Nothing here may
 //! panic on bad input: a panic in Wasm is an unrecoverable `RuntimeError: unreachable`.
 
+mod authgc;
 mod channel;
 mod circuit;
 mod ot;

@@ -406,6 +406,11 @@ impl EvalState {
         EvalState { xhat: vec![false; wires], labels: vec![Block::ZERO; wires * parties], parties }
     }
 
+    /// The number of wires.
+    pub fn wires(&self) -> usize {
+        self.xhat.len()
+    }
+
     /// Garbler i's label on wire w.
     pub fn label(&self, w: usize, i: PartyId) -> Block {
         self.labels[w * self.parties + i]
@@ -454,14 +459,20 @@ pub struct BadRow {
 /// row its masked inputs select from every garbler's table and checks the tag under its own key
 /// (M_e[r^i_ℓ] = K_e[r^i_ℓ] ⊕ r^i_ℓ·Δ_e) of **every** garbler before using any of the rows; a
 /// failure names the garbler. `tweaks[i]` are garbler i's tweaks; `delta` is Δ_e.
+///
+/// `order` is the chunk's schedule from `webmpc_garble::halfgates::plan_chunk`: gates run in that
+/// order, and each run of same-level AND gates (independent of each other, and safe under wire
+/// reuse) is hashed in one batch per garbler, so the cipher works on many blocks at once.
 pub fn evaluate_chunk(
     state: &mut EvalState,
     gates: &[Gate],
+    order: &[(u32, u32)],
     tweaks: &[Tweaks],
     delta: Block,
     first_gate: u64,
     rows: &EvalRows<'_>,
 ) -> Result<(), BadRow> {
+    assert_eq!(order.len(), gates.len(), "a schedule for this chunk");
     let e = rows.r0.me;
     let n = rows.r0.parties();
     let view = RowView { r0: rows.r0, alpha: rows.alpha, beta: rows.beta, delta };
@@ -479,78 +490,153 @@ pub fn evaluate_chunk(
             }
         })
         .collect();
-    // Per gate: one entry per garbler, its n pad blocks, its decrypted row.
-    let mut entry = [(0u64, 0usize, Block::ZERO)];
-    let mut scratch = Vec::with_capacity(1);
-    let mut pads = vec![Block::ZERO; n];
-    let mut bit_pad = [false];
-    let mut decrypted = vec![Block::ZERO; n * n];
-    let mut row_bits = vec![false; n];
+    // The AND-gate index (within the chunk) of every gate.
+    let mut and_index = vec![0usize; gates.len()];
     let mut k = 0;
+    for (i, g) in gates.iter().enumerate() {
+        if matches!(g, Gate::And { .. }) {
+            and_index[i] = k;
+            k += 1;
+        }
+    }
+    let mut b = Batch::default();
+    let mut s = 0;
     let result = (|| {
-        for gate in gates {
-            match *gate {
-                Gate::Xor { a, b, out } => {
-                    let (a, b, out) = (a as usize, b as usize, out as usize);
-                    state.xhat[out] = state.xhat[a] ^ state.xhat[b];
-                    for &i in &garblers {
-                        let l = state.label(a, i) ^ state.label(b, i);
-                        state.set_label(out, i, l);
+        while s < order.len() {
+            let key = order[s].0;
+            if key % 2 == 1 {
+                free_gate(state, &gates[order[s].1 as usize], &garblers);
+                s += 1;
+                continue;
+            }
+            let mut end = s;
+            while end < order.len() && order[end].0 == key {
+                end += 1;
+            }
+            let batch = &order[s..end];
+            let len = batch.len();
+            // 1. Every gate's row, and the hash inputs per garbler (all inputs are read before
+            //    any output is written: a gate of the batch may overwrite another's input).
+            b.sel.clear();
+            for &(_, gi) in batch {
+                let Gate::And { a, b: bw, out } = gates[gi as usize] else { unreachable!("an AND batch") };
+                let (wa, wb) = (a as usize, bw as usize);
+                let (xa, xb) = (state.xhat[wa], state.xhat[wb]);
+                b.sel.push((and_index[gi as usize], wa, wb, out as usize, xa, xb));
+            }
+            b.pads.resize(n, Vec::new());
+            b.bit_pads.resize(n, Vec::new());
+            for &i in &garblers {
+                b.entries.clear();
+                for &(k, wa, wb, _, xa, xb) in &b.sel {
+                    let row = 2 * usize::from(xa) + usize::from(xb);
+                    b.entries.push((first_gate + k as u64, row, combine(state.label(wa, i), state.label(wb, i))));
+                }
+                b.pads[i].resize(len * n, Block::ZERO);
+                b.bit_pads[i].resize(len, false);
+                row_pads(&tweaks[i], &b.entries, n, &mut b.scratch, &mut b.pads[i], &mut b.bit_pads[i]);
+            }
+            // 2. Decrypt, check every garbler's tag, then combine.
+            b.decrypted.resize(n * n, Block::ZERO);
+            b.row_bits.resize(n, false);
+            b.out_xhat.clear();
+            b.out_labels.resize(len * n, Block::ZERO);
+            for (m, &(k, _, _, _, xa, xb)) in b.sel.iter().enumerate() {
+                let row = 2 * usize::from(xa) + usize::from(xb);
+                let (ma, mb) = (mask(xa), mask(xb));
+                for &i in &garblers {
+                    let (blocks, bits) = tables[i];
+                    let at = (k * 4 + row) * n;
+                    let dec = &mut b.decrypted[i * n..(i + 1) * n];
+                    for (d, (c, p)) in dec.iter_mut().zip(blocks[at..at + n].iter().zip(&b.pads[i][m * n..(m + 1) * n])) {
+                        *d = *c ^ *p;
+                    }
+                    let index = 4 * k + row;
+                    let bit = ((bits[index / 8] >> (index % 8)) & 1 == 1) ^ b.bit_pads[i][m];
+                    b.row_bits[i] = bit;
+                    // Pitfall 7: the row's masked bit must carry a valid tag under Δ_e.
+                    let want = view.key(i, k, ma, mb) ^ (delta & mask(bit));
+                    if dec[tag_slot(i, e)] != want {
+                        return Err(BadRow { garbler: i });
                     }
                 }
-                Gate::Inv { a, out } | Gate::Copy { a, out } => state.copy(a as usize, out as usize),
-                Gate::Const { value, out } => {
-                    let out = out as usize;
-                    state.xhat[out] = value;
-                    for &i in &garblers {
-                        state.set_label(out, i, Block::ZERO);
+                let mut xhat = view.bit(k, xa, xb);
+                for &i in &garblers {
+                    xhat ^= b.row_bits[i];
+                    // L^i_γ = label share ⊕ Σ_{j≠i} M_i[r^j_ℓ]: the evaluator's own tag, and the
+                    // other garblers' tags from their rows.
+                    let mut l = b.decrypted[i * n + n - 1] ^ view.mac(i, k, ma, mb);
+                    for &j in garblers.iter().filter(|&&j| j != i) {
+                        l ^= b.decrypted[j * n + tag_slot(j, i)];
                     }
+                    b.out_labels[m * n + i] = l;
                 }
-                Gate::And { a, b, out } => {
-                    let (wa, wb, out) = (a as usize, b as usize, out as usize);
-                    let (a, b) = (state.xhat[wa], state.xhat[wb]);
-                    let row = 2 * usize::from(a) + usize::from(b);
-                    let (ma, mb) = (mask(a), mask(b));
-                    let g = first_gate + k as u64;
-                    for &i in &garblers {
-                        let (blocks, bits) = tables[i];
-                        entry[0] = (g, row, combine(state.label(wa, i), state.label(wb, i)));
-                        row_pads(&tweaks[i], &entry, n, &mut scratch, &mut pads, &mut bit_pad);
-                        let at = (k * 4 + row) * n;
-                        let dec = &mut decrypted[i * n..(i + 1) * n];
-                        for (d, (c, p)) in dec.iter_mut().zip(blocks[at..at + n].iter().zip(&pads)) {
-                            *d = *c ^ *p;
-                        }
-                        let index = 4 * k + row;
-                        let bit = ((bits[index / 8] >> (index % 8)) & 1 == 1) ^ bit_pad[0];
-                        row_bits[i] = bit;
-                        // Pitfall 7: the row's masked bit must carry a valid tag under Δ_e.
-                        let want = view.key(i, k, ma, mb) ^ (delta & mask(bit));
-                        if dec[tag_slot(i, e)] != want {
-                            return Err(BadRow { garbler: i });
-                        }
-                    }
-                    let mut xhat = view.bit(k, a, b);
-                    for &i in &garblers {
-                        xhat ^= row_bits[i];
-                        // L^i_γ = label share ⊕ Σ_{j≠i} M_i[r^j_ℓ]: the evaluator's own tag, and
-                        // the other garblers' tags from their rows.
-                        let mut l = decrypted[i * n + n - 1] ^ view.mac(i, k, ma, mb);
-                        for &j in garblers.iter().filter(|&&j| j != i) {
-                            l ^= decrypted[j * n + tag_slot(j, i)];
-                        }
-                        state.set_label(out, i, l);
-                    }
-                    state.xhat[out] = xhat;
-                    k += 1;
+                b.out_xhat.push(xhat);
+            }
+            // 3. Outputs.
+            for (m, &(_, _, _, out, _, _)) in b.sel.iter().enumerate() {
+                state.xhat[out] = b.out_xhat[m];
+                for &i in &garblers {
+                    state.set_label(out, i, b.out_labels[m * n + i]);
                 }
             }
+            s = end;
         }
         Ok(())
     })();
-    Block::wipe(&mut pads);
-    Block::wipe(&mut decrypted);
+    b.wipe();
     result
+}
+
+/// Scratch of [`evaluate_chunk`], reused across its batches.
+#[derive(Default)]
+struct Batch {
+    /// Per gate of the batch: (AND index, α, β, γ, x̂_α, x̂_β).
+    sel: Vec<(usize, usize, usize, usize, bool, bool)>,
+    entries: Vec<(u64, usize, Block)>,
+    scratch: Vec<Block>,
+    pads: Vec<Vec<Block>>,
+    bit_pads: Vec<Vec<bool>>,
+    decrypted: Vec<Block>,
+    row_bits: Vec<bool>,
+    out_xhat: Vec<bool>,
+    out_labels: Vec<Block>,
+}
+
+impl Batch {
+    fn wipe(&mut self) {
+        for p in self.pads.iter_mut() {
+            Block::wipe(p);
+        }
+        Block::wipe(&mut self.decrypted);
+        Block::wipe(&mut self.out_labels);
+        for e in self.entries.iter_mut() {
+            e.2 = Block::ZERO;
+        }
+    }
+}
+
+/// An XOR, INV, CONST or COPY gate on the evaluator's state.
+fn free_gate(state: &mut EvalState, gate: &Gate, garblers: &[PartyId]) {
+    match *gate {
+        Gate::Xor { a, b, out } => {
+            let (a, b, out) = (a as usize, b as usize, out as usize);
+            state.xhat[out] = state.xhat[a] ^ state.xhat[b];
+            for &i in garblers {
+                let l = state.label(a, i) ^ state.label(b, i);
+                state.set_label(out, i, l);
+            }
+        }
+        Gate::Inv { a, out } | Gate::Copy { a, out } => state.copy(a as usize, out as usize),
+        Gate::Const { value, out } => {
+            let out = out as usize;
+            state.xhat[out] = value;
+            for &i in garblers {
+                state.set_label(out, i, Block::ZERO);
+            }
+        }
+        Gate::And { .. } => unreachable!("AND gates are evaluated in batches"),
+    }
 }
 
 #[cfg(test)]
@@ -673,7 +759,8 @@ mod tests {
                         }
                     }
                     let rows = EvalRows { r0: &r0[e], alpha: &alpha[e], beta: &beta[e], tables: &tables };
-                    evaluate_chunk(&mut state, &gates, &tweaks, deltas[e], 100, &rows).expect("honest rows");
+                    let order = webmpc_garble::halfgates::plan_chunk(3 * ands as u32, &gates);
+                    evaluate_chunk(&mut state, &gates, &order, &tweaks, deltas[e], 100, &rows).expect("honest rows");
                     for k in 0..ands {
                         let want = ((a ^ la[k]) & (b ^ lb[k])) ^ lg[k];
                         let got = state.xhat[2 * ands + k];
@@ -697,7 +784,7 @@ mod tests {
                             }
                         }
                         let rows = EvalRows { r0: &r0[e], alpha: &alpha[e], beta: &beta[e], tables: &bad };
-                        let err = evaluate_chunk(&mut state2, &gates, &tweaks, deltas[e], 100, &rows).unwrap_err();
+                        let err = evaluate_chunk(&mut state2, &gates, &order, &tweaks, deltas[e], 100, &rows).unwrap_err();
                         assert_eq!(err, BadRow { garbler: i });
                     }
                 }

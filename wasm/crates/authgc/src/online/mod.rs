@@ -995,17 +995,18 @@ fn evaluate(
     first_gate: u64,
     m: Option<&ChunkMaterial>,
 ) -> Result<(), AuthGcError> {
+    let order = webmpc_garble::halfgates::plan_chunk(state.wires() as u32, gates);
     let result = match m {
         Some(m) => {
             let rows = EvalRows { r0: &m.r0, alpha: &m.alpha, beta: &m.beta, tables: &m.tables };
-            gc_core::evaluate_chunk(state, gates, tweaks, delta, first_gate, &rows)
+            gc_core::evaluate_chunk(state, gates, &order, tweaks, delta, first_gate, &rows)
         }
         None => {
             let n = tweaks.len();
             let empty = AuthShares::empty(evaluator, n);
             let none = vec![Vec::new(); n];
             let rows = EvalRows { r0: &empty, alpha: &empty, beta: &empty, tables: &none };
-            gc_core::evaluate_chunk(state, gates, tweaks, delta, first_gate, &rows)
+            gc_core::evaluate_chunk(state, gates, &order, tweaks, delta, first_gate, &rows)
         }
     };
     result.map_err(|b| row_failure(b.garbler))
