@@ -63,16 +63,19 @@ pub enum Deviation {
     Crash { party: PartyId, after: usize },
 }
 
+/// The edit function inside a test channel's `Tamper`.
+type EditFn = Box<dyn Fn(PartyId, usize, &mut Vec<u8>)>;
+
 /// A party's channel in the tests: the in-memory channel through `Tamper`, and a crash switch.
 pub struct TestChannel {
-    inner: Tamper<MemoryChannel, Box<dyn Fn(PartyId, usize, &mut Vec<u8>)>>,
+    inner: Tamper<MemoryChannel, EditFn>,
     crash_after: Option<usize>,
     sent: Cell<usize>,
 }
 
 impl TestChannel {
     fn new(ch: MemoryChannel, edit: Option<Edit>, crash_after: Option<usize>) -> TestChannel {
-        let f: Box<dyn Fn(PartyId, usize, &mut Vec<u8>)> = match edit {
+        let f: EditFn = match edit {
             Some(e) => Box::new(move |to, i, m: &mut Vec<u8>| e(to, i, m)),
             None => Box::new(|_, _, _: &mut Vec<u8>| {}),
         };
