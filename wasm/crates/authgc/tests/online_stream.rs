@@ -148,3 +148,44 @@ fn a_stream_that_fails_its_hash_check_aborts_before_any_output() {
         assert!(out[1 - bad].is_err(), "the other party gets no output either");
     }
 }
+
+/// A source that hands out a gate with a wire beyond the circuit's (a custom source need not be
+/// validated like the binary decoder is).
+struct OutOfRange(Recurrence);
+
+impl GateSource for OutOfRange {
+    fn shape(&self) -> &Shape {
+        self.0.shape()
+    }
+
+    async fn next_chunk(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError> {
+        self.0.next_chunk(max, out).await?;
+        if let Some(g) = out.get_mut(3) {
+            *g = Gate::And { a: 0, b: 1, out: 10_000 };
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_gate_source_with_a_wire_out_of_range_is_refused_not_a_panic() {
+    let roles = roles_all(1, &[0, 1], 1);
+    let out = run_local(join_all(network(2).into_iter().map(|ch| {
+        let roles = roles.clone();
+        async move {
+            let me = ch.party();
+            let ch = SharedChannel::new(ch);
+            let pre = <Pre as PreSetup>::setup(ch.clone(), [4; 32]).await.unwrap();
+            let mut p = AuthGcParty::new(pre, ch, [5; 32], OPTIONS).unwrap();
+            let inputs = [u64_bits(me as u64, 64)];
+            if me == 0 {
+                p.run(&mut OutOfRange(Recurrence::new(10)), &roles, &inputs, |_, _, _| {}).await
+            } else {
+                p.run(&mut Recurrence::new(10), &roles, &inputs, |_, _, _| {}).await
+            }
+        }
+    })))
+    .unwrap();
+    assert_eq!(out[0].as_ref().unwrap_err().code(), "INVALID_ARGUMENT");
+    assert!(out[1].is_err());
+}

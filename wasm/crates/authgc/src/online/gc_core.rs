@@ -129,6 +129,28 @@ pub struct WireState {
     pub zero: Vec<Block>,
 }
 
+impl Drop for WireState {
+    fn drop(&mut self) {
+        Block::wipe(&mut self.zero);
+    }
+}
+
+/// Checks that every wire of `gates` is below `wires` (what a validated circuit guarantees; a
+/// custom gate source might not). Returns the first offending gate's position.
+pub fn check_wires(gates: &[Gate], wires: u32) -> Result<(), usize> {
+    for (i, g) in gates.iter().enumerate() {
+        let ok = match *g {
+            Gate::Xor { a, b, out } | Gate::And { a, b, out } => a < wires && b < wires && out < wires,
+            Gate::Inv { a, out } | Gate::Copy { a, out } => a < wires && out < wires,
+            Gate::Const { out, .. } => out < wires,
+        };
+        if !ok {
+            return Err(i);
+        }
+    }
+    Ok(())
+}
+
 /// The wire values one AND gate's rows are made from, for a batch of AND gates in gate order:
 /// the views of ⟨λ_α⟩, ⟨λ_β⟩ and the fresh ⟨λ_γ⟩, and the garbler's zero-labels of the three
 /// wires. Taken when the gate is reached, since a later gate may overwrite its wires.

@@ -260,6 +260,12 @@ struct Ends {
     zero: Vec<Block>,
 }
 
+impl Drop for Ends {
+    fn drop(&mut self) {
+        Block::wipe(&mut self.zero);
+    }
+}
+
 /// What the evaluator keeps of a chunk for evaluation.
 struct ChunkMaterial {
     r0: AuthShares,
@@ -314,7 +320,7 @@ fn invalid(msg: impl Into<String>) -> AuthGcError {
 }
 
 /// Fills `out` with exactly `max` gates (fewer only at the end), whatever piece sizes the
-/// source delivers, so that every party cuts the same chunks.
+/// source delivers, so that every party cuts the same chunks; refuses wires outside the shape.
 async fn next_full_chunk<S: GateSource>(
     source: &mut S,
     max: usize,
@@ -329,7 +335,8 @@ async fn next_full_chunk<S: GateSource>(
         }
         out.extend_from_slice(piece);
     }
-    Ok(())
+    gc_core::check_wires(out, source.shape().wires)
+        .map_err(|i| invalid(format!("the circuit source gave a gate (chunk position {i}) with a wire out of range")))
 }
 
 /// The wires of each input bit (input values first, in order) with its owner.
@@ -1012,11 +1019,3 @@ fn evaluate(
     result.map_err(|b| row_failure(b.garbler))
 }
 
-impl<P, C> Drop for AuthGcParty<P, C> {
-    fn drop(&mut self) {
-        if let Some(p) = &mut self.prepared {
-            Block::wipe(&mut p.inputs.zero);
-            Block::wipe(&mut p.outputs.zero);
-        }
-    }
-}
