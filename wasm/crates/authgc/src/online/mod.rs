@@ -36,7 +36,10 @@
 //! 6. **Evaluation.** The evaluator decrypts, per AND gate and garbler, the row its masked inputs
 //!    select and **checks the tag under its own key of every garbler's row before using any
 //!    of them** (pitfall 7); a failure aborts naming the garbler. x̂_γ = ⊕ r^i_ℓ and
-//!    L^i_γ = (label share) ⊕ ⊕_{j≠i} M_i[r^j_ℓ].
+//!    L^i_γ = (label share) ⊕ ⊕_{j≠i} M_i[r^j_ℓ]. Independent AND gates of a chunk (one level
+//!    of the garble crate's hazard-aware schedule) are hashed in one batch per garbler. The row
+//!    is selected by x̂, which the evaluator is meant to see (uniform, independent of the
+//!    inputs), so indexing by it leaks no secret.
 //! 7. **Outputs** (below), to all parties or to designated ones.
 //!
 //! # The row hash
@@ -115,8 +118,8 @@
 //! **interleaved**: inputs first, then per chunk of gates masks, F_Pre.AND, tables and
 //! evaluation, so memory is bounded by a chunk and the live wires (compacted circuits reuse wires:
 //! all state is per live wire) whatever the circuit's size. Preprocessed material is drawn from
-//! the pool and, when it runs out, from the preprocessor in batches of at most
-//! [`Options::batch`].
+//! the pool and, when it runs out, from the preprocessor: what the chunk lacks, or
+//! [`Options::batch`] at once while more of the circuit is to come.
 //!
 //! # Messages between a pair (for tests that deviate)
 //!
