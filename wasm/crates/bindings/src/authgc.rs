@@ -117,9 +117,16 @@ fn invalid(msg: impl Into<String>) -> JsValue {
     authgc_error(&AuthGcError::InvalidArgument(msg.into()), None)
 }
 
-/// Reads the options object `{ chunkGates?, batch? }` (both whole numbers ≥ 1).
-fn options(obj: &JsValue) -> Result<Options, JsValue> {
-    let mut o = Options::default();
+/// Most bytes of one garbled-table message: well under the channel's message limit
+/// ([`crate::channel::MAX_MESSAGE_BYTES`]), since a chunk's table takes 64·n bytes per AND gate.
+const MAX_TABLE_BYTES: usize = 48 << 20;
+
+/// Reads the options object `{ chunkGates?, batch? }` (both whole numbers ≥ 1) for `parties`
+/// parties: `chunkGates` defaults to 2^16 and may not let a table message exceed
+/// [`MAX_TABLE_BYTES`].
+fn options(obj: &JsValue, parties: usize) -> Result<Options, JsValue> {
+    let most_gates = MAX_TABLE_BYTES / (64 * parties.max(1));
+    let mut o = Options { chunk_gates: Options::default().chunk_gates.min(most_gates), ..Options::default() };
     if obj.is_undefined() || obj.is_null() {
         return Ok(o);
     }
@@ -134,7 +141,7 @@ fn options(obj: &JsValue) -> Result<Options, JsValue> {
         }
         Ok(Some(n as usize))
     };
-    if let Some(c) = get("chunkGates", 1 << 20)? {
+    if let Some(c) = get("chunkGates", most_gates)? {
         o.chunk_gates = c;
     }
     if let Some(b) = get("batch", 1 << 22)? {
@@ -158,16 +165,17 @@ pub struct AuthGcSession {
 /// Sets up this party of an n-party session over `transport` (its `party` and `parties` fields
 /// say who and how many): builds the preprocessor (the setup phase). `session` is a 32-byte id
 /// all parties share and that differs between sessions; `options` is `{ chunkGates?, batch? }`
-/// (every party must pass the same). Resolves to an `AuthGcSession`.
+/// (every party must pass the same; `chunkGates` at most 48 MiB / (64·parties), default
+/// 2^16 or that bound). Resolves to an `AuthGcSession`.
 #[wasm_bindgen(js_name = authgcSetup)]
 pub fn authgc_setup(transport: JsTransport, session: &[u8], options_obj: JsValue) -> Promise {
     let prepared = (|| -> Result<_, JsValue> {
         let sid = session_bytes(session)?;
-        let opts = options(&options_obj)?;
         let ch = JsChannel::new(transport).map_err(invalid)?;
         if ch.parties() < 2 || ch.parties() > MAX_PARTIES {
             return Err(invalid(format!("authenticated garbling needs 2 to {MAX_PARTIES} parties")));
         }
+        let opts = options(&options_obj, ch.parties())?;
         Ok((sid, opts, ch))
     })();
     let (sid, opts, ch) = match prepared {
@@ -417,7 +425,7 @@ impl AuthGcLocal {
         if !(2..=MAX_PARTIES).contains(&n) {
             return Err(invalid(format!("authenticated garbling needs 2 to {MAX_PARTIES} parties")));
         }
-        let opts = options(&options_obj)?;
+        let opts = options(&options_obj, n)?;
         let mut session = [0u8; 32];
         webmpc_core::random::fill(&mut session).map_err(crate::js_error)?;
         crate::scrubbed(|| {
