@@ -234,18 +234,52 @@ pub fn prepare(bristol: &str, values: &[Vec<u8>], parties: usize) -> Result<(Reg
 
 #[cfg(target_arch = "wasm32")]
 mod wasm {
+    use polytune::garble_lang::register_circuit::Circuit as RegisterCircuit;
     use wasm_bindgen::prelude::*;
 
-    /// Runs `parties` parties on `bristol` with the given input values (hex, big-endian, one per
-    /// input value) in this Wasm instance on one thread. Returns the bytes sent in total, after
-    /// checking every party's output against the plaintext evaluator; throws on any failure.
-    #[wasm_bindgen(js_name = runOneThread)]
-    pub fn run_one_thread(bristol: &str, values_hex: Vec<String>, parties: usize) -> Result<f64, JsError> {
-        let values = values_hex.iter().map(|h| super::from_hex(h)).collect::<Result<Vec<_>, _>>().map_err(|e| JsError::new(&e))?;
-        let (circuit, inputs, expected, _) = super::prepare(bristol, &values, parties).map_err(|e| JsError::new(&e))?;
-        let r = super::run_one_thread(&circuit, &inputs).map_err(|e| JsError::new(&e))?;
-        super::check(&r.outputs, &expected).map_err(|e| JsError::new(&e))?;
-        Ok(r.bytes as f64)
+    /// One case prepared for repeated runs: parsed, converted and its expected output computed
+    /// once, so that [`PolytuneCase::run`] times only the protocol (as the native binary does).
+    #[wasm_bindgen]
+    pub struct PolytuneCase {
+        circuit: RegisterCircuit,
+        inputs: Vec<Vec<bool>>,
+        expected: Vec<bool>,
+    }
+
+    thread_local! {
+        static LAST_PANIC: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+
+    /// The message and location of the last Rust panic in this instance (a panic traps as
+    /// `unreachable` in JS, which says nothing about why), or an empty string.
+    #[wasm_bindgen(js_name = lastPanic)]
+    pub fn last_panic() -> String {
+        LAST_PANIC.with(|p| p.borrow().clone())
+    }
+
+    #[wasm_bindgen(start)]
+    fn start() {
+        std::panic::set_hook(Box::new(|info| LAST_PANIC.with(|p| *p.borrow_mut() = info.to_string())));
+    }
+
+    #[wasm_bindgen]
+    impl PolytuneCase {
+        /// `bristol`: the circuit; `values_hex`: its input values (big-endian hex, one per input
+        /// value); `parties`: how many parties run it.
+        #[wasm_bindgen(constructor)]
+        pub fn new(bristol: &str, values_hex: Vec<String>, parties: usize) -> Result<PolytuneCase, JsError> {
+            let values = values_hex.iter().map(|h| super::from_hex(h)).collect::<Result<Vec<_>, _>>().map_err(|e| JsError::new(&e))?;
+            let (circuit, inputs, expected, _) = super::prepare(bristol, &values, parties).map_err(|e| JsError::new(&e))?;
+            Ok(PolytuneCase { circuit, inputs, expected })
+        }
+
+        /// Runs every party in this instance on one thread; checks every party's output against
+        /// the plaintext evaluator and returns the bytes sent in total. Throws on any failure.
+        pub fn run(&self) -> Result<f64, JsError> {
+            let r = super::run_one_thread(&self.circuit, &self.inputs).map_err(|e| JsError::new(&e))?;
+            super::check(&r.outputs, &self.expected).map_err(|e| JsError::new(&e))?;
+            Ok(r.bytes as f64)
+        }
     }
 }
 
