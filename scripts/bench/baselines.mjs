@@ -15,7 +15,8 @@
 //
 // Metrics per case (`<circuit>-n<parties>`): time (median of `runs` runs after one warm-up, ms),
 // communication (all parties' bytes sent, KiB), communication_per_and_per_party (bytes/AND),
-// and for polytune-wasm ratio_wasm_to_native. A configuration that fails (emp '2pc' on SHA-256
+// for polytune-wasm ratio_wasm_to_native, and for emp-wasm one-process instantiate_per_call (the
+// fresh emp instance every secureMPC call makes, included in its time). A configuration that fails (emp '2pc' on SHA-256
 // fails its check with "FEQ error") gives a `failed` row with the error, not a crash.
 //
 // Environment: BASELINES_PARTIES (default "2,3,4"), BASELINES_CASES ("aes128,sha256"),
@@ -89,6 +90,7 @@ export async function run({ root, emit, quick }) {
               log(`emp-wasm ${kase} ${impl}`);
               const r = await runEmpWasm({ root, caseName: c, parties: n, mode, shape, runs });
               perf(kase, 'emp-wasm', impl, r, n);
+              if (r.instantiateMs !== undefined) row({ case: kase, metric: 'instantiate_per_call', value: r.instantiateMs, unit: 'ms', runtime: 'emp-wasm', impl });
             } catch (e) {
               failed(kase, 'emp-wasm', impl, e.message);
             }

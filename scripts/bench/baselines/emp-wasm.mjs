@@ -82,8 +82,11 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
  * Runs `caseName` with `parties` parties in emp-wasm's `mode` in the given `shape`.
- * @param {{ root: string, caseName: string, parties: number, mode: '2pc'|'mpc', shape: 'one-process'|'process-per-party',
- *           runs?: number, warmup?: number, timeoutMs?: number, isolate?: boolean }} o
+ * `circuit` (instead of `caseName`, one-process only) runs a ready emp circuit: { text, and,
+ * inputBits (per party), inputBitsPerParty, expected (output bytes) }.
+ * @param {{ root: string, caseName?: string, circuit?: object, parties: number, mode: '2pc'|'mpc',
+ *           shape: 'one-process'|'process-per-party', runs?: number, warmup?: number, timeoutMs?: number,
+ *           isolate?: boolean }} o
  */
 export async function runEmpWasm(o) {
   const { shape } = o;
@@ -99,9 +102,9 @@ function summary(perRun, and) {
 }
 
 /** All parties here, over in-memory queues. */
-async function oneProcess({ root, caseName, parties, mode, runs = 3, warmup = 1, timeoutMs = 600_000 }) {
+async function oneProcess({ root, caseName, circuit, parties, mode, runs = 3, warmup = 1, timeoutMs = 600_000 }) {
   const emp = await loadEmp(root);
-  const ec = empCase(root, caseName, parties);
+  const ec = circuit ?? empCase(root, caseName, parties);
   const perRun = [];
   for (let r = 0; r < warmup + runs; r++) {
     const queues = new Map();
@@ -137,7 +140,7 @@ async function oneProcess({ root, caseName, parties, mode, runs = 3, warmup = 1,
         })
         .catch((e) => {
           stop();
-          throw new Error(`party ${p}: ${e?.message ?? e}`);
+          throw new Error(`party ${p}: ${String(e?.message ?? e).trim()}`);
         }),
     );
     timer = setTimeout(stop, timeoutMs);
@@ -147,13 +150,19 @@ async function oneProcess({ root, caseName, parties, mode, runs = 3, warmup = 1,
     outs.forEach((bits, p) => checkOutput(bits, ec.expected, `party ${p}`));
     if (r >= warmup) perRun.push({ ms, bytes });
   }
-  return { ...summary(perRun, ec.and), version: emp.version };
+  // What each secureMPC call spends on a fresh emp instance before any protocol work (it makes
+  // one per call; warm: the compiled module is cached by then), included in every run's time.
+  const jslib = await import(pathToFileURL(join(root, 'node_modules', 'emp-wasm', 'dist', 'build', 'jslib.js')).href);
+  const i0 = performance.now();
+  await jslib.default();
+  const instantiateMs = performance.now() - i0;
+  return { ...summary(perRun, ec.and), version: emp.version, instantiateMs };
 }
 
 /** {@link oneProcess} in a child process; its result comes back over IPC. */
 function inChild(o) {
   return new Promise((resolve, reject) => {
-    const child = fork(SELF, ['--one-process'], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const child = fork(SELF, ['--one-process'], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr = (stderr + d).slice(-4000);
@@ -217,7 +226,7 @@ async function processPerParty({ root, caseName, parties, mode, runs = 3, warmup
     });
   try {
     for (let p = 0; p < parties; p++) {
-      const child = fork(SELF, ['--party'], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      const child = fork(SELF, ['--party'], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
       let stderr = '';
       child.stderr.on('data', (d) => {
         stderr = (stderr + d).slice(-4000);
@@ -243,7 +252,7 @@ async function processPerParty({ root, caseName, parties, mode, runs = 3, warmup
       for (let p = 0; p < parties; p++) post(p, { type: 'run', run: r });
       const done = await gather('done', (m) => m.run === r);
       const ms = performance.now() - t0;
-      done.forEach((m) => checkOutput(Uint8Array.from(m.bits), ec.expected, `party ${m.party}`));
+      done.forEach((m) => checkOutput(m.bits, ec.expected, `party ${m.party}`));
       if (r >= warmup) perRun.push({ ms, bytes: done.reduce((s, m) => s + m.bytes, 0) });
     }
     return { ...summary(perRun, ec.and), link: 'websocket-mesh' };
@@ -317,13 +326,13 @@ async function partyMain() {
           mode: cfg.mode,
           io: { send, recv: (from, ch, min, max) => queue(m.run, from, ch).pop(min, max) },
         });
-        reply({ type: 'done', run: m.run, bits: Array.from(bits), bytes: bytes() });
+        reply({ type: 'done', run: m.run, bits, bytes: bytes() });
       } else if (m.type === 'exit') {
         await t?.close();
         process.exit(0);
       }
     } catch (e) {
-      reply({ type: 'error', error: String(e?.message ?? e) });
+      reply({ type: 'error', error: String(e?.message ?? e).trim() });
       setTimeout(() => process.exit(1), 100);
     }
   });
@@ -389,6 +398,9 @@ async function partyMain() {
 if (process.argv[1] === SELF && process.argv[2] === '--party') {
   partyMain();
 } else if (process.argv[1] === SELF && process.argv[2] === '--one-process') {
+  // After one party fails, the others' pending receives are rejected (their queues close) and
+  // emp's Asyncify glue leaves those rejections unhandled: the first failure is what counts.
+  process.on('unhandledRejection', () => {});
   process.once('message', async (o) => {
     try {
       process.send({ ok: true, value: await oneProcess(o) }, () => process.exit(0));
