@@ -55,8 +55,6 @@ pub fn low_bits(c: u128, m: usize) -> Vec<bool> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     /// The carry-tree identity on plain integers: [c < r] is the carry out of r + ¬c.
     #[test]
     fn carry_out_of_r_plus_not_c_is_less_than() {

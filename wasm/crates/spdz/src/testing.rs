@@ -11,8 +11,9 @@ pub enum Cheat {
     /// Honest.
     #[default]
     None,
-    /// Feeds an inconsistent x into COPE towards `peer` (one row of u off by one): caught by the
-    /// input check (MAC_CHECK_FAILED).
+    /// Feeds a different x into COPE towards `peer` than it keeps as its own share (every row of
+    /// u for one value off by one): caught by the input check (MAC_CHECK_FAILED). (An error in a
+    /// single row i only matters when the peer's Δ_i = 1, so it would be caught half the time.)
     InconsistentCope {
         /// The peer whose COPE gets the bad row.
         peer: PartyId,
@@ -20,8 +21,10 @@ pub enum Cheat {
     /// Uses a Δ^(i) in COPE's Initialize that differs from the one in its own MACs: caught by
     /// the input check.
     WrongDelta,
-    /// Sends a wrong Gilboa correction d to `peer`: the triple is wrong; caught by the
-    /// sacrifice (SACRIFICE_FAILED).
+    /// Sends wrong Gilboa corrections d to `peer` (all k of the first product off by one, i.e.
+    /// a different b): the triple is wrong; caught by the sacrifice (SACRIFICE_FAILED). (A
+    /// single wrong d_h only matters when the receiver's bit a_h = 1: the selective-failure
+    /// leak that Combine's τ = 3 exists for.)
     WrongD {
         /// The peer that gets the bad d.
         peer: PartyId,
@@ -55,18 +58,22 @@ fn bump<F: Field>(bytes: &mut [u8]) {
 impl Cheat {
     pub(crate) fn on_cope<F: Field>(&self, peer: PartyId, msg: &mut [u8]) {
         if let Cheat::InconsistentCope { peer: p } = self {
-            // Row 3, value 0: x differs in one row only.
+            // Value 1 (value 0 is the dummy) in every row.
             let l = msg.len() / 16 / 128;
-            if *p == peer && l > 0 {
-                bump::<F>(&mut msg[16 * (3 * l)..]);
+            if *p == peer && l > 1 {
+                for row in 0..128 {
+                    bump::<F>(&mut msg[16 * (row * l + 1)..]);
+                }
             }
         }
     }
 
     pub(crate) fn on_gilboa_d<F: Field>(&self, peer: PartyId, d: &mut [F]) {
         if let Cheat::WrongD { peer: p } = self {
-            if *p == peer && d.len() > 7 {
-                d[7] += F::ONE;
+            if *p == peer {
+                for x in d.iter_mut().take(crate::gilboa::K) {
+                    *x += F::ONE;
+                }
             }
         }
     }
