@@ -19,6 +19,7 @@ pub mod cope;
 #[cfg(feature = "ideal")]
 pub mod dealer;
 pub mod error;
+pub mod examples;
 pub mod field;
 pub mod gilboa;
 pub mod local;

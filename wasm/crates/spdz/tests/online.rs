@@ -310,56 +310,17 @@ fn comparisons_at_the_edges() {
     }
 }
 
-/// A Vickrey (second-price) auction of `bids` 32-bit bids as a tournament: every node holds
-/// (highest bid, its index, second-highest bid). Ties go to the lowest index: a right subtree
-/// (higher indices) wins only with a strictly higher bid. Outputs (winner index, price).
-pub fn vickrey(n: usize, bids: usize) -> Program {
-    const K: u8 = 32;
-    let mut b = Builder::new(FieldKind::Prime, n);
-    let vs: Vec<Value> = (0..bids).map(|i| b.input(i % n, Kind::Unsigned(K))).collect();
-    let zero = b.constant(const_u64(0));
-    let mut level: Vec<(Value, Value, Value)> = vs.iter().enumerate().map(|(i, v)| {
-        let idx = b.constant(const_u64(i as u64));
-        (*v, idx, zero)
-    }).collect();
-    while level.len() > 1 {
-        let mut next = Vec::new();
-        for pair in level.chunks(2) {
-            if pair.len() == 1 {
-                next.push(pair[0]);
-                continue;
-            }
-            let ((lm, li, ls), (rm, ri, rs)) = (pair[0], pair[1]);
-            let right = b.lt(lm, rm, K); // right strictly higher
-            let max = b.select(right, rm, lm);
-            let idx = b.select(right, ri, li);
-            let loser = b.select(right, lm, rm);
-            let runner = b.select(right, rs, ls);
-            let c = b.lt(loser, runner, K);
-            let second = b.select(c, runner, loser);
-            next.push((max, idx, second));
-        }
-        level = next;
-    }
-    let (_, idx, second) = level[0];
-    b.output(idx, Kind::Unsigned(0), None);
-    b.output(second, Kind::Unsigned(0), None);
-    b.build()
+fn vickrey(n: usize, bids: usize) -> Program {
+    webmpc_spdz::examples::vickrey(n, bids, 32)
 }
 
 fn vickrey_inputs(n: usize, bids: &[u32]) -> Vec<Vec<[u8; 16]>> {
-    let mut inputs = vec![Vec::new(); n];
-    for (i, bid) in bids.iter().enumerate() {
-        inputs[i % n].push((*bid as u128).to_le_bytes());
-    }
-    inputs
+    webmpc_spdz::examples::vickrey_inputs(n, &bids.iter().map(|b| *b as u64).collect::<Vec<_>>())
 }
 
 fn vickrey_plain(bids: &[u32]) -> (u128, u128) {
-    let max = *bids.iter().max().unwrap();
-    let winner = bids.iter().position(|b| *b == max).unwrap();
-    let second = bids.iter().enumerate().filter(|(i, _)| *i != winner).map(|(_, b)| *b).max().unwrap_or(0);
-    (winner as u128, second as u128)
+    let (w, s) = webmpc_spdz::examples::vickrey_plain(&bids.iter().map(|b| *b as u64).collect::<Vec<_>>());
+    (w as u128, s as u128)
 }
 
 #[test]
