@@ -5,6 +5,7 @@
 
 mod channel;
 mod circuit;
+mod mascot;
 mod ot;
 mod yao;
 mod zeroing_alloc;

@@ -1,15 +1,26 @@
 //! F_p with p = 2^128 − 173, the largest prime below 2^128 with p ≡ 3 (mod 4).
 //!
 //! **Why this prime.** WebAssembly has no 64×64→128-bit multiply, so a 128-bit product is
-//! built from sixteen 32×32→64 multiplies (`i64.mul`). What differs between primes is the
-//! reduction: for a pseudo-Mersenne p = 2^128 − c with a small c, 2^128 ≡ c, so the 256-bit
-//! product `hi·2^128 + lo` reduces to `hi·c + lo` — four more small multiplies and two folds —
-//! where Montgomery reduction of a generic 128-bit prime costs another 16–20 full multiplies.
-//! Measured in Wasm (Node 20, see the report of issue 12): 2^128 − 173 with 32-bit limbs runs at
-//! about twice the rate of Montgomery for a generic 128-bit prime. Among pseudo-Mersenne primes,
-//! 2^127 − 1 reduces even more cheaply but has k = 127 bits, below the 128 the paper needs for
-//! τ = 3 (64-bit statistical security; τ = 4 would cost a third more OTs per triple). And
-//! p ≡ 3 (mod 4) makes square roots one exponentiation (x^((p+1)/4)), which random bits use.
+//! built from sixteen 32×32→64 multiplies (`i64.mul`); the candidates differ in the reduction.
+//! Measured in Wasm (Node 20, a chain of dependent multiplications, best of 9 interleaved runs,
+//! on the shared 2-core VM; scratch benchmark described in the report of issue 12):
+//!
+//! | candidate                                   | k   | M mul/s |
+//! |---------------------------------------------|-----|---------|
+//! | 2^128 − 173, 32-bit limbs (this code)       | 128 | 42      |
+//! | 2^128 − 173, 64-bit limbs (`u128` products) | 128 | 21      |
+//! | Montgomery, random 128-bit prime, 32-bit    | 128 | 41      |
+//! | 2^127 − 1 (Mersenne), 32-bit limbs          | 127 | 72      |
+//!
+//! 64-bit limbs lose because each 64×64→128 product becomes a `__multi3` call in Wasm. The
+//! Mersenne prime multiplies 1.7× faster but has k = 127 bits: below the 128 that Corollary 1
+//! needs for τ = 3 (64-bit statistical security), so it would need τ = 4 and a third more
+//! random OTs per triple — and OTs, not field multiplications, dominate triple generation
+//! (a triple needs 384 OTs per ordered pair and only a handful of multiplications). Among
+//! 128-bit primes, the pseudo-Mersenne form is as fast as Montgomery and needs no conversion
+//! into and out of Montgomery form for every hashed OT output and every value on the wire.
+//! p ≡ 3 (mod 4) (2^128 − 159, the largest 128-bit prime, is ≡ 1) makes square roots one
+//! exponentiation (x^((p+1)/4)), which random bits use.
 //!
 //! Elements are kept canonical (`< p`). Natively the product uses 64-bit limbs (one `mul`
 //! instruction per 64×64 product); in Wasm, 32-bit limbs. Both are always compiled and tested
@@ -108,16 +119,23 @@ fn reduce_limbs_32(w: &[u64; 9]) -> u128 {
     reduce_once(x.wrapping_add(C & mask(carry == 1)))
 }
 
-/// `a·b mod p` with 32-bit limbs (what Wasm runs).
+/// `a·b mod p` with 32-bit limbs (what Wasm runs): the 256-bit product, then
+/// `lo + hi·c` limb by limb (hi·c < 2^136: a carry below 2^9 remains), then that carry times c.
 #[inline(always)]
 #[allow(dead_code)]
 fn mul_mod_32(a: u128, b: u128) -> u128 {
     let w = mul_wide_32(a, b);
-    let mut l = [0u64; 9];
-    for (d, s) in l.iter_mut().zip(w) {
-        *d = s as u64;
+    let mut r = [0u32; 4];
+    let mut carry = 0u64;
+    for i in 0..4 {
+        let t = w[i] as u64 + w[i + 4] as u64 * C as u64 + carry;
+        r[i] = t as u32;
+        carry = t >> 32;
     }
-    reduce_limbs_32(&l)
+    let x = (r[0] as u128) | (r[1] as u128) << 32 | (r[2] as u128) << 64 | (r[3] as u128) << 96;
+    // carry·c < 2^17; on overflow x + carry·c − 2^128 is tiny and 2^128 ≡ c adds back.
+    let (x, over) = x.overflowing_add((carry * C as u64) as u128);
+    reduce_once(x.wrapping_add(C & mask(over)))
 }
 
 /// `a·b mod p` with 64-bit limbs and 64×64→128 products (native).
