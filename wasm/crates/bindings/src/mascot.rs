@@ -142,7 +142,12 @@ fn report(progress: &Option<Function>, phase: &str, done: usize, total: usize) {
     }
 }
 
-async fn preprocess_role<F: Field>(p: &mut Party<F, JsChannel>, triples: usize, bits: usize, progress: &Option<Function>) -> Result<(), SpdzError> {
+async fn preprocess_role<F: Field>(
+    p: &mut Party<F, JsChannel>,
+    triples: usize,
+    bits: usize,
+    progress: &Option<Function>,
+) -> Result<(), SpdzError> {
     p.preprocess_triples(triples, |d, t| report(progress, "triples", d, t)).await?;
     p.preprocess_bits(bits, |d, t| report(progress, "bits", d, t)).await
 }

@@ -20,7 +20,9 @@ fn stalled() -> SpdzError {
 }
 
 /// Runs one future per party to completion, in this thread.
-pub fn run_all<T, Fut: core::future::Future<Output = Result<T, SpdzError>>>(futs: Vec<Fut>) -> Result<Vec<T>, SpdzError> {
+pub fn run_all<T, Fut: core::future::Future<Output = Result<T, SpdzError>>>(
+    futs: Vec<Fut>,
+) -> Result<Vec<T>, SpdzError> {
     run_local(join_all(futs)).map_err(|_| stalled())?.into_iter().collect()
 }
 
@@ -78,7 +80,11 @@ impl<F: Field> Local<F> {
 
     /// Runs `program`; `inputs[i]` are party i's inputs. Returns every party's outputs.
     #[allow(clippy::type_complexity)]
-    pub fn run(&mut self, program: &Program, inputs: &[Vec<[u8; 16]>]) -> Result<Vec<Vec<Option<[u8; 16]>>>, SpdzError> {
+    pub fn run(
+        &mut self,
+        program: &Program,
+        inputs: &[Vec<[u8; 16]>],
+    ) -> Result<Vec<Vec<Option<[u8; 16]>>>, SpdzError> {
         run_all(self.parties.iter_mut().zip(inputs).map(|(p, i)| p.run(program, i, |_, _| {})).collect())
     }
 }

@@ -70,21 +70,28 @@ impl<C: Channel> Mux<C> {
     async fn recv(&self, from: PartyId, tag: u8) -> Result<Vec<u8>, ChannelError> {
         self.inner.check_peer(from)?;
         loop {
-            {
+            let next = {
                 let mut peers = self.peers.borrow_mut();
                 let st = &mut peers[from];
                 if let Some(m) = st.queues[tag as usize].pop_front() {
-                    return Ok(m);
+                    Next::Got(m)
+                } else if let Some(e) = &st.failed {
+                    Next::Failed(e.clone())
+                } else if st.pumping {
+                    Next::Wait
+                } else {
+                    st.pumping = true;
+                    Next::Pump
                 }
-                if let Some(e) = &st.failed {
-                    return Err(e.clone());
-                }
-                if st.pumping {
-                    drop(peers);
+            };
+            match next {
+                Next::Got(m) => return Ok(m),
+                Next::Failed(e) => return Err(e),
+                Next::Wait => {
                     Park { mux_peers: &self.peers, from, parked: false }.await;
                     continue;
                 }
-                st.pumping = true;
+                Next::Pump => {}
             }
             let guard = PumpGuard { peers: &self.peers, from };
             let got = self.inner.recv(from).await;
@@ -102,6 +109,14 @@ impl<C: Channel> Mux<C> {
             }
         }
     }
+}
+
+/// What a reader does next.
+enum Next {
+    Got(Vec<u8>),
+    Failed(ChannelError),
+    Wait,
+    Pump,
 }
 
 /// Clears the pump flag and wakes the parked readers when the pumping read ends (or is dropped).

@@ -94,13 +94,19 @@ impl<C: Channel> Net<C> {
     pub async fn exchange(&self, msgs: Vec<Option<Vec<u8>>>) -> Result<Vec<Option<Vec<u8>>>, SpdzError> {
         let me = self.me();
         let ctl = &self.ctl;
-        let sends = msgs.into_iter().enumerate().filter(|(j, _)| *j != me).map(|(j, m)| async move {
-            ctl.send(j, m.unwrap_or_default()).await
-        });
+        let sends = msgs
+            .into_iter()
+            .enumerate()
+            .filter(|(j, _)| *j != me)
+            .map(|(j, m)| async move { ctl.send(j, m.unwrap_or_default()).await });
         let recvs = self.peers().into_iter().map(|j| async move {
             let m = ctl.recv(j).await?;
             if m.len() > MAX_CONTROL_BYTES {
-                return Err(webmpc_core::channel::ChannelError::TooLarge { peer: j, got: m.len(), max: MAX_CONTROL_BYTES });
+                return Err(webmpc_core::channel::ChannelError::TooLarge {
+                    peer: j,
+                    got: m.len(),
+                    max: MAX_CONTROL_BYTES,
+                });
             }
             Ok((j, m))
         });
@@ -121,7 +127,11 @@ impl<C: Channel> Net<C> {
 
     /// Broadcasts a vector of field elements and returns every party's vector (this party's own
     /// included), each checked to have `len` canonical elements.
-    pub async fn broadcast_elems<F: Field>(&self, mine: &[F], len_of: impl Fn(PartyId) -> usize) -> Result<Vec<Vec<F>>, SpdzError> {
+    pub async fn broadcast_elems<F: Field>(
+        &self,
+        mine: &[F],
+        len_of: impl Fn(PartyId) -> usize,
+    ) -> Result<Vec<Vec<F>>, SpdzError> {
         let got = self.broadcast(F::write_vec(mine)).await?;
         let me = self.me();
         got.into_iter()
@@ -157,7 +167,12 @@ impl<C: Channel> Net<C> {
     /// Commits to `value` towards every peer, then (after every peer's commitment arrived) opens
     /// it; returns every party's opened value, each checked against its commitment.
     /// `value_len` is the length every peer's value must have.
-    pub async fn commit_and_open(&self, label: &'static [u8], value: Vec<u8>, value_len: usize) -> Result<Vec<Vec<u8>>, SpdzError> {
+    pub async fn commit_and_open(
+        &self,
+        label: &'static [u8],
+        value: Vec<u8>,
+        value_len: usize,
+    ) -> Result<Vec<Vec<u8>>, SpdzError> {
         let me = self.me();
         let mut nonce = [0u8; 16];
         random::fill(&mut nonce)?;

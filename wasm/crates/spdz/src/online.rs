@@ -176,7 +176,8 @@ impl<'p, F: Field, C: Channel> Engine<'p, F, C> {
         for ((_, k), rb) in eqs.iter().zip(&eq_masks) {
             let c = cs[trees.len()];
             let bits = low_bits(c.bits(), *k);
-            let factors = rb.iter().zip(&bits).map(|(r, ci)| if *ci { *r } else { self.constant(F::ONE) - *r }).collect();
+            let factors =
+                rb.iter().zip(&bits).map(|(r, ci)| if *ci { *r } else { self.constant(F::ONE) - *r }).collect();
             trees.push(Tree::Prod(factors));
         }
         while trees.iter().any(|t| t.len() > 1) {
@@ -327,14 +328,22 @@ impl<F: Field, C: Channel> Party<F, C> {
         let me = self.me();
         let n = self.parties();
         if program.parties != n {
-            return Err(crate::ProgramError::Mismatch(format!("program is for {} parties, session has {n}", program.parties)).into());
+            return Err(crate::ProgramError::Mismatch(format!(
+                "program is for {} parties, session has {n}",
+                program.parties
+            ))
+            .into());
         }
         if program.field != F::KIND {
             return Err(crate::ProgramError::Mismatch("program is for the other field".into()).into());
         }
         let kinds = program.inputs_of(me);
         if kinds.len() != inputs.len() {
-            return Err(SpdzError::InvalidArgument(format!("{} inputs given; this party owns {}", inputs.len(), kinds.len())));
+            return Err(SpdzError::InvalidArgument(format!(
+                "{} inputs given; this party owns {}",
+                inputs.len(),
+                kinds.len()
+            )));
         }
         let mine: Vec<F> = kinds.iter().zip(inputs).map(|(k, r)| encode_input(*k, *r)).collect::<Result<_, _>>()?;
         // Same program and same preprocessing state everywhere, before anything is consumed.
@@ -534,7 +543,9 @@ async fn execute<F: Field, C: Channel>(
             let (who, at) = it.next().expect("one plan entry per opening");
             match who {
                 None => mine_out = Some(opened[at]),
-                Some((r, known)) if r == me => mine_out = Some(opened[at] - known.ok_or_else(|| exhausted("own masks"))?),
+                Some((r, known)) if r == me => {
+                    mine_out = Some(opened[at] - known.ok_or_else(|| exhausted("own masks"))?)
+                }
                 Some(_) => {}
             }
         }

@@ -124,8 +124,11 @@ impl<F: Field, C: Channel> Party<F, C> {
         let setups = net.peers().into_iter().map(|j| {
             let mux = mux.clone();
             async move {
-                let (mine, theirs) =
-                    if me < j { (stream::OT_LOW_SENDS, stream::OT_HIGH_SENDS) } else { (stream::OT_HIGH_SENDS, stream::OT_LOW_SENDS) };
+                let (mine, theirs) = if me < j {
+                    (stream::OT_LOW_SENDS, stream::OT_HIGH_SENDS)
+                } else {
+                    (stream::OT_HIGH_SENDS, stream::OT_LOW_SENDS)
+                };
                 let kos_sid = |s: PartyId, r: PartyId| {
                     let mut label = b"spdz/kos/".to_vec();
                     label.extend_from_slice(&(s as u64).to_le_bytes());
@@ -236,7 +239,10 @@ impl<F: Field, C: Channel> Party<F, C> {
     }
 
     /// Runs `f` unless poisoned; poisons the party if `f` fails.
-    pub(crate) async fn guarded<T>(&mut self, f: impl AsyncFnOnce(&mut Self) -> Result<T, SpdzError>) -> Result<T, SpdzError> {
+    pub(crate) async fn guarded<T>(
+        &mut self,
+        f: impl AsyncFnOnce(&mut Self) -> Result<T, SpdzError>,
+    ) -> Result<T, SpdzError> {
         if self.poisoned {
             return Err(SpdzError::Poisoned);
         }
@@ -383,16 +389,14 @@ impl<F: Field, C: Channel> Party<F, C> {
     ///
     /// A random dummy x_0 is authenticated with the values (P2). After COPE, the coin `coin` is
     /// opened; every party broadcasts y_j = Σ_h r_{j,h}·x_{j,h} and each computes
-    /// σ_j = Σ_h r_{j,h}·m_{j,h} − y_j·Δ^(i). Returns the MAC shares (dummy removed), the coin's
-    /// PRG (for further public coefficients) and the σ_j, to be verified by [`Self::check_sigmas`]
-    /// together with whatever else the caller checks.
+    /// σ_j = Σ_h r_{j,h}·m_{j,h} − y_j·Δ^(i). Returns the MAC shares (dummy removed) and the
+    /// σ_j, to be verified by [`Self::check_sigmas`] (with whatever else the caller checks).
     pub(crate) async fn authenticate_own(
         &mut self,
         mine: &[F],
         lens: &[usize],
         coin: CoinCommitment,
-        extra_broadcast: &[F],
-    ) -> Result<(Vec<Vec<F>>, Prg, Vec<F>, Vec<Vec<F>>), SpdzError> {
+    ) -> Result<(Vec<Vec<F>>, Vec<F>), SpdzError> {
         let me = self.me();
         debug_assert_eq!(lens[me], mine.len());
         let mut xs = Vec::with_capacity(mine.len() + 1);
@@ -410,21 +414,15 @@ impl<F: Field, C: Channel> Party<F, C> {
             })
             .collect();
         let y_me = coefs[me].iter().zip(&xs).fold(F::ZERO, |acc, (r, x)| acc + *r * *x);
-        // The input-check broadcast carries the caller's extra openings (ρ of the sacrifice).
-        let mut msg = vec![y_me];
-        msg.extend_from_slice(extra_broadcast);
-        let k = extra_broadcast.len();
-        let all = self.net.broadcast_elems(&msg, |_| 1 + k).await?;
+        let all = self.net.broadcast_elems(&[y_me], |_| 1).await?;
         let mut sigmas = Vec::with_capacity(self.parties());
-        let mut extras = Vec::with_capacity(self.parties());
         for (j, v) in all.into_iter().enumerate() {
-            self.net.absorb_elems(b"input-check y", &v[..1]);
+            self.net.absorb_elems(b"input-check y", &v);
             let m = coefs[j].iter().zip(&macs[j]).fold(F::ZERO, |acc, (r, m)| acc + *r * *m);
             sigmas.push(mac_check_term(v[0], m, self.delta));
-            extras.push(v[1..].to_vec());
         }
         let macs = macs.into_iter().map(|mut m| m.split_off(1)).collect();
-        Ok((macs, coins, sigmas, extras))
+        Ok((macs, sigmas))
     }
 
     // ------------------------------------------------------------- Π_Triple (Protocol 4)
@@ -510,27 +508,21 @@ impl<F: Field, C: Channel> Party<F, C> {
             }
             mine.extend_from_slice(&[a1, b[t], c1, a2, c2]);
         }
-        // Authenticate the five values of every party; then the sacrifice coin s, and ρ opened in
-        // the same round as the input-check broadcast.
+        // Authenticate the five values of every party (COPE); then one coin gives the input-check
+        // coefficients and the sacrifice's s, and ρ = s·a − â is opened in the same round as the
+        // input-check broadcast.
         let lens = vec![5 * count; n];
-        // ρ needs s, which comes from the same coin as the input check: authenticate first, then
-        // compute ρ from the coin and broadcast it with y. The coin is opened inside; ρ's shares
-        // need the MAC shares, which are ready before the broadcast.
-        let (macs, mut coins, mut sigmas, rho_shares, rho_macs, s) =
+        let (macs, mut sigmas, rho_shares, rho_macs, s) =
             self.authenticate_and_rho(&mine, &lens, c_auth, count).await?;
-        // Sum the per-inputter authentications into [[a]], [[b]], [[c]], [[â]], [[ĉ]].
-        let me = self.me();
-        let share = |h: usize| {
-            let value = mine[h];
-            let mac = macs.iter().fold(F::ZERO, |acc, m| acc + m[h]);
-            let _ = me;
-            Share { value, mac }
-        };
+        // Sum the per-inputter authentications into [[a]], [[b]], [[c]], [[â]], [[ĉ]]: this party's
+        // value share is its own value, its MAC share the sum over inputters.
+        let share = |h: usize| Share { value: mine[h], mac: macs.iter().fold(F::ZERO, |acc, m| acc + m[h]) };
         let mut opened = Vec::with_capacity(count);
         let mut zeros = Vec::with_capacity(count);
         let mut out = Vec::with_capacity(count);
         for t in 0..count {
-            let (sa, sb, sc, _sah, sch) = (share(5 * t), share(5 * t + 1), share(5 * t + 2), share(5 * t + 3), share(5 * t + 4));
+            let (sa, sb, sc, _sah, sch) =
+                (share(5 * t), share(5 * t + 1), share(5 * t + 2), share(5 * t + 3), share(5 * t + 4));
             let rho = rho_shares[t];
             opened.push((rho, rho_macs[t]));
             // [[σ]] = s·[[c]] − [[ĉ]] − ρ·[[b]], claimed to be 0.
@@ -540,15 +532,20 @@ impl<F: Field, C: Channel> Party<F, C> {
         }
         let mut check = self.net.open_coin(c_check).await?;
         sigmas.push(self.opened_sigma(&mut check, &opened, &zeros));
-        let _ = &mut coins;
-        self.check_sigmas(&sigmas, |k| if k < n { SpdzError::MacCheckFailed { phase: "input check" } } else { SpdzError::SacrificeFailed })
-            .await?;
+        self.check_sigmas(&sigmas, |k| {
+            if k < n {
+                SpdzError::MacCheckFailed { phase: "input check" }
+            } else {
+                SpdzError::SacrificeFailed
+            }
+        })
+        .await?;
         Ok(out)
     }
 
     /// Authentication of the five values per triple with the sacrifice's ρ opened in the
-    /// input-check round. Returns the MAC shares per inputter, the coin, the input-check σs,
-    /// the opened ρ, this party's MAC shares of ρ, and the sacrifice coefficients s.
+    /// input-check round. Returns the MAC shares per inputter, the input-check σs, the opened ρ,
+    /// this party's MAC shares of ρ, and the sacrifice coefficients s.
     #[allow(clippy::type_complexity)]
     async fn authenticate_and_rho(
         &mut self,
@@ -556,7 +553,7 @@ impl<F: Field, C: Channel> Party<F, C> {
         lens: &[usize],
         coin: CoinCommitment,
         count: usize,
-    ) -> Result<(Vec<Vec<F>>, Prg, Vec<F>, Vec<F>, Vec<F>, Vec<F>), SpdzError> {
+    ) -> Result<(Vec<Vec<F>>, Vec<F>, Vec<F>, Vec<F>, Vec<F>), SpdzError> {
         let me = self.me();
         let mut xs = Vec::with_capacity(mine.len() + 1);
         xs.push(F::random(&mut self.prg));
@@ -600,7 +597,7 @@ impl<F: Field, C: Channel> Party<F, C> {
         }
         self.net.absorb_elems(b"open", &rho);
         let macs = macs.into_iter().map(|mut m| m.split_off(1)).collect();
-        Ok((macs, coins, sigmas, rho, rho_macs, s))
+        Ok((macs, sigmas, rho, rho_macs, s))
     }
 
     /// Generates `n` triples in batches, handing each finished (checked) batch to `sink`;
@@ -653,14 +650,13 @@ impl<F: Field, C: Channel> Party<F, C> {
         }
         self.guarded(async |p| {
             let me = p.me();
-            let n = p.parties();
             let coin = p.net.commit_coin(b"masks").await?;
             let mut mine = vec![F::ZERO; counts[me]];
             F::random_fill(&mut p.prg, &mut mine);
-            let (macs, _, sigmas, _) = p.authenticate_own(&mine, counts, coin, &[]).await?;
+            let (macs, sigmas) = p.authenticate_own(&mine, counts, coin).await?;
             p.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
-            for j in 0..n {
-                for (h, mac) in macs[j].iter().enumerate() {
+            for (j, macs_j) in macs.iter().enumerate() {
+                for (h, mac) in macs_j.iter().enumerate() {
                     let (value, known) = if j == me { (mine[h], Some(mine[h])) } else { (F::ZERO, None) };
                     p.store.masks[j].push_back((Share { value, mac: *mac }, known));
                 }
@@ -724,7 +720,9 @@ impl<F: Field, C: Channel> Party<F, C> {
                 let two_inv = (F::ONE + F::ONE).invert().expect("p is odd");
                 for (t, s) in triples.iter().zip(&s) {
                     let Some(v) = s.sqrt() else {
-                        return Err(SpdzError::MacCheckFailed { phase: "random bit generation (a non-square was opened)" });
+                        return Err(SpdzError::MacCheckFailed {
+                            phase: "random bit generation (a non-square was opened)",
+                        });
                     };
                     let Some(vi) = v.invert() else { continue };
                     bits.push(t.a.scale(vi * two_inv).add_const(two_inv, me, delta));
@@ -734,7 +732,7 @@ impl<F: Field, C: Channel> Party<F, C> {
                 let n = self.parties();
                 let auth_coin = self.net.commit_coin(b"bits/auth").await?;
                 let mine: Vec<F> = (0..k).map(|_| F::from_u64((self.prg.next_block().0[0] & 1) as u64)).collect();
-                let (macs, _, sigmas, _) = self.authenticate_own(&mine, &vec![k; n], auth_coin, &[]).await?;
+                let (macs, sigmas) = self.authenticate_own(&mine, &vec![k; n], auth_coin).await?;
                 self.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
                 let b: Vec<Share<F>> = (0..k)
                     .map(|h| Share { value: mine[h], mac: macs.iter().fold(F::ZERO, |acc, m| acc + m[h]) })

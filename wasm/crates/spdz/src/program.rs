@@ -233,7 +233,8 @@ impl<'a> Reader<'a> {
                 if i > 0 && byte == 0 {
                     return Err(ProgramError::Invalid { offset: start, reason: "non-minimal varint" });
                 }
-                return u32::try_from(v).map_err(|_| ProgramError::Invalid { offset: start, reason: "varint above 2^32 − 1" });
+                return u32::try_from(v)
+                    .map_err(|_| ProgramError::Invalid { offset: start, reason: "varint above 2^32 − 1" });
             }
         }
         Err(ProgramError::Invalid { offset: start, reason: "varint longer than 5 bytes" })
@@ -283,7 +284,8 @@ impl Program {
         if r.u8()? != VERSION {
             return Err(ProgramError::BadHeader { offset: 4 });
         }
-        let field = FieldKind::from_byte(r.u8()?).ok_or(ProgramError::Invalid { offset: 5, reason: "unknown field" })?;
+        let field =
+            FieldKind::from_byte(r.u8()?).ok_or(ProgramError::Invalid { offset: 5, reason: "unknown field" })?;
         let parties = u16::from_le_bytes(r.take(2)?.try_into().expect("2 bytes")) as usize;
         if !(2..=MAX_PARTIES).contains(&parties) {
             return Err(ProgramError::Invalid { offset: 6, reason: "party count must be 2 ..= 1024" });
@@ -300,7 +302,9 @@ impl Program {
         // Every input takes at least 3 bytes, every instruction 2, every output 3: refuse counts
         // the remaining bytes cannot hold before allocating for them.
         let rest = b.len() - r.at;
-        if n_in.saturating_mul(3).saturating_add(n_instr.saturating_mul(2)).saturating_add(n_out.saturating_mul(3)) > rest {
+        if n_in.saturating_mul(3).saturating_add(n_instr.saturating_mul(2)).saturating_add(n_out.saturating_mul(3))
+            > rest
+        {
             return Err(ProgramError::Truncated { offset: b.len() });
         }
         let mut inputs = Vec::with_capacity(n_in);
@@ -375,7 +379,10 @@ impl Program {
                     let at = r.at;
                     let p = r.varint()? as usize;
                     if p >= parties || v.last().is_some_and(|&q| q >= p) {
-                        return Err(ProgramError::Invalid { offset: at, reason: "recipients must be increasing party indices" });
+                        return Err(ProgramError::Invalid {
+                            offset: at,
+                            reason: "recipients must be increasing party indices",
+                        });
                     }
                     v.push(p);
                 }

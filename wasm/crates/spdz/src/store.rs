@@ -35,7 +35,11 @@ impl<F: Field> Store<F> {
 
     /// What the store holds.
     pub fn counts(&self) -> Counts {
-        Counts { triples: self.triples.len(), bits: self.bits.len(), masks: self.masks.iter().map(|m| m.len()).collect() }
+        Counts {
+            triples: self.triples.len(),
+            bits: self.bits.len(),
+            masks: self.masks.iter().map(|m| m.len()).collect(),
+        }
     }
 }
 

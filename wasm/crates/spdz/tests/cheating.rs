@@ -121,7 +121,12 @@ fn small_program(n: usize) -> Program {
     b.build()
 }
 
-fn online_with_cheater<C: Channel>(channels: Vec<C>, p: &Program, cheater: PartyId, cheat: Cheat) -> Vec<Result<Vec<Option<[u8; 16]>>, SpdzError>> {
+fn online_with_cheater<C: Channel>(
+    channels: Vec<C>,
+    p: &Program,
+    cheater: PartyId,
+    cheat: Cheat,
+) -> Vec<Result<Vec<Option<[u8; 16]>>, SpdzError>> {
     let n = p.parties;
     let mut dealer = Dealer::<Fp>::new(n);
     let cheats = (0..n).map(|i| if i == cheater { cheat.clone() } else { Cheat::None }).collect();
@@ -172,13 +177,20 @@ fn inconsistent_open_is_caught_by_the_broadcast_check() {
 fn inconsistent_input_broadcast_is_caught() {
     let r = online_with_cheater(network(3), &small_program(3), 0, Cheat::InconsistentInput { to: 2 });
     for out in &r[1..] {
-        assert!(matches!(out.as_ref().unwrap_err(), SpdzError::CheatingDetected { check: "broadcast consistency check", .. }));
+        assert!(matches!(
+            out.as_ref().unwrap_err(),
+            SpdzError::CheatingDetected { check: "broadcast consistency check", .. }
+        ));
     }
 }
 
 type Edit = Box<dyn Fn(PartyId, usize, &mut Vec<u8>)>;
 
-fn tampered(n: usize, who: PartyId, edit: impl Fn(PartyId, usize, &mut Vec<u8>) + 'static) -> Vec<Tamper<MemoryChannel, Edit>> {
+fn tampered(
+    n: usize,
+    who: PartyId,
+    edit: impl Fn(PartyId, usize, &mut Vec<u8>) + 'static,
+) -> Vec<Tamper<MemoryChannel, Edit>> {
     let mut edit: Option<Edit> = Some(Box::new(edit));
     network(n)
         .into_iter()
@@ -217,7 +229,10 @@ fn truncated_and_garbage_messages_are_typed_errors() {
         });
         let r = online_with_cheater(chans, &p, 0, Cheat::None);
         let e = r[1].as_ref().unwrap_err();
-        assert!(matches!(e.code(), "MALFORMED_MESSAGE" | "CHEATING_DETECTED" | "PEER_DISCONNECTED"), "cut {cut}: {e:?}");
+        assert!(
+            matches!(e.code(), "MALFORMED_MESSAGE" | "CHEATING_DETECTED" | "PEER_DISCONNECTED"),
+            "cut {cut}: {e:?}"
+        );
     }
     // A non-canonical field element (all ones ≥ p) where shares are expected.
     let chans = tampered(2, 0, |_, i, m| {

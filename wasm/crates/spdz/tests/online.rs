@@ -185,7 +185,24 @@ fn random_program(field: FieldKind, n: usize, seed: &[u8]) -> (Program, Vec<Vec<
                 (if field == FieldKind::Prime { v % P } else { v }).to_le_bytes()
             }
             Kind::Unsigned(k) => {
-                let v = u128::from_le_bytes([next(), next(), next(), next(), next(), next(), next(), next(), 0, 0, 0, 0, 0, 0, 0, 0]);
+                let v = u128::from_le_bytes([
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                ]);
                 (v & ((1u128 << k) - 1)).to_le_bytes()
             }
             Kind::Signed(k) => {

@@ -12,7 +12,8 @@ fn triples_and_bits<F: Field>(n: usize, triples: usize, bits: usize) {
     local.set_batch(64).unwrap();
     local.preprocess_triples(triples).unwrap();
     let deltas: Vec<F> = local.parties().iter().map(|p| p.delta_share()).collect();
-    let stores: Vec<_> = local.parties().iter().map(|p| p.store().triples.iter().copied().collect::<Vec<_>>()).collect();
+    let stores: Vec<_> =
+        local.parties().iter().map(|p| p.store().triples.iter().copied().collect::<Vec<_>>()).collect();
     assert!(stores.iter().all(|s| s.len() == triples));
     let mut distinct = std::collections::HashSet::new();
     for t in 0..triples {
@@ -24,7 +25,8 @@ fn triples_and_bits<F: Field>(n: usize, triples: usize, bits: usize) {
     }
     assert_eq!(distinct.len(), triples, "triples repeat");
     local.preprocess_bits(bits).unwrap();
-    let bit_shares: Vec<_> = local.parties().iter().map(|p| p.store().bits.iter().copied().collect::<Vec<_>>()).collect();
+    let bit_shares: Vec<_> =
+        local.parties().iter().map(|p| p.store().bits.iter().copied().collect::<Vec<_>>()).collect();
     let mut ones = 0;
     for k in 0..bit_shares[0].len() {
         let v = open_checked(&bit_shares.iter().map(|s| s[k]).collect::<Vec<_>>(), &deltas);

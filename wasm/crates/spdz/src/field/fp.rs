@@ -213,7 +213,6 @@ impl Fp {
         }
         acc
     }
-
 }
 
 impl Field for Fp {

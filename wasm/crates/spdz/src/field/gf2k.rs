@@ -132,6 +132,7 @@ impl fmt::Debug for Gf128 {
     }
 }
 
+#[allow(clippy::suspicious_arithmetic_impl)] // addition in characteristic 2 is XOR
 impl Add for Gf128 {
     type Output = Gf128;
     #[inline(always)]
@@ -139,6 +140,7 @@ impl Add for Gf128 {
         Gf128(self.0 ^ o.0)
     }
 }
+#[allow(clippy::suspicious_arithmetic_impl)] // addition in characteristic 2 is XOR
 impl Sub for Gf128 {
     type Output = Gf128;
     #[inline(always)]
@@ -160,12 +162,14 @@ impl Mul for Gf128 {
         Gf128(gf128_mul(Block::from_u128(self.0), Block::from_u128(o.0)).to_u128())
     }
 }
+#[allow(clippy::suspicious_op_assign_impl)] // addition in characteristic 2 is XOR
 impl AddAssign for Gf128 {
     #[inline(always)]
     fn add_assign(&mut self, o: Gf128) {
         self.0 ^= o.0;
     }
 }
+#[allow(clippy::suspicious_op_assign_impl)] // addition in characteristic 2 is XOR
 impl SubAssign for Gf128 {
     #[inline(always)]
     fn sub_assign(&mut self, o: Gf128) {

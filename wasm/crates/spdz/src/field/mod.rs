@@ -129,10 +129,7 @@ pub trait Field:
         if bytes.len() % 16 != 0 {
             return None;
         }
-        bytes
-            .chunks_exact(16)
-            .map(|c| Self::from_bytes(c.try_into().expect("16 bytes")))
-            .collect()
+        bytes.chunks_exact(16).map(|c| Self::from_bytes(c.try_into().expect("16 bytes"))).collect()
     }
 
     /// The concatenated encodings of `xs`.
