@@ -41,10 +41,15 @@ use webmpc_ot::{KosReceiver, KosSender, SessionId};
 pub const TAU: usize = 3;
 /// Triples per batch unless configured.
 pub const DEFAULT_BATCH: usize = 1024;
-/// Largest batch (memory per batch grows linearly: ~50 KiB per triple and peer).
-pub const MAX_BATCH: usize = 1 << 14;
-/// Products (elements of a) per Gilboa piece: 128 triples' worth, 49 152 OTs, one KOS chunk.
-const GILBOA_PIECE: usize = 128 * TAU;
+/// Largest batch. Memory per batch grows linearly: COPE's vectors u are 10 KiB per triple in each
+/// direction with each peer (40 MiB per peer at this size), plus one bounded OT piece per peer.
+pub const MAX_BATCH: usize = 1 << 12;
+/// Products (elements of a) per Gilboa piece: 2^19 OTs, one KOS chunk (a default batch of 1024
+/// triples is one piece). Few, large chunks keep the number of sequential round trips per batch
+/// small: on a busy machine or a real network each hop costs far more than the bytes.
+const GILBOA_PIECE: usize = 4096;
+/// OTs per KOS chunk (both ends set it): one Gilboa piece.
+const KOS_CHUNK: usize = GILBOA_PIECE * gilboa::K;
 
 /// The pairwise state with one peer.
 struct Peer<F, C> {
@@ -135,11 +140,13 @@ impl<F: Field, C: Channel> Party<F, C> {
                     label.extend_from_slice(&(r as u64).to_le_bytes());
                     sid.derive(&label)
                 };
-                let (s, r) = try_join(
+                let (mut s, mut r) = try_join(
                     KosSender::setup_random(Sub::new(&mux, mine), j, &kos_sid(me, j)),
                     KosReceiver::setup(Sub::new(&mux, theirs), j, &kos_sid(j, me)),
                 )
                 .await?;
+                s.set_chunk_size(KOS_CHUNK)?;
+                r.set_chunk_size(KOS_CHUNK)?;
                 let mut rot_send = RotSender::new(s, Tweaks::new(sid, me, j));
                 let mut rot_recv = RotReceiver::new(r, Tweaks::new(sid, j, me));
                 // COPE Initialize both ways: towards j this party is P_A (j holds Δ^(j)); from j

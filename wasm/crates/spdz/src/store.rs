@@ -42,12 +42,3 @@ impl<F: Field> Store<F> {
         }
     }
 }
-
-impl<F> Drop for Store<F> {
-    fn drop(&mut self) {
-        // Shares are not secret on their own, but masks carry their owner's r: drop them first.
-        for m in self.masks.iter_mut() {
-            m.clear();
-        }
-    }
-}
