@@ -28,7 +28,12 @@ export type SdkErrorCode =
   /** A caller passed an invalid argument to a protocol (sizes, session id, choice bytes). */
   | 'INVALID_ARGUMENT'
   /** A protocol instance was called while another call on it was running, or after it failed. */
-  | 'BUSY';
+  | 'BUSY'
+  /**
+   * A Node feature needs an optional package that is not installed (`ws` for WebSockets and the
+   * signaling server, `node-datachannel` for WebRTC in Node); the message names the package.
+   */
+  | 'MISSING_DEPENDENCY';
 
 /**
  * Codes of {@link TransportError}: why moving bytes between parties failed. A transport that
