@@ -169,7 +169,9 @@ step('wasm-bindgen', () => {
 step('tsc', () => {
   // A clean dist/ so files deleted from ts/ do not linger in the package.
   rmSync(distDir, { recursive: true, force: true });
-  run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')]);
+  // --stripInternal: members marked @internal (constructors behind a factory, the builder's
+  // gate-level helpers, test hooks) stay out of the published declarations.
+  run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--stripInternal']);
 });
 
 step('copy bindings into dist/', () => {

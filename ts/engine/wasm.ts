@@ -151,8 +151,7 @@ export function wasm(): Bindings {
 
 /**
  * Current size of the module's linear memory in bytes (it only ever grows). Lets tests check
- * that chunking keeps it bounded.
- * @internal
+ * that chunking keeps it bounded. Not exported from any of the package's entry points.
  */
 export function _wasmMemoryBytes(): number {
   return memory?.buffer.byteLength ?? 0;
