@@ -509,11 +509,13 @@ const PARTY_USAGE =
   '                   the protocol) or plain (no privacy at all: for debugging)\n' +
   '\n' +
   'How to reach the other party (both name the same --room ID: 1-128 letters, digits, _ . -):\n' +
+  '  --room ID        the room both parties name, e.g. a random string they agreed on\n' +
   '  --signal URL     the signaling server (`webmpc signal`), e.g. ws://HOST:8787; the parties then\n' +
   '                   connect directly over WebRTC (the default --transport webrtc)\n' +
-  '  --transport websocket  a direct WebSocket instead, no signaling server: party 1 listens with\n' +
-  '                   --listen PORT [--host H] (default host 127.0.0.1), party 0 dials it with\n' +
-  '                   --peer ws://HOST:PORT\n' +
+  '  --transport websocket  a direct WebSocket instead, no signaling server; then:\n' +
+  '  --listen PORT    (party 1) the port to listen on for party 0\n' +
+  '  --host H         (party 1) the interface to listen on (default 127.0.0.1)\n' +
+  '  --peer URL       (party 0) party 1\'s address, ws://HOST:PORT\n' +
   '\n' +
   'Who the other party is (it is authenticated before any input is used):\n' +
   '  --identity FILE  this party\'s identity (`webmpc key FILE` creates one and prints its public\n' +
