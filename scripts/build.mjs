@@ -14,7 +14,7 @@
 //                 from (`npm pack` runs this as `prepack`, so a clean clone packs a built package
 //                 and repeated packs stay quick); otherwise builds as without the flag.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -175,6 +175,8 @@ step('tsc', () => {
 });
 
 step('copy bindings into dist/', () => {
+  // The command stays executable across rebuilds (tsc writes 0644), for links made to it directly.
+  chmodSync(join(distDir, 'cli.js'), 0o755);
   cpSync(genDir, join(distDir, 'wasm-gen'), {
     recursive: true,
     filter: (src) => !src.endsWith('.stamp.json') && !src.endsWith('.gitignore'),
