@@ -29,12 +29,12 @@ async function richer(alice, bob) {
 const show = (id, text) => (document.getElementById(id).textContent = text);
 Promise.all([richer(1_000_000, 750_000), generateIdentity()]).then(
   ([aliceIsRicher, identity]) => {
-    show('result', `Alice is richer: ${aliceIsRicher}`);
+    show('answer', `Alice is richer: ${aliceIsRicher}`);
     show('identity', `an identity made with webmpc/secure: ${publicKeyToHex(identity.publicKey).slice(0, 16)}...`);
     window.result = { ok: true, aliceIsRicher, key: publicKeyToHex(identity.publicKey) };
   },
   (err) => {
-    show('result', `failed: ${err}`);
+    show('answer', `failed: ${err}`);
     window.result = { ok: false, error: String(err?.stack ?? err) };
   },
 );
