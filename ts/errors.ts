@@ -187,11 +187,23 @@ export class ProtocolAbort extends WebmpcError {
   declare readonly code: ProtocolAbortCode;
   /** The peer whose message failed the check, when the protocol can tell. */
   readonly peer: number | undefined;
+  /**
+   * The protocol phase the failed check belongs to, when the protocol names it (authgc:
+   * `'setup'`, `'function-independent preprocessing'`, `'function-dependent preprocessing'`,
+   * `'online'`).
+   */
+  readonly phase: string | undefined;
+  /** Which check failed (or which message was malformed), when the protocol names it. */
+  readonly check: string | undefined;
 
   constructor(code: ProtocolAbortCode, message: string, options?: { cause?: unknown; peer?: number }) {
     super(code, message, options);
     this.name = 'ProtocolAbort';
     this.peer = options?.peer;
+    // The Wasm protocols attach `phase` and `check` to the error they throw (kept as the cause).
+    const detail = options?.cause as { phase?: unknown; check?: unknown } | undefined;
+    this.phase = typeof detail?.phase === 'string' ? detail.phase : undefined;
+    this.check = typeof detail?.check === 'string' ? detail.check : undefined;
   }
 }
 

@@ -10,6 +10,7 @@
 //! it is boxed) and runs it through [`spawn_scrubbed`], which clears the stack after each step of
 //! the future resolves, including the last. Freed heap memory is zeroed by the allocator.
 
+mod authgc;
 mod channel;
 mod circuit;
 mod ot;

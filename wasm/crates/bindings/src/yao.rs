@@ -65,7 +65,7 @@ const MAX_STREAM_PIECE: u32 = 64 << 20;
 /// The pieces of a streamed circuit, from a JavaScript `pull()` function resolving to the next
 /// `Uint8Array` of the binary encoding, or `null` at the end. Decoding, hashing and chunking are
 /// `webmpc_garble::StreamSource`'s.
-struct JsPieces(Function);
+pub(crate) struct JsPieces(pub(crate) Function);
 
 impl PieceSource for JsPieces {
     async fn next_piece(&mut self) -> Result<Option<Vec<u8>>, YaoError> {
@@ -99,7 +99,7 @@ fn invalid(msg: impl Into<String>) -> JsValue {
 
 /// A validated circuit with its content hash, decoded once and run any number of times.
 #[wasm_bindgen(js_name = PreparedCircuit)]
-pub struct JsPreparedCircuit(Rc<PreparedCircuit>);
+pub struct JsPreparedCircuit(pub(crate) Rc<PreparedCircuit>);
 
 #[wasm_bindgen(js_class = PreparedCircuit)]
 impl JsPreparedCircuit {
