@@ -32,7 +32,12 @@ export type SdkErrorCode =
   /** An arithmetic program's counts exceed the format's limits. */
   | 'PROGRAM_TOO_LARGE'
   /** A protocol instance was called while another call on it was running, or after it failed. */
-  | 'BUSY';
+  | 'BUSY'
+  /**
+   * A Node feature needs an optional package that is not installed (`ws` for WebSockets and the
+   * signaling server, `node-datachannel` for WebRTC in Node); the message names the package.
+   */
+  | 'MISSING_DEPENDENCY';
 
 /**
  * Codes of {@link TransportError}: why moving bytes between parties failed. A transport that
