@@ -22,6 +22,7 @@ const suites = {
   yao: () => import('./bench/yao.mjs'),
   authgc: () => import('./bench/authgc.mjs'),
   baselines: () => import('./bench/baselines.mjs'),
+  mascot: () => import('./bench/mascot.mjs'),
 };
 const asked = argv.filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !(s in suites));

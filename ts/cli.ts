@@ -8,6 +8,8 @@
  *   webmpc party  --circuit FILE --party 0|1 --input HEX ... (--signal URL --room ID | --transport websocket ...)
  *                 (--peer-key HEX | --confirm | --insecure)
  *   webmpc key    FILE
+ *   webmpc circuit NAME FILE
+ *   webmpc --version
  *
  * Exit codes: 0 success, 1 the computation failed (network, peer, protocol abort, the other party
  * not authenticated), 2 bad usage or bad input (options, files, circuits, input values), 130/143
@@ -40,12 +42,45 @@ const COMMANDS: Record<string, Command> = {
     summary: "print the public key of an identity file (creating the file with a fresh identity if missing)",
     run: runKey,
   },
+  circuit: {
+    summary: 'write a ready-made circuit (aes128, sha256, compare32) to a file, for eval and party',
+    run: runCircuit,
+  },
 };
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
-  return `usage: webmpc <command> [options]\n\ncommands:\n${lines.join('\n')}\n`;
+  return (
+    `usage: webmpc <command> [options]\n\ncommands:\n${lines.join('\n')}\n\n` +
+    '`webmpc <command> --help` explains its options; `webmpc --version` prints the version.\n'
+  );
 }
+
+/** The version in the package's package.json (next to dist/, where this file is built to). */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+const SIGNAL_USAGE =
+  'usage: webmpc signal [--port N] [--host H] [--relay] [--ice URL]... [--ice-username U --ice-credential C]\n' +
+  '  Runs the signaling server that introduces the parties of a room to each other (WebRTC offers,\n' +
+  '  answers and candidates); it never sees the computation. Stops on Ctrl-C (SIGINT) or SIGTERM.\n' +
+  '  --port N          TCP port to listen on (default 8787; 0 picks a free one, printed on start)\n' +
+  '  --host H          interface to bind (default 127.0.0.1, this machine only; 0.0.0.0 serves\n' +
+  '                    other machines)\n' +
+  '  --relay           also relay frames at ws://HOST:PORT/relay, for parties without a\n' +
+  '                    peer-to-peer path (they then use connectRelay instead of WebRTC)\n' +
+  '  --ice URL         a STUN or TURN server handed to every joining party, e.g.\n' +
+  '                    stun:stun.example.org:3478 (repeatable; default none: enough on one network)\n' +
+  '  --ice-username U, --ice-credential C\n' +
+  '                    the credentials of the TURN servers given with --ice\n' +
+  '  Limits per client address: 32 connections and 8 rooms; a connection must join a room within\n' +
+  '  10 s and is dropped after 10 min without traffic.\n';
 
 async function runSignal(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -62,13 +97,7 @@ async function runSignal(args: string[]): Promise<number> {
     strict: true,
   });
   if (values.help) {
-    process.stdout.write(
-      'usage: webmpc signal [--port N] [--host H] [--relay] [--ice stun:host:port]... ' +
-        '[--ice-username U --ice-credential C]\n' +
-        '  --host     interface to bind (default 127.0.0.1; 0.0.0.0 serves other machines)\n' +
-        '  --relay    also relay frames at /relay for parties without a peer-to-peer path\n' +
-        '  --ice      a STUN/TURN URL handed to joining parties (repeatable; none by default)\n',
-    );
+    process.stdout.write(SIGNAL_USAGE);
     return 0;
   }
   const port = Number(values.port);
@@ -291,15 +320,80 @@ async function runKey(args: string[]): Promise<number> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// webmpc circuit
+
+/** Ready-made circuits, built by the SDK's circuit builder. Input N belongs to party N-1. */
+const READY_MADE: Record<string, { about: string; build: (c: Sdk['circuit']) => import('./circuit/builder.js').Circuit }> = {
+  aes128: {
+    about: 'AES-128 encryption of one block: input 1 the key, input 2 the plaintext (128 bits each); output the ciphertext',
+    build: (c) => c.aes128Circuit(),
+  },
+  sha256: {
+    about: 'the SHA-256 compression function: input 1 a 512-bit message block, input 2 the 256-bit chaining value; output the next chaining value',
+    build: (c) => c.sha256Circuit(),
+  },
+  compare32: {
+    about: "Yao's millionaires: input 1 x, input 2 y (32 bits each); output 01 if x > y, else 00",
+    build: (c) => {
+      const b = new c.CircuitBuilder();
+      const x = b.input(0, 32);
+      const y = b.input(1, 32);
+      b.output(x.gt(y));
+      return b.build();
+    },
+  },
+};
+
+const CIRCUIT_USAGE =
+  'usage: webmpc circuit NAME FILE\n' +
+  '  Writes a ready-made circuit to FILE: Bristol Fashion text, or the webmpc binary form if FILE\n' +
+  '  ends in .wmpc. Input N belongs to party N-1. NAME is one of:\n' +
+  Object.entries(READY_MADE)
+    .map(([name, c]) => `  ${name.padEnd(10)} ${c.about}\n`)
+    .join('');
+
+async function runCircuit(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { help: { type: 'boolean', short: 'h', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(CIRCUIT_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 2) throw new UsageError(`give a circuit NAME (${Object.keys(READY_MADE).join(', ')}) and a FILE`);
+  const [name, file] = positionals as [string, string];
+  const made = Object.hasOwn(READY_MADE, name) ? READY_MADE[name] : undefined;
+  if (!made) throw new UsageError(`no ready-made circuit '${name}': choose one of ${Object.keys(READY_MADE).join(', ')}`);
+  const sdk = await loadSdk();
+  const circuit = made.build(sdk.circuit);
+  try {
+    writeFileSync(file, file.endsWith('.wmpc') ? circuit.toBinary() : circuit.toBristol());
+  } catch (error) {
+    throw new UsageError(`cannot write ${file}: ${fileProblem(error)}`);
+  }
+  process.stderr.write(`webmpc circuit: wrote ${file} (${name}: ${circuit.inputWidths.length} inputs, ${circuit.andCount} AND gates)\n`);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // webmpc eval
 
 const EVAL_USAGE =
-  'usage: webmpc eval --circuit FILE [--protocol yao2pc|plain] --input 1=HEX --input 2=HEX ... [--owners 0,1] [--json]\n' +
-  '  Runs every party in this process over in-memory transports and prints each output value as\n' +
-  '  big-endian hex, one per line. FILE: Bristol Fashion text or a webmpc binary circuit.\n' +
-  '  --input N=HEX  input value N (numbered from 1, as in the circuit), a hex integer\n' +
-  '  --owners LIST  the party owning each input value (default: party N-1 owns input N)\n' +
-  '  --json         print {"outputs": [...], "protocol", "ms", "andGates"} instead\n';
+  'usage: webmpc eval --circuit FILE --input 1=HEX --input 2=HEX ... [--protocol yao2pc|plain] [--owners LIST] [--json]\n' +
+  '  Runs every party in this process over in-memory transports (a check of a circuit and of\n' +
+  '  inputs before running it between machines with `webmpc party`) and prints each output value\n' +
+  '  as big-endian hex, one per line.\n' +
+  '  --circuit FILE   Bristol Fashion text or a webmpc binary circuit (`webmpc circuit` writes\n' +
+  '                   ready-made ones)\n' +
+  '  --input N=HEX    circuit input value N (numbered from 1, as in the circuit) as a hex number;\n' +
+  '                   one for every input of the circuit\n' +
+  '  --owners LIST    the party owning each input value, e.g. 0,0,1 (default: party N-1 owns\n' +
+  '                   input N)\n' +
+  '  --protocol NAME  yao2pc (default, two parties) or plain (no privacy, any number of parties)\n' +
+  '  --json           print {"outputs": [...], "protocol", "ms", "andGates"} instead\n';
 
 async function runEval(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -398,25 +492,51 @@ async function runAll<T>(
 // webmpc party
 
 const PARTY_USAGE =
-  'usage: webmpc party --circuit FILE --party 0|1 --input HEX ... [--protocol yao2pc|plain] [--owners 0,1]\n' +
-  '                    [--transport webrtc] --signal ws://HOST:PORT --room ID\n' +
-  '                    | --transport websocket --room ID (--listen PORT [--host H] | --peer ws://HOST:PORT)\n' +
-  '                    [--identity FILE] (--peer-key HEX | --confirm | --insecure)\n' +
-  '                    [--timeout MS] [--peer-timeout MS] [--json]\n' +
-  '  Runs one party of a two-party computation; prints the output values revealed to it as hex.\n' +
-  '  --input HEX      this party\'s input values, in circuit order (default: party P owns input P+1)\n' +
-  '  --signal, --room  the signaling server (`webmpc signal`) and a room both parties name (WebRTC)\n' +
-  '  --transport websocket: party 1 listens (--listen PORT), party 0 dials it (--peer URL)\n' +
+  'usage: webmpc party --circuit FILE --party 0|1 --input HEX ... --room ID\n' +
+  '                    (--signal ws://HOST:PORT | --transport websocket (--listen PORT | --peer ws://HOST:PORT))\n' +
+  '                    (--peer-key HEX | --confirm | --insecure) [options]\n' +
+  '  Runs one party of a two-party computation with a party on another machine (or process) and\n' +
+  '  prints the output values revealed to this party, one per line, as big-endian hex.\n' +
+  '\n' +
+  'What to compute:\n' +
+  '  --circuit FILE   Bristol Fashion text or a webmpc binary circuit (`webmpc circuit` writes\n' +
+  '                   ready-made ones); both parties must use the same file\n' +
+  '  --party 0|1      which party this is\n' +
+  '  --input HEX      one of this party\'s input values, as a hex number (0x optional), repeated\n' +
+  '                   in circuit order; by default party P owns circuit input P+1\n' +
+  '  --owners LIST    the party owning each circuit input, e.g. 0,0,1 (default 0,1,...)\n' +
+  '  --protocol NAME  yao2pc (default: garbled circuits, private against parties that follow\n' +
+  '                   the protocol) or plain (no privacy at all: for debugging)\n' +
+  '\n' +
+  'How to reach the other party (both name the same --room ID: 1-128 letters, digits, _ . -):\n' +
+  '  --room ID        the room both parties name, e.g. a random string they agreed on\n' +
+  '  --signal URL     the signaling server (`webmpc signal`), e.g. ws://HOST:8787; the parties then\n' +
+  '                   connect directly over WebRTC (the default --transport webrtc)\n' +
+  '  --transport websocket  a direct WebSocket instead, no signaling server; then:\n' +
+  '  --listen PORT    (party 1) the port to listen on for party 0\n' +
+  '  --host H         (party 1) the interface to listen on (default 127.0.0.1)\n' +
+  '  --peer URL       (party 0) party 1\'s address, ws://HOST:PORT\n' +
+  '\n' +
+  'Who the other party is (it is authenticated before any input is used):\n' +
   '  --identity FILE  this party\'s identity (`webmpc key FILE` creates one and prints its public\n' +
-  '                   key); default: a fresh one. The own public key is printed on stderr.\n' +
-  '  The other party is authenticated before any input is used, in one of three ways:\n' +
-  '  --peer-key HEX   its public key (from its `webmpc key`): pinned, nothing to ask. For scripts.\n' +
-  '  (in a terminal)  without --peer-key, both parties print a short authentication string and ask\n' +
-  '                   to continue; answer y only if the other side shows the same string.\n' +
-  '  --confirm        ask that question even when stdin is not a terminal (reads y/N from stdin).\n' +
-  '  --insecure       no authentication: whoever takes the other party\'s place in the room computes\n' +
-  '                   with you and learns what the output reveals of your input. Experiments only.\n' +
-  '  --peer-timeout MS  the other party counts as gone after this long silent (default 3000).\n';
+  '                   key); default: a fresh one. Its public key is printed on stderr.\n' +
+  '  --peer-key HEX   the other party\'s public key (from its `webmpc key`): pinned, nothing to\n' +
+  '                   ask. For scripts.\n' +
+  '  (in a terminal)  without --peer-key, both parties print a short authentication string and\n' +
+  '                   ask to continue; answer y only if the other side shows the same string.\n' +
+  '  --confirm        ask that question even when stdin is not a terminal (reads y/N from stdin)\n' +
+  '  --insecure       no authentication: whoever takes the other party\'s place in the room\n' +
+  '                   computes with you and learns what the output reveals of your input.\n' +
+  '                   Experiments only.\n' +
+  '\n' +
+  'Other options:\n' +
+  '  --timeout MS       how long to wait for the other party to connect and authenticate\n' +
+  '                     (default 30000)\n' +
+  '  --peer-timeout MS  the other party counts as gone after this long silent (default 3000)\n' +
+  '  --json             print {"outputs": [hex or null], "protocol", "party", "ms": {connect,\n' +
+  '                     compute}} instead\n' +
+  'Exit codes: 0 done, 1 the computation failed (or the other party was not authenticated),\n' +
+  '2 bad usage or input, 130/143 interrupted (the other party is told).\n';
 
 async function runParty(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -650,6 +770,10 @@ function askToContinue(
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());
     return name === undefined ? 2 : 0;

@@ -27,8 +27,17 @@ export type SdkErrorCode =
   | 'WASM_TRAP'
   /** A caller passed an invalid argument to a protocol (sizes, session id, choice bytes). */
   | 'INVALID_ARGUMENT'
+  /** An arithmetic (MASCOT) program does not decode or validate. */
+  | 'MALFORMED_PROGRAM'
+  /** An arithmetic program's counts exceed the format's limits. */
+  | 'PROGRAM_TOO_LARGE'
   /** A protocol instance was called while another call on it was running, or after it failed. */
-  | 'BUSY';
+  | 'BUSY'
+  /**
+   * A Node feature needs an optional package that is not installed (`ws` for WebSockets and the
+   * signaling server, `node-datachannel` for WebRTC in Node); the message names the package.
+   */
+  | 'MISSING_DEPENDENCY';
 
 /**
  * Codes of {@link TransportError}: why moving bytes between parties failed. A transport that
@@ -60,6 +69,10 @@ export type ProtocolAbortCode =
   | 'CHEATING_DETECTED'
   /** A peer's message had the wrong length or an invalid encoding. */
   | 'MALFORMED_MESSAGE'
+  /** A MAC check failed (MASCOT): a value was opened or authenticated inconsistently. */
+  | 'MAC_CHECK_FAILED'
+  /** A triple failed MASCOT's sacrifice: some party deviated while multiplying. */
+  | 'SACRIFICE_FAILED'
   /** The parties disagree on the session's public parameters (circuit, sizes, session id). */
   | 'PARAMETER_MISMATCH';
 
@@ -206,6 +219,8 @@ const PROTOCOL_ABORT_CODES: ReadonlySet<string> = new Set<ProtocolAbortCode>([
   'CHEATING_DETECTED',
   'MALFORMED_MESSAGE',
   'PARAMETER_MISMATCH',
+  'MAC_CHECK_FAILED',
+  'SACRIFICE_FAILED',
 ]);
 
 /**
@@ -226,6 +241,9 @@ function fromProtocolCode(code: unknown, err: Error): WebmpcError {
       return new TransportError('PROTOCOL_ERROR', err.message, { cause: err, ...peerOption });
     case 'BUSY':
       return new WebmpcError('BUSY', err.message, { cause: err });
+    case 'MALFORMED_PROGRAM':
+    case 'PROGRAM_TOO_LARGE':
+      return new WebmpcError(code, err.message, { cause: err });
     case 'ENTROPY_UNAVAILABLE':
       return new KernelError('ENTROPY_UNAVAILABLE', err.message, { cause: err });
     default:

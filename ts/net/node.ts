@@ -14,11 +14,11 @@
  * Both are far below raw libdatachannel: the polyfill's per-message event path is the limit
  * (a bare polyfill flood without our framing reaches about 87 MB/s in one process).
  */
-import { WebSocket as WsWebSocket } from 'ws';
 import { connectMesh, type RTCPeerConnectionConstructor, type WebRtcMeshOptions } from './webrtc.js';
 import { connectRelay, type RelayOptions } from './relay.js';
 import type { Transport } from './transport.js';
 import type { WebSocketConstructor } from './websocket-like.js';
+import { loadNodeDatachannel, loadWs } from './optional.js';
 
 export * from './index.js';
 export { startSignalingServer, type SignalingServer, type SignalingServerOptions } from './server.js';
@@ -29,20 +29,27 @@ export {
   type WebSocketMeshOptions,
 } from './websocket-mesh.js';
 
-/** The `ws` client, typed as the WHATWG subset the transports use. */
-export const NodeWebSocket = WsWebSocket as unknown as WebSocketConstructor;
-
-let polyfill: Promise<RTCPeerConnectionConstructor> | undefined;
-
-/** node-datachannel's W3C `RTCPeerConnection`, loaded on first use (it is a native module). */
-export function nodeRTCPeerConnection(): Promise<RTCPeerConnectionConstructor> {
-  polyfill ??= import('node-datachannel/polyfill').then(
-    (m) => m.RTCPeerConnection as unknown as RTCPeerConnectionConstructor,
-  );
-  return polyfill;
+/**
+ * The `ws` client, typed as the WHATWG subset the transports use. `ws` is an optional peer
+ * dependency, loaded on first use: rejects with `MISSING_DEPENDENCY` when it is not installed.
+ */
+export async function nodeWebSocket(): Promise<WebSocketConstructor> {
+  return (await loadWs('a WebSocket in Node')).WebSocket as unknown as WebSocketConstructor;
 }
 
-/** {@link connectMesh} with Node defaults: node-datachannel and the `ws` client. */
+/**
+ * node-datachannel's W3C `RTCPeerConnection`, loaded on first use (a native module and an
+ * optional peer dependency: rejects with `MISSING_DEPENDENCY` when it is not installed).
+ */
+export async function nodeRTCPeerConnection(): Promise<RTCPeerConnectionConstructor> {
+  const m = await loadNodeDatachannel('WebRTC in Node');
+  return m.RTCPeerConnection as unknown as RTCPeerConnectionConstructor;
+}
+
+/**
+ * {@link connectMesh} with Node defaults: node-datachannel and the `ws` client (both optional
+ * peer dependencies: install them with `npm install node-datachannel ws`).
+ */
 export async function connectNodeMesh(
   options: Omit<WebRtcMeshOptions, 'RTCPeerConnection' | 'WebSocket'> &
     Partial<Pick<WebRtcMeshOptions, 'RTCPeerConnection' | 'WebSocket'>>,
@@ -50,11 +57,11 @@ export async function connectNodeMesh(
   return connectMesh({
     ...options,
     RTCPeerConnection: options.RTCPeerConnection ?? (await nodeRTCPeerConnection()),
-    WebSocket: options.WebSocket ?? NodeWebSocket,
+    WebSocket: options.WebSocket ?? (await nodeWebSocket()),
   });
 }
 
-/** {@link connectRelay} with the `ws` client. */
-export function connectNodeRelay(options: Omit<RelayOptions, 'WebSocket'>): Promise<Transport> {
-  return connectRelay({ ...options, WebSocket: NodeWebSocket });
+/** {@link connectRelay} with the `ws` client (an optional peer dependency: `npm install ws`). */
+export async function connectNodeRelay(options: Omit<RelayOptions, 'WebSocket'>): Promise<Transport> {
+  return connectRelay({ ...options, WebSocket: await nodeWebSocket() });
 }

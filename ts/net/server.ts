@@ -34,7 +34,8 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
+import { loadWs } from './optional.js';
 import {
   MAX_PARTIES,
   MAX_SIGNALING_MESSAGE_BYTES,
@@ -137,6 +138,7 @@ export async function startSignalingServer(options: SignalingServerOptions = {})
   });
   // Messages above the limit are refused by us (with a typed error), not by ws, so the ws cap is
   // only a backstop against huge allocations.
+  const { WebSocketServer } = await loadWs('the signaling server');
   const signalWss = new WebSocketServer({ noServer: true, maxPayload: 4 * MAX_SIGNALING_MESSAGE_BYTES });
   const relayWss = new WebSocketServer({ noServer: true, maxPayload: RELAY_MAX_FRAME_BYTES + RELAY_HEADER_BYTES });
 

@@ -18,7 +18,7 @@
 import type { TransportError } from '../errors.js';
 import { checkPartyCount, transportError } from './base.js';
 import { FramedTransport, type FrameLink, type FramedOptions } from './framed.js';
-import { SignalingClient } from './signaling-client.js';
+import { SignalingClient, checkRoomName } from './signaling-client.js';
 import type { IceServerConfig, SignalData } from './signaling-protocol.js';
 import type { Transport } from './transport.js';
 import { defaultWebSocket, type WebSocketConstructor } from './websocket-like.js';
@@ -110,6 +110,7 @@ const DEFAULT_HIGH_WATER = 1024 * 1024;
 export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport> {
   const { party, parties, room } = options;
   checkPartyCount(party, parties);
+  checkRoomName(room);
   const PeerConnection = (options.RTCPeerConnection ??
     (globalThis as { RTCPeerConnection?: RTCPeerConnectionConstructor }).RTCPeerConnection) as
     | DomPeerConnectionConstructor
@@ -280,10 +281,22 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     });
   };
 
-  const timer = setTimeout(
-    () => fail(transportError('TIMEOUT', `WebRTC mesh not up within ${connectTimeoutMs} ms`)),
-    connectTimeoutMs,
-  );
+  /** Parties seen in the room, for the timeout's message. */
+  const seen = new Set<number>();
+  /** Says who is missing: parties that never joined the room, and joined ones not connected. */
+  const meshTimeoutMessage = (): string => {
+    const others = [...Array(parties).keys()].filter((p) => p !== party && !peers.get(p)?.open);
+    const absent = others.filter((p) => !seen.has(p) && !peers.get(p)?.haveRemote);
+    const stuck = others.filter((p) => !absent.includes(p));
+    const who = (ps: number[]) => `part${ps.length === 1 ? 'y' : 'ies'} ${ps.join(', ')}`;
+    const why = [
+      absent.length > 0 && `${who(absent)} never joined room '${room}' on ${options.signalingUrl}`,
+      stuck.length > 0 && `the WebRTC connection to ${who(stuck)} did not open (no network path between the peers: a TURN server may be needed)`,
+    ].filter(Boolean);
+    return `WebRTC mesh of party ${party} not up within ${connectTimeoutMs} ms: ${why.join('; ') || 'the signaling server did not answer'}`;
+  };
+  const timer = setTimeout(() => fail(transportError('TIMEOUT', meshTimeoutMessage())), connectTimeoutMs);
+
   const onAbort = () => {
     fail(transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason));
     stopJoining.abort();
@@ -301,6 +314,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     signal: stopJoining.signal,
     handlers: {
       onPeerJoined: (peer) => {
+        seen.add(peer);
         report(peer, 'present');
         if (!settled && peer > party) offerTo(peer);
       },
@@ -321,6 +335,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     signaling = await Promise.race([joining, ready.then(() => undefined)]);
     if (!signaling) throw transportError('SIGNALING_FAILED', 'mesh settled before joining');
     if (options.iceServers === undefined) iceServers = signaling.iceServers;
+    for (const peer of signaling.present) seen.add(peer);
     for (const peer of signaling.present) report(peer, 'present');
     for (const peer of signaling.present) if (peer > party) offerTo(peer);
     await ready;

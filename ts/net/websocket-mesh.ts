@@ -7,7 +7,7 @@
  * the connection. This is plumbing, not authentication: `ts/secure` authenticates the peers.
  */
 import type { AddressInfo } from 'node:net';
-import { WebSocket as WsWebSocket, WebSocketServer } from 'ws';
+import { loadWs } from './optional.js';
 import type { TransportError } from '../errors.js';
 import { checkPartyCount, transportError } from './base.js';
 import { FramedTransport, type FrameLink, type FramedOptions } from './framed.js';
@@ -69,6 +69,7 @@ interface ListenerInternals extends WebSocketListener {
 /** Starts listening for dialers. Pass the listener to {@link connectWebSocketMesh}. */
 export async function listenWebSocket(options: { port?: number; host?: string } = {}): Promise<WebSocketListener> {
   const host = options.host ?? '127.0.0.1';
+  const { WebSocketServer } = await loadWs('listenWebSocket');
   const wss = new WebSocketServer({ port: options.port ?? 0, host, maxPayload: MAX_FRAME_BYTES });
   await new Promise<void>((resolve, reject) => {
     wss.once('listening', resolve);
@@ -180,6 +181,7 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
     if (typeof options.peers[q] !== 'string') throw transportError('INVALID_ARGUMENT', `peers[${q}] must be a URL`);
   }
   const listener = options.listener as ListenerInternals | undefined;
+  const WsWebSocket = (await loadWs('connectWebSocketMesh')).WebSocket as unknown as WebSocketConstructor;
   const connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
   const deadline = Date.now() + connectTimeoutMs;
   const transport = new FramedTransport(party, parties, options);
@@ -220,7 +222,7 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
       if (stop.signal.aborted) throw transportError('ABORTED', 'connect abandoned', peer);
       let socket: WebSocketLike;
       try {
-        socket = await openWebSocket(WsWebSocket as unknown as WebSocketConstructor, url, remaining, 'PEER_DISCONNECTED', stop.signal);
+        socket = await openWebSocket(WsWebSocket, url, remaining, 'PEER_DISCONNECTED', stop.signal);
       } catch (error) {
         const code = (error as TransportError).code;
         if (code === 'TIMEOUT' || code === 'ABORTED') throw error;

@@ -92,9 +92,9 @@ fn leaky(triples: usize) -> usize {
 
 // --- Π_aBit ---------------------------------------------------------------------------------
 
-/// The cheater authenticates one bit to party 2 with the opposite value. Its single X matches
-/// the bits it used with party 0, so party 2's combined-tag check fails unless
-/// Σχ·(x ⊕ x′) = χ_index = 0 or it guesses Δ_2: escape ≤ 2^{−127}.
+/// The cheater authenticates one bit to party 2 with the opposite value. Its X values match the
+/// bits it used with party 0, so party 2's combined-tag check fails unless every one of the ρ
+/// one-bit combinations misses the flipped position (or it guesses Δ_2): escape ≤ 2^{−ρ} = 2^{−40}.
 #[test]
 fn abit_inconsistent_bits_are_caught_by_the_abit_check() {
     let l = leaky(TRIPLES);

@@ -13,6 +13,7 @@
 mod authgc;
 mod channel;
 mod circuit;
+mod mascot;
 mod ot;
 mod yao;
 mod zeroing_alloc;

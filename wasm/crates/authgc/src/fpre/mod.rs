@@ -139,7 +139,7 @@ pub mod local;
 use crate::commit::{self, COMMITMENT_LEN, NONCE_LEN};
 use crate::net::{self, peers, BroadcastLog, Reveal};
 use crate::preprocess::{Preprocessor, Triples};
-use crate::share::{pack_bits, unpack_bits, AuthShares};
+use crate::share::{expected_macs, pack_bits, unpack_bits, AuthShares};
 use crate::{check_rho, AuthGcError, Phase};
 use fpre_core::{
     abit_checks, abit_combine, abit_padding, abit_verify, bucket_differences, bucket_permutation, bucket_plan,
@@ -148,6 +148,7 @@ use fpre_core::{
 };
 use futures::future::try_join_all;
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 use tap::Tap;
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::prg::Prg;
@@ -382,6 +383,21 @@ pub struct RealPreprocessor<C> {
     poisoned: bool,
     clock: Option<fn() -> f64>,
     profile: Profile,
+}
+
+/// Zeroes `bytes` in a way the optimiser may not remove.
+fn wipe_bytes(bytes: &mut [u8]) {
+    for b in bytes.iter_mut() {
+        // SAFETY: `b` is a valid, exclusive reference to a byte.
+        unsafe { core::ptr::write_volatile(b, 0) };
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+impl<C> Drop for RealPreprocessor<C> {
+    fn drop(&mut self) {
+        Block::wipe(core::slice::from_mut(&mut self.delta));
+    }
 }
 
 /// The id of the Δ-OT instance in which `sender` authenticates `receiver`'s bits.
@@ -639,7 +655,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
                 continue;
             }
             let x = u128::from_le_bytes(msg[..16].try_into().expect("fixed-length message"));
-            if x >> k != 0 {
+            if x.checked_shr(k as u32).unwrap_or(0) != 0 {
                 return Err(AuthGcError::Malformed { phase, peer: p, what: "aBit check parities" });
             }
             let tags = Block::slice_from_bytes(&msg[16..]).expect("fixed-length message");
@@ -732,6 +748,14 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
                 tags[k][j] = blocks[at..at + rho].to_vec();
                 at += rho;
             }
+            // The verifier's opened bits must carry valid tags under this party's key before this
+            // party opens C_b: with a flipped bit x', C_b = ΣK ⊕ x'·Δ, and the verifier, who knows
+            // its true tag K ⊕ x·Δ, would learn Δ from it. (Fig. 15 omits this check.)
+            let want = expected_macs(&shares.keys[k], &bits[k], self.sender_delta(k));
+            let ok = Block::slice_as_bytes(&want).ct_eq(Block::slice_as_bytes(&tags[k][me]));
+            if !bool::from(ok) {
+                return Err(AuthGcError::cheating(phase, Some(k), "aShare tag check on a verifier's opened bits"));
+            }
         }
 
         // (c) Open C_b for b = ⊕_{k≠me} x^k, with the digest of the openings this party saw.
@@ -745,6 +769,8 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         }
         round3.extend_from_slice(&openings_view);
         self.enter(Step::DeltaOpenKey)?;
+        // C0_r ⊕ C1_r = Δ: the unopened halves must not outlive this step.
+        key_openings.iter_mut().for_each(|o| wipe_bytes(o));
         let keys = net::exchange_same(&self.ch, &round3, round3.len()).await?;
 
         // (d) Each prover's opened key sum must be the XOR of the tags under its key.
