@@ -262,7 +262,13 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    await Promise.all([confirmCodes(pages[0]!), pages[1]!.locator('#codes-differ').click({ timeout: 30_000 }), confirmCodes(pages[2]!)]);
+    // Bidders 0 and 2 confirm first (the question stays answered on their pages); then bidder 1
+    // says a code differs.
+    for (const page of [pages[0]!, pages[2]!]) {
+      await confirmCodes(page);
+      await page.getByText('Codes confirmed; waiting for the other bidders').waitFor({ timeout: 10_000 });
+    }
+    await pages[1]!.locator('#codes-differ').click({ timeout: 30_000 });
     expect(await node).toMatchObject({ code: 'AUTHENTICATION_FAILED' });
     for (const [seat, page] of pages.entries()) {
       const state = await settledState(page, ABORT_WITHIN_MS);
