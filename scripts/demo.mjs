@@ -275,7 +275,7 @@ function report(results, bids, t0, reference, phaseLabel) {
   // The people's part (comparing codes) is not the machines' time.
   const auctionMs = Math.max(...results.map((r) => r.phases.reduce((s, p) => s + (p.phase === 'confirming' ? 0 : p.ms), 0)));
   out(`phases (slowest bidder; bytes sent by all): ${parts.join('; ')}`);
-  out(`time: auction ${auctionMs.toFixed(0)} ms (joining the room to the result, slowest bidder${names.includes('confirming') ? ', without comparing the codes' : ''}), ${(performance.now() - t0).toFixed(0)} ms with start-up; engine ${first.engine}${first.andGates ? `, ${first.andGates} AND gates` : ''}`);
+  out(`time: auction ${auctionMs.toFixed(0)} ms (joining the room to the result, slowest bidder${names.includes('confirming') ? ', without comparing the codes' : ''}), ${(performance.now() - t0).toFixed(0)} ms with start-up; engine ${first.engine}, ${first.size}`);
 }
 
 async function main() {

@@ -10,7 +10,7 @@
  *   the top it equals the winning bid).
  * Nothing else about the bids is revealed beyond what these two values imply.
  */
-import { session, type Progress, type Transport } from 'webmpc';
+import { session, type Computable, type Progress, type Transport } from 'webmpc';
 import { CircuitBuilder, type Circuit, type UInt } from 'webmpc/circuit';
 
 /** Width of a bid in bits: bids are integers in [0, 2^32). */
@@ -274,10 +274,29 @@ export interface BidOptions {
 export interface AuctionResult extends AuctionOutcome {
   engine: EngineName;
   bidders: number;
-  /** AND gates of the circuit (circuit engines). */
-  andGates: number | undefined;
+  /** What the engine computed, in its own unit ("288 AND gates"). */
+  size: string;
   /** Bytes this bidder sent through the session (all phases after `securing`). */
   bytesSent: number;
+}
+
+/** What one engine runs for the auction, with this bidder's input and how to read the outputs. */
+interface Computation {
+  target: Computable;
+  inputs: Uint8Array[];
+  decode(outputs: readonly (Uint8Array | undefined)[]): AuctionOutcome;
+  size: string;
+}
+
+/** The auction as `engine` computes it, for `bidders` bidders, with this bidder's `bid`. */
+function computation(engine: Engine, bidders: number, bid: number): Computation {
+  const circuit = vickreyCircuit(bidders);
+  return {
+    target: circuit,
+    inputs: [encodeBid(bid)],
+    decode: (outputs) => decodeOutcome(outputs, bidders),
+    size: `${circuit.andCount} AND gates`,
+  };
 }
 
 /**
@@ -291,22 +310,20 @@ export async function placeBid(options: BidOptions): Promise<AuctionResult> {
   const engine = ENGINES[options.engine];
   const bidders = transport.parties;
   const party = transport.party;
-  const input = encodeBid(bid);
-  const circuit = vickreyCircuit(bidders);
+  const job = computation(engine, bidders, bid);
   clock.enter('session', 0);
   const s = await session({ transport, party, parties: bidders });
   try {
     // The session's byte counter starts here: the phase `session` gets the parameter agreement.
-    const outputs = await s.run(circuit, {
-      inputs: [input],
+    const outputs = await s.run(job.target, {
+      inputs: job.inputs,
       // The protocol is the engine's; the SDK's static type lists only the protocols it was built with.
       protocol: engine.protocol as 'plain',
       ...(signal ? { signal } : {}),
       onProgress: (p) => clock.progress(p),
     });
     clock.end(s.bytesSent);
-    const outcome = decodeOutcome(outputs, bidders);
-    return { ...outcome, engine: engine.name, bidders, andGates: circuit.andCount, bytesSent: s.bytesSent };
+    return { ...job.decode(outputs), engine: engine.name, bidders, size: job.size, bytesSent: s.bytesSent };
   } finally {
     await s.close();
   }

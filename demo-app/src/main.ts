@@ -405,7 +405,7 @@ function showResult(view: View, result: AuctionResult, phases: readonly PhaseRec
       'div',
       { class: 'result', role: 'status', 'data-testid': 'result' },
       h('h2', {}, headline),
-      h('p', {}, `Winner: bidder ${result.winner} · price: ${result.price} · ${result.bidders} bidders · engine ${result.engine}` + (result.andGates ? ` · ${result.andGates} AND gates` : '')),
+      h('p', {}, `Winner: bidder ${result.winner} · price: ${result.price} · ${result.bidders} bidders · engine ${result.engine} · ${result.size}`),
       h('p', { class: 'help' }, 'Ties go to the lowest-numbered bidder, who then pays the tied bid. No other bid is revealed.'),
       table,
     ),
