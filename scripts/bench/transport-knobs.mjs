@@ -4,7 +4,7 @@
 //
 //   raw data channels (transport-raw.mjs), Chromium↔Chromium and Chromium→Node:
 //     message size, bufferedAmount high-water mark (low threshold = high / 4), number of channels
-//     the messages are striped over, ordered vs unordered;
+//     the messages are striped over, two peer connections instead of one, ordered vs unordered;
 //   our transport (connectMesh), Chromium↔Chromium, Chromium↔Node and Node↔Node:
 //     chunkBytes, highWaterBytes, receiveWindowBytes.
 //
@@ -12,7 +12,8 @@
 // threads, see transport-cpu.mjs) and the busiest thread's ceiling (MB per CPU-second of that
 // thread). On a shared machine the wall clock follows the other load; the CPU figures do not.
 //
-// usage: node scripts/bench/transport-knobs.mjs [--json] [--quick] [--only=raw|ours]
+// usage: node scripts/bench/transport-knobs.mjs [--json] [--quick] [--only=raw|ours] [--filter=REGEX]
+// (--filter matches "pair impl knob", e.g. --filter='node ours (defaults|chunkBytes)')
 // (after `node scripts/build.mjs`; needs Debian chromium, like the browser tests)
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +30,8 @@ const argv = process.argv.slice(2);
 const json = argv.includes('--json');
 const quick = argv.includes('--quick');
 const only = argv.find((a) => a.startsWith('--only='))?.slice(7);
+/** --filter=REGEX: only the cases whose "pair impl knob" matches. */
+const filter = new RegExp(argv.find((a) => a.startsWith('--filter='))?.slice(9) ?? '');
 const MIB = 1024 * 1024;
 const TOTAL = (quick ? 16 : 32) * MIB;
 const RUNS = quick ? 1 : 2;
@@ -78,38 +81,51 @@ async function newPage() {
   return page;
 }
 
-async function rawCase(pair, knob, options, flood) {
+/**
+ * Bare data channels from a page to a page or to Node. `connections` > 1: that many peer
+ * connections between the same two sides, the bytes split evenly and flooded at once.
+ */
+async function rawCase(pair, knob, options, flood, connections = 1) {
+  if (!filter.test(`${pair} raw ${knob}`)) return;
   const pages = [];
-  let node;
+  const nodePeers = [];
   try {
+    // Adapters for connection `i` of a side: run transport-raw.mjs functions on its raw peer.
     const inPage = async () => {
       const page = await newPage();
       pages.push(page);
-      return {
-        create: (o) => page.evaluate((o) => void (window.rawPeer = window.raw.createRawPeer(RTCPeerConnection, o)), o),
-        call: (name, arg) => page.evaluate(({ name, arg }) => window.raw[name](window.rawPeer, arg), { name, arg }),
-      };
+      return (i) => ({
+        create: (o) => page.evaluate(({ o, i }) => void ((window.rawPeers ??= [])[i] = window.raw.createRawPeer(RTCPeerConnection, o)), { o, i }),
+        call: (name, arg) => page.evaluate(({ name, arg, i }) => window.raw[name](window.rawPeers[i], arg), { name, arg, i }),
+      });
     };
-    const a = await inPage();
-    let b;
-    if (pair === 'chromium-chromium') b = await inPage();
-    else {
-      b = {
-        create: async (o) => void (node = raw.createRawPeer(ndc.RTCPeerConnection, o)),
-        call: async (name, arg) => raw[name](node, arg),
-      };
+    const inNode = (i) => ({
+      create: async (o) => void (nodePeers[i] = raw.createRawPeer(ndc.RTCPeerConnection, o)),
+      call: async (name, arg) => raw[name](nodePeers[i], arg),
+    });
+    const sideA = await inPage();
+    const sideB = pair === 'chromium-chromium' ? await inPage() : inNode;
+    const links = [];
+    for (let i = 0; i < connections; i++) {
+      const [a, b] = [sideA(i), sideB(i)];
+      await a.create(options);
+      await b.create(options);
+      await raw.connectRaw(a, b);
+      links.push([a, b]);
     }
-    await a.create(options);
-    await b.create(options);
-    await raw.connectRaw(a, b);
-    await b.call('rawSink', 4 * MIB);
-    await a.call('rawFlood', { ...flood, total: 4 * MIB });
-    await b.call('rawSink', TOTAL);
-    report({ pair, impl: 'raw', knob, ...(await timed(() => a.call('rawFlood', { ...flood, total: TOTAL }))) });
+    const share = TOTAL / connections;
+    const floodAll = async (bytes) => {
+      await Promise.all(links.map(([, b]) => b.call('rawSink', bytes)));
+      const t0 = performance.now();
+      await Promise.all(links.map(([a]) => a.call('rawFlood', { ...flood, total: bytes })));
+      return (bytes * connections) / 1e6 / ((performance.now() - t0) / 1000);
+    };
+    await floodAll((4 * MIB) / connections);
+    report({ pair, impl: 'raw', knob, ...(await timed(() => floodAll(share))) });
   } catch (err) {
     process.stderr.write(`knobs: ${pair} raw ${knob} failed: ${err?.message ?? err}\n`);
   } finally {
-    node?.pc.close();
+    for (const peer of nodePeers) peer?.pc.close();
     for (const page of pages) await page.close().catch(() => {});
   }
 }
@@ -131,6 +147,7 @@ async function sendMegabytes(t) {
 const sendInPage = `(async () => { const MIB = ${MIB}, TOTAL = ${TOTAL}; return (${sendMegabytes.toString()})(window.t); })()`;
 
 async function oursCase(pair, knob, options) {
+  if (!filter.test(`${pair} ours ${knob}`)) return;
   const room = `knobs-${randomBytes(6).toString('hex')}`;
   const pages = [];
   let child;
@@ -202,6 +219,7 @@ try {
       for (const messageBytes of [16 * 1024, 256 * 1024]) await rawCase(pair, `message ${messageBytes / 1024} KiB`, {}, { messageBytes });
       for (const highWater of [256 * 1024, 8 * MIB]) await rawCase(pair, `high-water ${highWater / 1024} KiB`, {}, { highWater });
       for (const channels of [2, 4]) await rawCase(pair, `${channels} channels striped`, { channels }, {});
+      await rawCase(pair, '2 peer connections', {}, {}, 2);
       await rawCase(pair, 'unordered', { ordered: false }, {});
     }
   }

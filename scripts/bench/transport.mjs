@@ -1,8 +1,9 @@
 // The `transport` suite: throughput (one 64 MiB message; 64 messages of 1 MiB) and small-message
 // round-trip latency for every transport: in-memory, WebSocket (direct and through the relay),
 // WebRTC in Node (node-datachannel, the one we ship, and @roamhq/wrtc for comparison),
-// Chromium↔Chromium WebRTC (two tabs) and Chromium↔Node WebRTC. Node peers run in their own
-// processes, over loopback; the throughput clock stops when the receiver's acknowledgement of the
+// Chromium↔Chromium WebRTC (two tabs) and Chromium↔Node WebRTC, and the same two pairs through
+// the WebSocket relay (`chromium-relay`, `chromium-node-relay`: the relay runs in the bench
+// process). Node peers run in their own processes, over loopback; the throughput clock stops when the receiver's acknowledgement of the
 // last byte arrives.
 //
 // Every throughput row comes with the CPU it cost (Linux only): `cpu_per_MB`, the CPU time of
@@ -108,24 +109,27 @@ async function openPage(browser, serverUrl, marks) {
   return page;
 }
 
-const connectInPage = (page, url, room, party) =>
+/** Joins `room` from the page: WebRTC through the signaling server `url`, or the relay at `url`/relay. */
+const connectInPage = (page, url, room, party, relay = false) =>
   page.evaluate(
-    async ({ url, room, party }) => {
-      window.t = await window.net.connectMesh({ signalingUrl: url, room, party, parties: 2 });
+    async ({ url, room, party, relay }) => {
+      window.t = relay
+        ? await window.net.connectRelay({ url: `${url}/relay`, room, party, parties: 2 })
+        : await window.net.connectMesh({ signalingUrl: url, room, party, parties: 2 });
     },
-    { url, room, party },
+    { url, room, party, relay },
   );
 
 const measureInPage = (page, quick) =>
   page.evaluate((quick) => window.bench.measure(window.t, 1, { quick, mark: window.benchMark }), quick);
 
 /** Chromium↔Chromium: two tabs of one browser; B echoes like transport-peer.mjs, A measures. */
-async function chromiumPair(browser, serverUrl, signalingUrl, quick) {
+async function chromiumPair(browser, serverUrl, signalingUrl, quick, relay) {
   const marks = cpuMarks();
   const pageA = await openPage(browser, serverUrl, marks);
   const pageB = await openPage(browser, serverUrl, marks);
   const room = `bench-${randomBytes(6).toString('hex')}`;
-  await Promise.all([connectInPage(pageA, signalingUrl, room, 0), connectInPage(pageB, signalingUrl, room, 1)]);
+  await Promise.all([connectInPage(pageA, signalingUrl, room, 0, relay), connectInPage(pageB, signalingUrl, room, 1, relay)]);
   await pageB.evaluate(() => {
     void (async () => {
       const ack = Uint8Array.of(1);
@@ -143,14 +147,16 @@ async function chromiumPair(browser, serverUrl, signalingUrl, quick) {
   }
 }
 
-/** Chromium↔Node: the page measures, a Node process (node-datachannel) echoes. */
-async function chromiumNodePair(browser, serverUrl, signalingUrl, root, quick) {
+/** Chromium↔Node: the page measures, a Node process (node-datachannel, or the relay client) echoes. */
+async function chromiumNodePair(browser, serverUrl, signalingUrl, root, quick, relay) {
   const marks = cpuMarks();
   const page = await openPage(browser, serverUrl, marks);
   const room = `bench-${randomBytes(6).toString('hex')}`;
-  const peer = spawnPeer(root, 'node-datachannel', { signalingUrl, room, party: 1, parties: 2 });
+  const peer = relay
+    ? spawnPeer(root, 'ws-relay', { url: `${signalingUrl}/relay`, room, party: 1, parties: 2 })
+    : spawnPeer(root, 'node-datachannel', { signalingUrl, room, party: 1, parties: 2 });
   try {
-    await connectInPage(page, signalingUrl, room, 0);
+    await connectInPage(page, signalingUrl, room, 0, relay);
     return { result: await measureInPage(page, quick), marks };
   } finally {
     await page.evaluate(() => window.t?.close());
@@ -208,13 +214,16 @@ async function chromiumRows(root, net, emit, quick) {
   const { serveStatic } = await import('../lib/static-server.mjs');
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found (scripts/setup.sh --browser installs it)`);
   const server = await serveStatic({ '/dist/': join(root, 'dist'), '/bench/': join(root, 'scripts', 'bench') }, { '/': PAGE });
-  const signaling = await net.startSignalingServer();
+  // The relay runs in this process, beside the signaling it shares a port with.
+  const signaling = await net.startSignalingServer({ relay: true });
   const browser = await launch();
   const ours = {};
   try {
     for (const [impl, run] of [
-      ['chromium-native', () => chromiumPair(browser, server.url, signaling.url, quick)],
-      ['chromium-node', () => chromiumNodePair(browser, server.url, signaling.url, root, quick)],
+      ['chromium-native', () => chromiumPair(browser, server.url, signaling.url, quick, false)],
+      ['chromium-node', () => chromiumNodePair(browser, server.url, signaling.url, root, quick, false)],
+      ['chromium-relay', () => chromiumPair(browser, server.url, signaling.url, quick, true)],
+      ['chromium-node-relay', () => chromiumNodePair(browser, server.url, signaling.url, root, quick, true)],
     ]) {
       try {
         const { result, marks } = await run();
