@@ -297,7 +297,7 @@ async function main() {
   const core = await importCore('auction');
   const room = await importCore('room');
   const engine = options.engine === undefined ? core.ENGINES[core.DEFAULT_ENGINE] : core.engineNamed(options.engine);
-  if (!engine || !engine.available) {
+  if (!engine || !core.isOffered(engine)) {
     process.stderr.write(`demo: unknown or unavailable engine "${options.engine}"\n${USAGE}\n`);
     return 2;
   }

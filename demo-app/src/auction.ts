@@ -65,6 +65,16 @@ export const ENGINES: Readonly<Record<EngineName, Engine>> = {
 /** The engine a new auction uses unless told otherwise: the first available of authgc, mascot, plain. */
 export const DEFAULT_ENGINE: EngineName = (['authgc', 'mascot', 'plain'] as const).find((e) => ENGINES[e].available) ?? 'plain';
 
+/**
+ * Whether people may pick `engine` (in the page, a link, the command line): it must be in this
+ * build, and `plain` (no privacy) only as long as no private engine is. The auction core still
+ * runs `plain` for tests that check the engines against it.
+ */
+export function isOffered(engine: Engine): boolean {
+  if (!engine.available) return false;
+  return engine.name !== 'plain' || DEFAULT_ENGINE === 'plain';
+}
+
 /** `name` as an engine, or undefined if it is not one. */
 export function engineNamed(name: string | null | undefined): Engine | undefined {
   return name && Object.hasOwn(ENGINES, name) ? ENGINES[name as EngineName] : undefined;
@@ -175,6 +185,10 @@ export const PHASE_LABELS: Readonly<Record<string, string>> = {
   preprocessing: 'preprocessing',
   evaluating: 'evaluating the auction',
   output: 'opening the result',
+  // authgc's phases (the paper's names).
+  'function-independent preprocessing': 'preprocessing (authenticated AND triples)',
+  'function-dependent preprocessing': 'garbling the auction circuit',
+  online: 'evaluating the auction (inputs, garbled circuit, result)',
 };
 
 export function phaseLabel(phase: string): string {

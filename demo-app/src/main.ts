@@ -12,6 +12,7 @@ import {
   BID_BITS,
   DEFAULT_ENGINE,
   ENGINES,
+  isOffered,
   MAX_BID,
   MAX_BIDDERS,
   MIN_BIDDERS,
@@ -83,6 +84,7 @@ function showCreate(): void {
   const count = h('input', { type: 'number', id: 'bidders', min: String(MIN_BIDDERS), max: String(MAX_BIDDERS), value: '3', required: '' });
   const engine = h('select', { id: 'engine' });
   for (const e of Object.values(ENGINES)) {
+    if (e.available && !isOffered(e)) continue; // plain, once a private engine exists
     const option = h('option', { value: e.name }, e.available ? e.label : `${e.label} (not in this build yet)`);
     if (!e.available) option.disabled = true;
     if (e.name === DEFAULT_ENGINE) option.selected = true;

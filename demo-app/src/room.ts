@@ -6,7 +6,7 @@
 import type { Transport } from 'webmpc';
 import type { MeshPeerState } from 'webmpc/net';
 import { secureTransport, type Identity, type PeerVerification, type SecureTransport } from 'webmpc/secure';
-import { DEFAULT_ENGINE, MAX_BIDDERS, MIN_BIDDERS, engineNamed, phaseLabel, type EngineName } from './auction.js';
+import { DEFAULT_ENGINE, MAX_BIDDERS, MIN_BIDDERS, engineNamed, isOffered, phaseLabel, type EngineName } from './auction.js';
 
 /** The rule the signaling server applies to room names (checked here first, with a clear message). */
 export const ROOM_RULE = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -51,6 +51,7 @@ export function parseLink(query: URLSearchParams): AuctionLink | { problem: stri
   const engine = engineParam === null ? engineNamed(DEFAULT_ENGINE) : engineNamed(engineParam);
   if (!engine) return { problem: `The link names an unknown engine "${engineParam}" (known: authgc, mascot, plain).` };
   if (!engine.available) return { problem: `This build of the app does not have the engine "${engine.name}" yet.` };
+  if (!isOffered(engine)) return { problem: `The engine "${engine.name}" has no privacy and is not offered; use ${DEFAULT_ENGINE}.` };
   const signal = query.get('signal') ?? undefined;
   if (signal !== undefined && !/^wss?:\/\/[^\s]+$/.test(signal)) {
     return { problem: 'The link\'s signaling server must be a ws:// or wss:// URL.' };
@@ -237,6 +238,11 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
   // The SDK numbers parties; people see bidders.
   const remote =
     typeof e?.remote?.message === 'string' ? { code: String(e.remote.code), message: e.remote.message.replace(/\bparty (\d+)/g, 'bidder $1') } : undefined;
+  // A protocol's failed check names its own phase and the check (authgc: "online", "MAC of a
+  // decrypted row"); that is more precise than the app's phase, which the detail then keeps.
+  const protocolPhase = typeof (e as { phase?: unknown })?.phase === 'string' ? ((e as { phase: string }).phase) : undefined;
+  const check = typeof (e as { check?: unknown })?.check === 'string' ? ((e as { check: string }).check) : undefined;
+  if (protocolPhase) phase = protocolPhase;
   const where = phaseLabel(phase);
   const who = peer === undefined ? 'another bidder' : `bidder ${peer}`;
   let title: string;
@@ -262,11 +268,13 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
         : `${capital(who)}'s identity could not be verified while ${where}; the auction was aborted.`;
       break;
     case 'CHEATING_DETECTED':
-      title = `A check failed while ${where}: ${who} deviated from the protocol. The auction was aborted.`;
+    case 'MAC_CHECK_FAILED':
+    case 'SACRIFICE_FAILED':
+      title = `A check failed while ${where}${check ? ` (${check})` : ''}: ${who} deviated from the protocol. The auction was aborted.`;
       break;
     case 'MALFORMED_MESSAGE':
     case 'PROTOCOL_ERROR':
-      title = `${capital(who)} sent a malformed message while ${where}; the auction was aborted.`;
+      title = `${capital(who)} sent a malformed message while ${where}${check ? ` (${check})` : ''}; the auction was aborted.`;
       break;
     case 'PARAMETER_MISMATCH':
       title = 'The bidders disagree on the auction (engine, bidder count or circuit); check that everyone used the same link.';

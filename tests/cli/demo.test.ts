@@ -125,6 +125,10 @@ describe('auction links', () => {
     expect(explain(Object.assign(new Error('x'), { code: 'CHEATING_DETECTED', peer: 1 }), 'preprocessing').title).toMatch(
       /check failed while preprocessing: bidder 1 deviated/,
     );
+    // A protocol's own phase and check (authgc's errors carry them) win over the app's phase.
+    const cheat = explain(Object.assign(new Error('x'), { code: 'CHEATING_DETECTED', peer: 3, phase: 'online', check: 'row MAC' }), 'evaluating');
+    expect(cheat.title).toBe('A check failed while evaluating the auction (inputs, garbled circuit, result) (row MAC): bidder 3 deviated from the protocol. The auction was aborted.');
+    expect(cheat).toMatchObject({ phase: 'online', peer: 3 });
   });
 });
 
