@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { init, session } from '../../dist/index.js';
+import { init, session, type Transport } from '../../dist/index.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
 import { connectNodeMesh, startSignalingServer, type SignalingServer } from '../../dist/net/node.js';
 import { disposeIdentity, generateIdentity, publicKeyToHex } from '../../dist/secure/index.js';
@@ -44,6 +44,29 @@ async function nodeBidderConnected(signalingUrl: string, room: string, bidders: 
   const mesh = await joinRoom({ connect: (o) => connectNodeMesh(o), signalingUrl, room, bidders, seat, waitMs: 30_000 });
   const { transport, peers } = await secureRoom({ transport: mesh, identity, room, confirm: () => true });
   return { identity, transport, peers, fingerprint: publicKeyToHex(identity.publicKey) };
+}
+
+/**
+ * `transport` as a bidder who deviates from the protocol: every message to party `victim` for
+ * which `bend(data)` says so gets one bit flipped in its middle. The flip happens before the
+ * secure channel's encryption, so the channel delivers it faithfully and only the protocol's own
+ * checks can catch it.
+ */
+function deviating(transport: Transport, victim: number, bend: (data: Uint8Array) => boolean): Transport {
+  return {
+    party: transport.party,
+    parties: transport.parties,
+    closed: transport.closed,
+    send(to, data) {
+      if (to !== victim || data.length === 0 || !bend(data)) return transport.send(to, data);
+      const bent = data.slice();
+      bent[bent.length >> 1]! ^= 0x10;
+      return transport.send(to, bent);
+    },
+    recv: (peer, options) => transport.recv(peer, options),
+    close: (reason) => transport.close(reason),
+    ...(transport.limitMessageBytes ? { limitMessageBytes: transport.limitMessageBytes.bind(transport) } : {}),
+  };
 }
 
 describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
@@ -276,6 +299,45 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
       const shown = await page.getByTestId('error').textContent();
       expect(shown).toContain(seat === 1 ? 'The codes were not confirmed' : 'Bidder 1 did not confirm the codes');
       expect(shown).toContain('the auction was aborted before any bid was used');
+    }
+    expect(browser.problems).toEqual([]);
+  });
+
+  it.skipIf(DEFAULT_ENGINE === 'plain')('a bidder who cheats (bends its garbled tables): the evaluator\'s check names it, every page shows the abort, no page shows a result', async () => {
+    const room = newRoomName();
+    await placeBidsInPages(room, 4, [10, 20, 30]);
+    const node = await nodeJoinsAndPagesConfirm(room);
+    // Bidder 3 garbles its share of the circuit and bends the tables it sends the evaluator
+    // (bidder 0): its first large message in the function-dependent phase.
+    let phase = '';
+    let bent = false;
+    const cheat = deviating(node.transport, 0, (data) => {
+      if (bent || phase !== 'function-dependent preprocessing' || data.length < 1024) return false;
+      return (bent = true);
+    });
+    try {
+      const clock = new PhaseClock((u) => (phase = u.phase));
+      await expect(placeBid({ transport: cheat, bid: 40, engine: DEFAULT_ENGINE, clock })).rejects.toMatchObject({ code: 'PEER_DISCONNECTED', peer: 0 });
+    } finally {
+      disposeIdentity(node.identity);
+    }
+    expect(bent).toBe(true);
+    const states = await Promise.all(pages.map((p) => settledState(p, ABORT_WITHIN_MS)));
+    // The evaluator catches it with the MAC check on a decrypted row, naming bidder 3 and the phase.
+    expect(states[0]!.error).toMatchObject({ code: 'CHEATING_DETECTED', phase: 'online', peer: 3 });
+    const shown = await pages[0]!.getByTestId('error').textContent();
+    expect(shown).toContain('A check failed while evaluating the auction');
+    expect(shown).toContain('tag check on a decrypted garbled row');
+    expect(shown).toContain('bidder 3 deviated from the protocol');
+    // The others learn from the evaluator's abort why the auction stopped.
+    for (const seat of [1, 2]) {
+      expect(states[seat]!.error, `bidder ${seat}`).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 0 });
+      expect(await pages[seat]!.getByTestId('error').textContent()).toMatch(/Bidder 0 aborted the auction while .* \(it said: .*bidder 3 failed the tag check on a decrypted garbled row/);
+    }
+    for (const [seat, state] of states.entries()) {
+      expect(state.status, `bidder ${seat}`).toBe('failed');
+      expect(state.result).toBeUndefined();
+      await pages[seat]!.screenshot({ path: join(SHOTS, `cheat-bidder-${seat}.png`), fullPage: true });
     }
     expect(browser.problems).toEqual([]);
   });
