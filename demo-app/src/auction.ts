@@ -181,14 +181,14 @@ export const PHASE_LABELS: Readonly<Record<string, string>> = {
   securing: 'secure channels (key exchange)',
   confirming: 'comparing the codes',
   session: 'agreeing on the session',
-  setup: 'setup (base OTs)',
+  setup: 'setup (base OTs, OT extension)',
   preprocessing: 'preprocessing',
   evaluating: 'evaluating the auction',
   output: 'opening the result',
   // authgc's phases (the paper's names).
   'function-independent preprocessing': 'preprocessing (authenticated AND triples)',
   'function-dependent preprocessing': 'garbling the auction circuit',
-  online: 'evaluating the auction (inputs, garbled circuit, result)',
+  online: 'evaluating the auction',
 };
 
 export function phaseLabel(phase: string): string {

@@ -416,7 +416,10 @@ function showResult(view: View, result: AuctionResult, phases: readonly PhaseRec
 
 function fail(view: View, e: Explained, rows?: Map<string, HTMLElement>): void {
   setState({ status: 'failed', error: e });
-  rows?.get(e.phase)?.classList.replace('active', 'failed');
+  // The phase that failed: its row, or (when the failure came before its first progress report,
+  // e.g. a check at the start of a protocol phase) the row under way.
+  const row = rows?.get(e.phase) ?? [...(rows?.values() ?? [])].find((r) => r.classList.contains('active'));
+  row?.classList.replace('active', 'failed');
   view.outcome.replaceChildren(
     h(
       'div',

@@ -317,7 +317,8 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     });
     try {
       const clock = new PhaseClock((u) => (phase = u.phase));
-      await expect(placeBid({ transport: cheat, bid: 40, engine: DEFAULT_ENGINE, clock })).rejects.toMatchObject({ code: 'PEER_DISCONNECTED', peer: 0 });
+      // The cheater hears of the abort from whichever honest bidder tells it first.
+      await expect(placeBid({ transport: cheat, bid: 40, engine: DEFAULT_ENGINE, clock })).rejects.toMatchObject({ code: 'PEER_DISCONNECTED' });
     } finally {
       disposeIdentity(node.identity);
     }
@@ -329,10 +330,11 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     expect(shown).toContain('A check failed while evaluating the auction');
     expect(shown).toContain('tag check on a decrypted garbled row');
     expect(shown).toContain('bidder 3 deviated from the protocol');
-    // The others learn from the evaluator's abort why the auction stopped.
+    // The others learn why the auction stopped from the evaluator's abort (or from another
+    // bidder passing it on, whichever arrives first).
     for (const seat of [1, 2]) {
-      expect(states[seat]!.error, `bidder ${seat}`).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 0 });
-      expect(await pages[seat]!.getByTestId('error').textContent()).toMatch(/Bidder 0 aborted the auction while .* \(it said: .*bidder 3 failed the tag check on a decrypted garbled row/);
+      expect(states[seat]!.error, `bidder ${seat}`).toMatchObject({ code: 'PEER_DISCONNECTED' });
+      expect(await pages[seat]!.getByTestId('error').textContent()).toMatch(/Bidder [02] aborted the auction while .* \(it said: .*bidder 3 failed the tag check on a decrypted garbled row/);
     }
     for (const [seat, state] of states.entries()) {
       expect(state.status, `bidder ${seat}`).toBe('failed');
