@@ -275,7 +275,7 @@ describe('the Node bidder CLI', () => {
       const bids = [40, 70, 55];
       const runs = await Promise.all(
         bids.map((bid) =>
-          node([BIDDER, '--signal', signaling.url, '--room', 'cli-room', '--bidders', '3', '--engine', 'plain', '--bid', String(bid), '--json', '--wait', '60', '--yes']),
+          node([BIDDER, '--signal', signaling.url, '--room', 'cli-room', '--bidders', '3', '--engine', DEFAULT_ENGINE, '--bid', String(bid), '--json', '--wait', '60', '--yes']),
         ),
       );
       const outs = runs.map((r) => {
@@ -302,7 +302,7 @@ describe('the Node bidder CLI', () => {
   it('a bidder whose peers never arrive times out with the phase named; bad usage exits 2', async () => {
     const signaling = await startSignalingServer({ port: 0 });
     try {
-      const r = await node([BIDDER, '--signal', signaling.url, '--room', 'alone', '--bidders', '3', '--engine', 'plain', '--bid', '1', '--wait', '2', '--yes']);
+      const r = await node([BIDDER, '--signal', signaling.url, '--room', 'alone', '--bidders', '3', '--engine', DEFAULT_ENGINE, '--bid', '1', '--wait', '2', '--yes']);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/Timed out while connecting to the other bidders\.\n {2}TIMEOUT: /);
     } finally {
