@@ -202,6 +202,7 @@ async function nodeAuction(link, bids, timeoutS) {
 async function browserAuction(appUrl, link, bids, timeoutS, shotsDir) {
   const { launch } = await import(pathToFileURL(join(ROOT, 'scripts/lib/chromium.mjs')).href);
   const browser = await launch();
+  let poll;
   try {
     const pages = [browser.page];
     for (let i = 1; i < bids.length; i++) pages.push(await browser.page.context().newPage());
@@ -210,7 +211,11 @@ async function browserAuction(appUrl, link, bids, timeoutS, shotsDir) {
     const codes = [];
     let gotAll;
     const allCodes = new Promise((resolve) => (gotAll = resolve));
-    const poll = setInterval(() => codes.filter(Boolean).length === bids.length && gotAll(), 20);
+    poll = setInterval(() => codes.filter(Boolean).length === bids.length && gotAll(), 20);
+    // The first page to fail ends every page's wait for the others.
+    let failed;
+    const failure = new Promise((_, reject) => (failed = reject));
+    failure.catch(() => {});
     const results = await Promise.all(
       pages.map(async (page, seat) => {
         await page.setViewportSize({ width: 900, height: 1000 });
@@ -222,11 +227,16 @@ async function browserAuction(appUrl, link, bids, timeoutS, shotsDir) {
         out(`[bidder ${seat}] (Chromium page) placed bid ${bids[seat]}`);
         // The people's key check: each pair of pages must show the same code. This script sees
         // every page, so it compares them and answers for the people.
-        await page.locator('#codes-match').waitFor({ timeout: timeoutS * 1000 });
+        // The question, or the page's failure if it comes first (a bidder that never arrives).
+        await page.waitForFunction(() => document.querySelector('#codes-match') || window.auctionState?.status === 'failed', undefined, {
+          timeout: timeoutS * 1000,
+        });
+        await failedPage(page);
         codes[seat] = await page.evaluate(() =>
           Object.fromEntries([...document.querySelectorAll('[data-testid^="sas-"]')].map((e) => [e.getAttribute('data-testid').slice(4), e.textContent])),
         );
-        await allCodes;
+        // Every page's codes, unless another page failed first (its failure ends the auction).
+        await Promise.race([allCodes, failure]);
         const mine = Object.entries(codes[seat]);
         const match = mine.length === bids.length - 1 && mine.every(([other, code]) => codes[Number(other)]?.[seat] === code);
         out(`[bidder ${seat}] codes ${mine.map(([o, c]) => `with ${o}: ${c}`).join(', ')}: ${match ? 'all match the other pages' : 'MISMATCH'}`);
@@ -238,13 +248,19 @@ async function browserAuction(appUrl, link, bids, timeoutS, shotsDir) {
         out(`[bidder ${seat}] ${state.status === 'done' ? 'result shown' : 'failure shown'}; screenshot ${relative(process.cwd(), file)}`);
         if (state.status !== 'done') throw Object.assign(new Error(state.error?.title ?? 'the page failed'), { explained: state.error });
         return { seat, result: state.result, phases: state.result.phases };
-      }),
+      }).map((run) => run.catch((err) => (failed(err), Promise.reject(err)))),
     );
-    clearInterval(poll);
     return results;
   } finally {
+    clearInterval(poll);
     await browser.close();
   }
+}
+
+/** Throws the page's failure, as it shows it, if it has failed. */
+async function failedPage(page) {
+  const state = await page.evaluate(() => window.auctionState);
+  if (state?.status === 'failed') throw Object.assign(new Error(state.error?.title ?? 'the page failed'), { explained: state.error });
 }
 
 /** A module of the app's core as built for Node: `auction` or `room` (demo-app/src/*.ts). */
