@@ -3,9 +3,15 @@
 //! Enclave build) and the in-process test party all drive this one type: [`push`] a message from
 //! a peer, then [`pull`] what the enclave sends back.
 //!
-//! One machine serves one job. It accepts the garbler's and the evaluator's job messages in either
-//! order and checks that they carry the **same job header** (session, mode, kind, ROT count or
-//! circuit hash and owners); the sealed seed must open under that header.
+//! One machine is one **attested session**: one X25519 key (bound into the evidence the host sends
+//! once, at start) and any number of jobs, one after the other, so the parties verify the evidence
+//! and agree on a key once rather than per job. For each job it accepts the garbler's and the
+//! evaluator's job messages in either order and checks that they carry the **same job header**
+//! (session, mode, kind, ROT count or circuit hash and owners); the sealed seed must open under
+//! that header. A job id (the header's session id) is accepted **once per session**: a seed
+//! sealed for one job cannot be replayed into a later one (which would let an evaluator see the
+//! same garbling with two different x2⁰ shares), and the garbler's per-job AEAD key is never
+//! reused ([`crate::seal`]). At most [`MAX_SESSION_JOBS`] jobs per session.
 //!
 //! **GC jobs stream the circuit twice.** Pass 1 (`CircuitPiece`…`CircuitDone`) hashes the whole
 //! encoding and keeps a SHA-256 digest per piece; the enclave releases nothing until the content
@@ -14,7 +20,7 @@
 //! circuit other than the agreed one (which would let it evaluate another function of the
 //! garbler's input), and memory stays at the wire labels, one piece and 32 bytes per piece.
 //!
-//! Any error ends the job: the machine sends an `Error` message to both peers and refuses
+//! Any error ends the session: the machine sends an `Error` message to both peers and refuses
 //! everything after it.
 //!
 //! [`push`]: EnclaveMachine::push
@@ -25,9 +31,9 @@ use crate::frames::{self, tag};
 use crate::gc::GcGarbling;
 use crate::job::{JobHeader, JobKind, Mode};
 use crate::rot::RotMachine;
-use crate::seal::EnclaveKeys;
+use crate::seal::{EnclaveKeys, MAX_SESSION_JOBS};
 use crate::TeleportError;
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeSet, VecDeque};
 use alloc::string::ToString;
 use alloc::vec::Vec;
 use sha2::{Digest, Sha256};
@@ -75,7 +81,6 @@ enum State {
     Uploaded { header: Header, digests: Vec<[u8; 32]> },
     Garbling { g: GcGarbling, digests: Vec<[u8; 32]>, next: u64 },
     Rot { m: RotMachine, next: u64, chunks: u64 },
-    Finished,
     Failed,
 }
 
@@ -87,13 +92,12 @@ impl State {
             State::Uploaded { .. } => "waiting for the garbler's seed",
             State::Garbling { .. } => "garbling",
             State::Rot { .. } => "sending ROT chunks",
-            State::Finished => "finished",
             State::Failed => "failed",
         }
     }
 }
 
-/// The enclave program's state for one job.
+/// The enclave program's state for one attested session (a sequence of jobs).
 pub struct EnclaveMachine {
     keys: EnclaveKeys,
     cfg: Config,
@@ -101,6 +105,9 @@ pub struct EnclaveMachine {
     evaluator: Option<(Vec<u8>, JobHeader, EvalInput)>,
     state: State,
     out: VecDeque<(u8, Vec<u8>)>,
+    /// Session ids of the jobs started in this session (refused if named again).
+    seen: BTreeSet<[u8; 32]>,
+    completed: u64,
 }
 
 impl EnclaveMachine {
@@ -114,6 +121,8 @@ impl EnclaveMachine {
             evaluator: None,
             state: State::Start,
             out: VecDeque::new(),
+            seen: BTreeSet::new(),
+            completed: 0,
         }
     }
 
@@ -127,9 +136,21 @@ impl EnclaveMachine {
         self.keys.report_data()
     }
 
-    /// Whether the job completed (everything was handed out once `pull` returns `None`).
+    /// Whether no job is in progress: the session is fresh, or its last job completed (everything
+    /// was handed out once `pull` returns `None`) and the next has not started. A host whose input
+    /// ends while idle closes normally; mid-job, the parties are told `PEER_DISCONNECTED`.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.state, State::Start) && self.garbler.is_none() && self.evaluator.is_none()
+    }
+
+    /// Whether at least one job completed and no other is in progress.
     pub fn is_finished(&self) -> bool {
-        matches!(self.state, State::Finished)
+        self.completed > 0 && self.is_idle()
+    }
+
+    /// Number of jobs completed in this session.
+    pub fn completed_jobs(&self) -> u64 {
+        self.completed
     }
 
     /// Whether the job failed (the error messages were queued).
@@ -175,7 +196,7 @@ impl EnclaveMachine {
                     return Err(self.unexpected("a second garbler job"));
                 }
                 let (job, sealed) = frames::parse_garbler_job(p)?;
-                JobHeader::decode(job)?;
+                self.fresh(&JobHeader::decode(job)?)?;
                 let seed = self.keys.open(job, sealed)?;
                 self.garbler = Some((job.to_vec(), seed));
             }
@@ -185,6 +206,7 @@ impl EnclaveMachine {
                 }
                 let (job, rest) = frames::parse_evaluator_job(p)?;
                 let header = JobHeader::decode(job)?;
+                self.fresh(&header)?;
                 let input = match header.kind {
                     JobKind::Rot { .. } => {
                         let k2: [u8; 16] = rest.try_into().map_err(|_| TeleportError::Malformed("evaluator job"))?;
@@ -251,8 +273,7 @@ impl EnclaveMachine {
                     let decoding = g.decoding();
                     let bits = g.header().output_bits().unwrap_or(0) as u32;
                     self.out.push_back((EVALUATOR, frames::decoding(bits, &decoding)));
-                    self.out.push_back((EVALUATOR, frames::done()));
-                    self.state = State::Finished;
+                    self.job_done();
                 }
             }
             (EVALUATOR, tag::ROT_NEXT) => {
@@ -266,13 +287,36 @@ impl EnclaveMachine {
                 self.out.push_back((EVALUATOR, frames::rot_chunk(index, &m.chunk(index))));
                 *next += 1;
                 if *next == *chunks {
-                    self.out.push_back((EVALUATOR, frames::done()));
-                    self.state = State::Finished;
+                    self.job_done();
                 }
             }
             _ => return Err(self.unexpected("a message of an unknown type or from the wrong peer")),
         }
         self.advance()
+    }
+
+    /// Refuses a job id already used in this session, and a session past its job limit.
+    fn fresh(&self, job: &JobHeader) -> Result<(), TeleportError> {
+        if self.seen.contains(&job.sid) {
+            return Err(TeleportError::ParameterMismatch("job id (already used in this session: a replay)"));
+        }
+        if self.seen.len() >= MAX_SESSION_JOBS {
+            return Err(TeleportError::TooLarge {
+                what: "jobs in one attested session",
+                got: self.seen.len() as u64 + 1,
+                limit: MAX_SESSION_JOBS as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// Ends the current job with `Done` to the evaluator; the session waits for the next job.
+    fn job_done(&mut self) {
+        self.out.push_back((EVALUATOR, frames::done()));
+        self.garbler = None;
+        self.evaluator = None;
+        self.state = State::Start;
+        self.completed += 1;
     }
 
     /// Compares the two job headers once both arrived, and starts what can start.
@@ -283,6 +327,8 @@ impl EnclaveMachine {
         if g_job != e_job {
             return Err(TeleportError::ParameterMismatch("job (session, mode, kind, count or circuit)"));
         }
+        // Both named this (fresh) job: from now on its id is spent for the session.
+        self.seen.insert(job.sid);
         match (&self.state, input) {
             (State::Start, EvalInput::Rot(k2)) => {
                 let m = RotMachine::new(job, *seed, *k2)?;
@@ -291,8 +337,7 @@ impl EnclaveMachine {
                     JobKind::Gc { .. } => unreachable!("ROT input"),
                 });
                 if chunks == 0 {
-                    self.out.push_back((EVALUATOR, frames::done()));
-                    self.state = State::Finished;
+                    self.job_done();
                 } else {
                     self.state = State::Rot { m, next: 0, chunks };
                 }
@@ -311,8 +356,7 @@ impl EnclaveMachine {
                 if digests.is_empty() {
                     let bits = g.header().output_bits().unwrap_or(0) as u32;
                     self.out.push_back((EVALUATOR, frames::decoding(bits, &g.decoding())));
-                    self.out.push_back((EVALUATOR, frames::done()));
-                    self.state = State::Finished;
+                    self.job_done();
                 } else {
                     self.state = State::Garbling { g, digests, next: 0 };
                 }

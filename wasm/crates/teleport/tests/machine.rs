@@ -311,3 +311,52 @@ fn the_c_abi_checks_pointers_and_lengths() {
         webmpc_enclave_free(std::ptr::null_mut());
     }
 }
+
+#[test]
+fn one_session_serves_many_jobs_and_refuses_a_replayed_job_id() {
+    use webmpc_teleport::seal::Sealer;
+    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    assert!(m.is_idle() && !m.is_finished());
+    let mut sealer = Sealer::new(&m.public_key(), [2; 32]).unwrap();
+    let mut first_garbler_msg = Vec::new();
+    for (i, sid) in [[1u8; 32], [2u8; 32], [3u8; 32]].into_iter().enumerate() {
+        let job = JobHeader { sid, mode: Mode::Malicious, kind: JobKind::Rot { count: 10 } };
+        let (k1, k2) = (Block::from_u128(100 + i as u128), Block::from_u128(200 + i as u128));
+        let g = frames::garbler_job(&job.encode(), &sealer.seal(&job.encode(), k1).unwrap());
+        if i == 0 {
+            first_garbler_msg = g.clone();
+        }
+        // Either order of the two job messages.
+        if i % 2 == 0 {
+            m.push(GARBLER, &g).unwrap();
+            m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), k2)).unwrap();
+        } else {
+            m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), k2)).unwrap();
+            m.push(GARBLER, &g).unwrap();
+        }
+        assert!(!m.is_idle());
+        m.push(EVALUATOR, &frames::rot_next(0)).unwrap();
+        let out = drain(&mut m);
+        assert_eq!(out.len(), 2);
+        let (_, chunk) = frames::parse_rot_chunk(&out[0].1[1..], true).unwrap();
+        assert_eq!(chunk, webmpc_teleport::rot::m_rot(&job, k1, k2).unwrap()[0], "job {i} used its own seeds");
+        assert_eq!(out[1].1, frames::done());
+        assert!(m.is_finished());
+        assert_eq!(m.completed_jobs(), i as u64 + 1);
+    }
+    // The evaluator replays job 0's sealed seed: refused before it opens, the session ends.
+    let e = m.push(GARBLER, &first_garbler_msg).unwrap_err();
+    assert_eq!(e.code(), "PARAMETER_MISMATCH");
+    assert!(e.to_string().contains("replay"), "{e}");
+    assert_eq!(error_code(&drain(&mut m)).len(), 2);
+    assert!(m.is_failed());
+
+    // A job id reused by the evaluator alone is refused too.
+    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let job = JobHeader { sid: [9; 32], mode: Mode::SemiHonest, kind: JobKind::Rot { count: 0 } };
+    m.push(GARBLER, &garbler_job(&m, &job, Block::ZERO)).unwrap();
+    m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), Block::ZERO)).unwrap();
+    assert_eq!(drain(&mut m), vec![(EVALUATOR, frames::done())]);
+    let e = m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), Block::ZERO)).unwrap_err();
+    assert_eq!(e.code(), "PARAMETER_MISMATCH");
+}
