@@ -5,8 +5,11 @@
 //   2. wasm-bindgen --target web into ts/wasm-gen/ (skipped when the .wasm is unchanged)
 //   3. tsc: ts/ -> dist/
 //   4. ts/wasm-gen/ -> dist/wasm-gen/, so dist/ is a self-contained ESM package
+//   5. the simulation enclave program -> dist/native/<platform>-<arch>/, where the enclave-server
+//      (`webmpc enclave-server --backend simulation`) finds it next to the package
 //
-// Flags: --wasm-only skips the native tools (they are not part of the package).
+// Flags: --wasm-only skips the native tools (the test/bench helpers are not part of the package;
+// without the enclave program the enclave-server needs --program or WEBMPC_ENCLAVE_PROGRAM).
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -67,8 +70,8 @@ step('cargo build (wasm32: webmpc-bindings, webmpc-baseline)', () => {
 });
 
 if (!wasmOnly) {
-  step('cargo build (native: webmpc-tools)', () => {
-    run('cargo', ['build', '--release', '-p', 'webmpc-tools'], wasmDir);
+  step('cargo build (native: webmpc-tools, webmpc-enclave-program)', () => {
+    run('cargo', ['build', '--release', '-p', 'webmpc-tools', '-p', 'webmpc-enclave-program'], wasmDir);
   });
 }
 
@@ -119,3 +122,12 @@ step('copy bindings into dist/', () => {
     filter: (src) => !src.endsWith('.stamp.json') && !src.endsWith('.gitignore'),
   });
 });
+
+if (!wasmOnly) {
+  step('copy the enclave program into dist/native/', () => {
+    const exe = process.platform === 'win32' ? 'webmpc-enclave-program.exe' : 'webmpc-enclave-program';
+    const dir = join(distDir, 'native', `${process.platform}-${process.arch}`);
+    mkdirSync(dir, { recursive: true });
+    cpSync(join(wasmDir, 'target', 'release', exe), join(dir, exe));
+  });
+}

@@ -5,6 +5,7 @@
  * |----------|---------|-------------|-------------------------------------------------------------|
  * | `yao2pc` | 2       | circuits    | semi-honest: tables unchecked, evaluator picks garbler's outputs |
  * | `plain`  | 2+      | circuits    | none: inputs sent in the clear (debugging, reference)       |
+ * | `teleport-yao` | 2 | circuits    | semi-honest or malicious (abort), with a semi-trusted enclave beside the evaluator |
  *
  * To add a protocol, write `./<name>.ts` exporting a {@link ProtocolModule} (see `./types.ts`)
  * and add one entry below. Its run options (`garbler`, ...) and preprocessing options become
@@ -12,6 +13,7 @@
  * {@link PreprocessOptionsOf}.
  */
 import { plain } from './plain.js';
+import { teleportYao } from './teleport-yao.js';
 import type { ProtocolModule, TypesOf } from './types.js';
 import { yao2pc } from './yao2pc.js';
 
@@ -19,6 +21,7 @@ import { yao2pc } from './yao2pc.js';
 export const protocols = {
   yao2pc,
   plain,
+  'teleport-yao': teleportYao,
 } as const;
 
 /** The name of a protocol in the registry. */

@@ -6,6 +6,7 @@
 mod channel;
 mod circuit;
 mod ot;
+mod teleport;
 mod yao;
 mod zeroing_alloc;
 
