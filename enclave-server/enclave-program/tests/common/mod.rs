@@ -183,14 +183,14 @@ pub fn run_rot(
     let peers = Peers::default();
     let mut net = network(3).into_iter();
     let (g, v, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
-    let (mut choices, mut outs) = (Vec::new(), Vec::new());
+    let (mut choices, mut outs, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
     let (a, b, _) = run_local(async {
         futures::join!(
-            async move {
+            async {
                 let r = async {
                     let mut prg = Prg::from_entropy().unwrap();
                     let mut s = GarblerSession::connect(&g, &peers, policy, &mut prg).await?;
-                    driver::rot_sender(&g, &peers, &mut s, job, &mut prg).await
+                    driver::rot_sender(&g, &peers, &mut s, job, &mut prg, |_, p| pairs.extend_from_slice(p)).await
                 }
                 .await;
                 drop(g);
@@ -213,13 +213,8 @@ pub fn run_rot(
         )
     })
     .expect("no deadlock");
-    let sender = a?;
+    a?;
     b?;
-    let count = match job.kind {
-        webmpc_teleport::JobKind::Rot { count } => count,
-        _ => unreachable!(),
-    };
-    let pairs = (0..webmpc_teleport::rot::chunks(count)).flat_map(|j| sender.chunk(j).0).collect();
     Ok((choices, outs, pairs))
 }
 

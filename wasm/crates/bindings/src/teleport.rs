@@ -322,19 +322,21 @@ impl TeleportGarbler {
             let probe = JsChannelProbe::new(&s.ch);
             let job = s.jobs.next(mode, JobKind::Rot { count: n as u64 });
             let GarblerState { ch, peers, session, prg, .. } = &mut s;
-            match driver::rot_sender(ch, peers, session, &job, prg).await {
-                Ok(sender) => {
-                    let mut pairs: Vec<Block> = Vec::with_capacity(2 * n);
-                    for j in 0..webmpc_teleport::rot::chunks(n as u64) {
-                        for p in sender.chunk(j).0 {
-                            pairs.extend_from_slice(&p);
-                        }
-                    }
+            let mut pairs: Vec<Block> = Vec::with_capacity(2 * n);
+            let r = driver::rot_sender(ch, peers, session, &job, prg, |_, chunk| {
+                for p in chunk {
+                    pairs.extend_from_slice(p);
+                }
+            })
+            .await;
+            match r {
+                Ok(()) => {
                     let out = Uint8Array::from(Block::slice_as_bytes(&pairs));
                     Block::wipe(&mut pairs);
                     (Some(s), Ok(out.into()))
                 }
                 Err(e) => {
+                    Block::wipe(&mut pairs);
                     let err = teleport_error(&e, &probe, &s.peers);
                     (None, Err(err))
                 }

@@ -379,18 +379,19 @@ fn rot_job_count(job: &JobHeader) -> Result<u64, TeleportError> {
     }
 }
 
-/// The ROT sender (P1) in its attested session: agrees on the job, seals `k1` to the enclave and
-/// (malicious mode) sends the chunk τ's to the receiver; resolves when the receiver reports the
-/// end of the job. Returns the sender, from which the output pairs are derived chunk by chunk
-/// ([`RotSender::chunk`]).
+/// The ROT sender (P1) in its attested session: agrees on the job, seals `k1` to the enclave,
+/// derives its output pairs chunk by chunk into `sink(first index, pairs)` (each chunk computed
+/// once: in malicious mode the same pass gives the chunk's τ, sent to the receiver), and resolves
+/// when the receiver reports the end of the job.
 pub async fn rot_sender<C: Channel>(
     ch: &C,
     peers: &Peers,
     session: &mut GarblerSession,
     job: &JobHeader,
     prg: &mut Prg,
-) -> Result<RotSender, TeleportError> {
-    rot_job_count(job)?;
+    mut sink: impl FnMut(u64, &[[Block; 2]]),
+) -> Result<(), TeleportError> {
+    let count = rot_job_count(job)?;
     let job_bytes = job.encode();
     agree(ch, peers.evaluator, &job_bytes, &[]).await?;
     let mut k1 = prg.next_block();
@@ -399,14 +400,20 @@ pub async fn rot_sender<C: Channel>(
     Block::wipe(core::slice::from_mut(&mut k1));
     let (sealed, sender) = (sealed?, sender?);
     ch.send(peers.evaluator, frames::garbler_job(&job_bytes, &sealed)).await?;
+    let mut taus = Vec::new();
+    for j in 0..rot::chunks(count) {
+        let (pairs, tau) = sender.chunk(j);
+        sink(rot::chunk_range(count, j).start, &pairs);
+        taus.extend(tau);
+    }
     if job.mode == Mode::Malicious {
-        ch.send(peers.evaluator, sender.taus().concat()).await?;
+        ch.send(peers.evaluator, taus.concat()).await?;
     }
     let end = ch.recv(peers.evaluator).await?;
     if !end.is_empty() {
         return Err(TeleportError::Malformed("end of ROT job"));
     }
-    Ok(sender)
+    Ok(())
 }
 
 /// The ROT receiver (P2) in its attested session: `sink(first index, choice bits, outputs)` gets

@@ -245,11 +245,10 @@ impl RotSender for TeleportRotSender {
         }
         let session = self.session.as_mut().expect("connected above");
         let job = self.jobs.next(self.mode, JobKind::Rot { count: n as u64 });
-        let sender = driver::rot_sender(&self.ch, &peers, session, &job, &mut self.prg).await.map_err(ot_err)?;
         let mut out = Vec::with_capacity(n);
-        for j in 0..crate::rot::chunks(n as u64) {
-            out.extend(sender.chunk(j).0);
-        }
+        driver::rot_sender(&self.ch, &peers, session, &job, &mut self.prg, |_, pairs| out.extend_from_slice(pairs))
+            .await
+            .map_err(ot_err)?;
         Ok(out)
     }
 }

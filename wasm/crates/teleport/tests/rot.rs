@@ -71,7 +71,7 @@ fn rot_with(edit_enclave: impl Fn(usize, &mut Vec<u8>), edit_sender: impl Fn(usi
                 let r = async {
                     let mut prg = Prg::from_entropy().unwrap();
                     let mut s = GarblerSession::connect(&g, &peers, pol, &mut prg).await?;
-                    driver::rot_sender(&g, &peers, &mut s, job, &mut prg).await
+                    driver::rot_sender(&g, &peers, &mut s, job, &mut prg, |_, _| {}).await
                 }
                 .await;
                 drop(g);
