@@ -20,6 +20,7 @@ const suites = {
   secure: () => import('./bench/secure.mjs'),
   garble: () => import('./bench/garble.mjs'),
   yao: () => import('./bench/yao.mjs'),
+  teleport: () => import('./bench/teleport.mjs'),
 };
 const asked = argv.filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !(s in suites));

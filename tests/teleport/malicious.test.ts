@@ -105,6 +105,28 @@ describe('a malicious enclave', () => {
     }
   });
 
+  it('a tampered table of a later job (the enclave garbling its cached copy of the circuit) fails τ', async () => {
+    let tables = 0;
+    const proxy = await tamperingProxy(server.url, (f) => {
+      if (f[0] === 1 && f[1] === TAG.TABLES && ++tables === 2) f[2 + 8 + 16 * 3 + 1]! ^= 4;
+    });
+    const transports = createMemoryTransports(2, { recvTimeoutMs: 20_000 });
+    const c = circuitFile('aes_128.txt');
+    try {
+      const sessions = await Promise.all(transports.map((t, p) => session({ transport: t, party: p, parties: 2 })));
+      const enclave = enclaveFor({ url: proxy.url, measurement: server.measurement });
+      const run = (p: number) => sessions[p]!.run(c, { inputs: [p === 0 ? KEY : PT], protocol: 'teleport-yao', mode: 'malicious', enclave });
+      const first = await Promise.all([run(0), run(1)]);
+      expect(hex(first[1][0])).toBe(CT);
+      const [, e] = await both(run(0), run(1));
+      expect(reason(e).check).toBe('gc-tau');
+      await Promise.all(sessions.map((s) => s.close().catch(() => {})));
+    } finally {
+      c.free();
+      await proxy.close();
+    }
+  });
+
   it('a wrong x2⁰ label fails its σ (the enclave is named); a wrong σ fails τ', async () => {
     // InputLabels: peer, tag, u32 n, n labels, u32 m, m σ's.
     let proxy = await enclaveEditing(TAG.INPUT_LABELS, (f) => void (f[2 + 4 + 16 * 3 + 2]! ^= 0x40));

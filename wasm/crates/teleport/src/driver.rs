@@ -28,6 +28,7 @@
 //! P1 ⇄ P2      job header ‖ who learns each output (both send, both compare)
 //! P2 → P1      x2¹ (packed bits)
 //! P2 → E       [1] EvaluatorJob (job header, x2⁰), [1] circuit pieces, [1] CircuitDone
+//!                (or [1] CircuitCached when the session keeps this circuit: see below)
 //! P1 → P2      GarblerJob (job header, sealed seed);   P2 → E  [0] GarblerJob
 //! E  → P2      InputLabels (x2⁰ labels [, σ's])
 //! P1 → P2      x1 labels, x2¹ labels [, τ]
@@ -38,6 +39,10 @@
 //! A ROT job: header exchange; P2 → E [1] EvaluatorJob (k2); P1 → P2 GarblerJob (sealed k1)
 //! [, the chunk τ's], forwarded as [0]; then [1] RotNext j / RotChunk j, Done; P2 → P1 the end
 //! of the job (an empty message).
+//!
+//! When the previous upload of the session was this circuit and its encoding is at most
+//! [`CIRCUIT_CACHE_BYTES`](crate::machine::CIRCUIT_CACHE_BYTES), the enclave still has it: P2
+//! sends `CircuitCached` instead of uploading, and `GarblePiece j` without the piece.
 //!
 //! The last P2 → P1 message makes both runs end together: a job that fails at P2 (a check, the
 //! enclave, the link) never completes at P1.
@@ -199,6 +204,8 @@ impl GarblerSession {
 /// P2's attested session: it checked the enclave's evidence and relayed it to P1.
 pub struct EvaluatorSession {
     enclave_pk: [u8; 32],
+    /// The content hash of the circuit the enclave keeps, as P2 knows from the cache rule.
+    cached: Option<[u8; 32]>,
 }
 
 impl EvaluatorSession {
@@ -222,7 +229,7 @@ impl EvaluatorSession {
         let [Some(for_garbler), Some(own)] = copies else { unreachable!("both copies arrived") };
         let enclave_pk = evidence::verify(&own[1..], policy)?;
         ch.send(peers.garbler, for_garbler).await?;
-        Ok(EvaluatorSession { enclave_pk })
+        Ok(EvaluatorSession { enclave_pk, cached: None })
     }
 
     /// The enclave's X25519 key (as P2's copy of the evidence bound it).
@@ -311,7 +318,7 @@ pub async fn gc_garbler<C: Channel>(
 pub async fn gc_evaluator<C: Channel>(
     ch: &C,
     peers: &Peers,
-    _session: &mut EvaluatorSession,
+    session: &mut EvaluatorSession,
     job: &JobHeader,
     circuit: &[u8],
     x2: &[bool],
@@ -335,16 +342,28 @@ pub async fn gc_evaluator<C: Channel>(
     ch.send(peers.garbler, crate::pack_bits(&x2_1)).await?;
 
     link.send(EVALUATOR, &frames::evaluator_gc_job(&job_bytes, &x2_0)).await?;
-    for r in &ranges {
-        link.send(EVALUATOR, &frames::circuit_piece(&circuit[r.clone()])).await?;
+    let (circuit_hash, _) = gc::gc_parts(job)?;
+    let cached = session.cached.as_ref() == Some(circuit_hash);
+    if cached {
+        link.send(EVALUATOR, &frames::circuit_cached()).await?;
+    } else {
+        // Until this upload is accepted, the enclave keeps nothing.
+        session.cached = None;
+        for r in &ranges {
+            link.send(EVALUATOR, &frames::circuit_piece(&circuit[r.clone()])).await?;
+        }
+        link.send(EVALUATOR, &frames::circuit_done()).await?;
     }
-    link.send(EVALUATOR, &frames::circuit_done()).await?;
     let sealed = ch.recv(peers.garbler).await?;
     if frames::split(&sealed)?.0 != tag::GARBLER_JOB {
         return Err(TeleportError::Malformed("garbler job (wrong message type)"));
     }
     link.send(GARBLER, &sealed).await?;
     let msg = link.recv(tag::INPUT_LABELS, "waiting for the x2⁰ labels").await?;
+    // The enclave accepted the upload (or used its copy): it keeps the circuit if it is small.
+    if circuit.len() <= crate::machine::CIRCUIT_CACHE_BYTES {
+        session.cached = Some(*circuit_hash);
+    }
     let (share0, sigmas) = frames::parse_input_labels(&msg[2..])?;
     let sigmas = match job.mode {
         Mode::Malicious => Some(sigmas),
@@ -354,7 +373,8 @@ pub async fn gc_evaluator<C: Channel>(
     let from_garbler = GarblerLabels::decode(&ch.recv(peers.garbler).await?, n1, n2, job.mode)?;
     let mut eval = GcEvaluation::new(job, header, (x2_0, x2_1), from_garbler, share0)?;
     for (j, r) in ranges[1..].iter().enumerate() {
-        link.send(EVALUATOR, &frames::garble_piece(j as u64, &circuit[r.clone()])).await?;
+        let piece = if cached { &[][..] } else { &circuit[r.clone()] };
+        link.send(EVALUATOR, &frames::garble_piece(j as u64, piece)).await?;
         let msg = link.recv(tag::TABLES, "waiting for garbled tables").await?;
         let (index, tables) = frames::parse_tables(&msg[2..])?;
         if index != j as u64 {

@@ -20,6 +20,13 @@
 //! circuit other than the agreed one (which would let it evaluate another function of the
 //! garbler's input), and memory stays at the wire labels, one piece and 32 bytes per piece.
 //!
+//! **Circuit cache.** A session keeps its most recent circuit whole when its encoding is at most
+//! [`CIRCUIT_CACHE_BYTES`] (a rule both sides apply, so the evaluator knows without asking). A
+//! later job naming the same content hash may then send `CircuitCached` instead of the upload,
+//! and `GarblePiece` messages with the index alone: the enclave garbles its own copy, which it
+//! checked against the hash when it was uploaded. Repeated evaluations of one circuit (the
+//! common case) then cost the evaluator no circuit traffic at all.
+//!
 //! Any error ends the session: the machine sends an `Error` message to both peers and refuses
 //! everything after it.
 //!
@@ -64,6 +71,9 @@ enum EvalInput {
     Gc(Vec<bool>),
 }
 
+/// Largest circuit encoding (bytes) a session keeps for later jobs (see the module docs).
+pub const CIRCUIT_CACHE_BYTES: usize = 16 << 20;
+
 struct Upload {
     hasher: Sha256,
     header: Option<Header>,
@@ -71,6 +81,17 @@ struct Upload {
     gates: u64,
     short_seen: bool,
     scratch: Vec<Gate>,
+    /// The gate pieces, while the encoding stays within the cache limit.
+    kept: Option<Vec<Vec<u8>>>,
+    bytes: usize,
+}
+
+/// The circuit a session keeps: its content hash, header, piece digests and gate pieces.
+struct Cached {
+    hash: [u8; 32],
+    header: Header,
+    digests: Vec<[u8; 32]>,
+    pieces: Vec<Vec<u8>>,
 }
 
 enum State {
@@ -78,8 +99,9 @@ enum State {
     Start,
     Upload(Upload),
     /// The circuit matches the agreed hash; waiting for the garbler's seed.
-    Uploaded { header: Header, digests: Vec<[u8; 32]> },
-    Garbling { g: GcGarbling, digests: Vec<[u8; 32]>, next: u64 },
+    /// `cached`: the pieces come from the session's cache, not from the evaluator.
+    Uploaded { header: Header, digests: Vec<[u8; 32]>, cached: bool },
+    Garbling { g: GcGarbling, digests: Vec<[u8; 32]>, next: u64, cached: bool },
     Rot { m: RotMachine, next: u64, chunks: u64 },
     Failed,
 }
@@ -108,6 +130,7 @@ pub struct EnclaveMachine {
     /// Session ids of the jobs started in this session (refused if named again).
     seen: BTreeSet<[u8; 32]>,
     completed: u64,
+    cache: Option<Cached>,
 }
 
 impl EnclaveMachine {
@@ -123,6 +146,7 @@ impl EnclaveMachine {
             out: VecDeque::new(),
             seen: BTreeSet::new(),
             completed: 0,
+            cache: None,
         }
     }
 
@@ -223,6 +247,8 @@ impl EnclaveMachine {
                             gates: 0,
                             short_seen: false,
                             scratch: Vec::new(),
+                            kept: Some(Vec::new()),
+                            bytes: 0,
                         });
                         EvalInput::Gc(bits)
                     }
@@ -253,18 +279,50 @@ impl EnclaveMachine {
                 if layout.evaluator.len() != x2_0.len() {
                     return Err(TeleportError::ParameterMismatch("number of evaluator input bits"));
                 }
-                self.state = State::Uploaded { header, digests: up.digests };
+                // The checked circuit replaces the cached one (or the cache empties if it is too big).
+                self.cache = up.kept.map(|pieces| Cached { hash, header: header.clone(), digests: up.digests.clone(), pieces });
+                self.state = State::Uploaded { header, digests: up.digests, cached: false };
+            }
+            (EVALUATOR, tag::CIRCUIT_CACHED) => {
+                let State::Upload(up) = &self.state else { return Err(self.unexpected("a cached-circuit request")) };
+                if up.header.is_some() {
+                    return Err(self.unexpected("a cached-circuit request after an upload began"));
+                }
+                if !p.is_empty() {
+                    return Err(TeleportError::Malformed("cached-circuit request"));
+                }
+                let Some((_, job, EvalInput::Gc(x2_0))) = &self.evaluator else {
+                    return Err(self.unexpected("a cached-circuit request"));
+                };
+                let JobKind::Gc { circuit_hash, .. } = &job.kind else { unreachable!("GC upload") };
+                let Some(c) = self.cache.as_ref().filter(|c| &c.hash == circuit_hash) else {
+                    return Err(TeleportError::ParameterMismatch("circuit (not the one this session keeps)"));
+                };
+                let layout = crate::gc::Layout::new(&c.header, crate::gc::gc_parts(job)?.1)?;
+                if layout.evaluator.len() != x2_0.len() {
+                    return Err(TeleportError::ParameterMismatch("number of evaluator input bits"));
+                }
+                self.state = State::Uploaded { header: c.header.clone(), digests: c.digests.clone(), cached: true };
             }
             (EVALUATOR, tag::GARBLE_PIECE) => {
-                let State::Garbling { g, digests, next } = &mut self.state else {
+                let State::Garbling { g, digests, next, cached } = &mut self.state else {
                     return Err(self.unexpected("a piece to garble"));
                 };
                 let mut r = crate::bytes::Reader::new(p, "piece to garble");
                 let index = r.u64()?;
-                let piece = r.rest();
-                if index != *next || digests.get(index as usize) != Some(&Sha256::digest(piece).into()) {
-                    return Err(TeleportError::ParameterMismatch("circuit piece (differs from the uploaded one)"));
-                }
+                let piece = if *cached {
+                    if !r.rest().is_empty() || index != *next {
+                        return Err(TeleportError::Malformed("piece to garble (a cached circuit's piece is named by its index alone)"));
+                    }
+                    let c = self.cache.as_ref().expect("a cached job keeps its circuit");
+                    &c.pieces[index as usize][..]
+                } else {
+                    let piece = r.rest();
+                    if index != *next || digests.get(index as usize) != Some(&Sha256::digest(piece).into()) {
+                        return Err(TeleportError::ParameterMismatch("circuit piece (differs from the uploaded one)"));
+                    }
+                    piece
+                };
                 let mut out = frames::tables_header(index, piece.len() / 13 * crate::grr3::AND_TABLE_BYTES);
                 g.garble_piece(piece, &mut out)?;
                 self.out.push_back((EVALUATOR, out));
@@ -343,7 +401,7 @@ impl EnclaveMachine {
                 }
             }
             (State::Uploaded { .. }, EvalInput::Gc(x2_0)) => {
-                let State::Uploaded { header, digests } = core::mem::replace(&mut self.state, State::Start) else {
+                let State::Uploaded { header, digests, cached } = core::mem::replace(&mut self.state, State::Start) else {
                     unreachable!("matched above")
                 };
                 let g = GcGarbling::new(*seed, job, header)?;
@@ -358,7 +416,7 @@ impl EnclaveMachine {
                     self.out.push_back((EVALUATOR, frames::decoding(bits, &g.decoding())));
                     self.job_done();
                 } else {
-                    self.state = State::Garbling { g, digests, next: 0 };
+                    self.state = State::Garbling { g, digests, next: 0, cached };
                 }
             }
             _ => {}
@@ -381,12 +439,20 @@ fn upload_piece(up: &mut Upload, piece: &[u8], cfg: &Config) -> Result<(), Telep
                 return Err(TeleportError::TooLarge { what: "circuit gates", got: h.gates, limit: cfg.max_gates });
             }
             up.header = Some(h);
+            up.bytes = piece.len();
         }
         Some(h) => {
             if up.short_seen {
                 return Err(TeleportError::Malformed("circuit piece (only the last piece may be short)"));
             }
             decode_gates(piece, h.wires, PIECE_GATES, &mut up.scratch)?;
+            up.bytes = up.bytes.saturating_add(piece.len());
+            if up.bytes > CIRCUIT_CACHE_BYTES {
+                up.kept = None;
+            }
+            if let Some(kept) = &mut up.kept {
+                kept.push(piece.to_vec());
+            }
             if up.scratch.is_empty() {
                 return Err(TeleportError::Malformed("circuit piece (empty)"));
             }
