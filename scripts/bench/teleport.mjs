@@ -21,7 +21,10 @@
 // out one connection; see ../../shared/design/TOOLCHAIN.md.) The enclave link stays local, as in
 // the deployment the paper measures.
 //
-// Flags: --quick (fewer/smaller cases); WEBMPC_BENCH_TELEPORT_RUNS overrides N for GC.
+// Cases (full / --quick): ROT 10^4…10^7 on loopback, …10^6 shaped; AES-128 ×1000 and SHA-256 ×200
+// sequential on loopback (×100 / ×20 shaped), one run after the other in one session; and
+// AES-128 ×1000 as 16 concurrent sessions on the shaped link. WEBMPC_BENCH_TELEPORT_RUNS
+// overrides the sequential GC counts; WEBMPC_BENCH_NODE_ARGS adds Node flags to the parties.
 //
 // This file is also a party: `node teleport.mjs --party '<json>'`.
 import { spawn, spawnSync } from 'node:child_process';
@@ -46,6 +49,8 @@ const SELF = fileURLToPath(import.meta.url);
  */
 export async function shapingProxy(target, { rateBps = 100e6, delayMs = 25, highWater = 4 << 20 } = {}) {
   const sockets = new Set();
+  // One link: every connection through the proxy shares each direction's capacity.
+  const links = { up: { free: 0 }, down: { free: 0 } };
   const server = createServer((client) => {
     const upstream = tcpConnect(target.port, target.host);
     for (const s of [client, upstream]) {
@@ -57,26 +62,41 @@ export async function shapingProxy(target, { rateBps = 100e6, delayMs = 25, high
       });
       s.on('close', () => sockets.delete(s));
     }
-    const pipe = (from, to) => {
-      let linkFree = 0;
+    const pipe = (from, to, link) => {
+      // One FIFO per direction and one timer at a time: chunks must leave in the order they
+      // came (separate timers of nearly equal due times may fire out of order).
+      const queue = [];
       let inFlight = 0;
-      from.on('data', (chunk) => {
+      let timer;
+      let ended = false;
+      const pump = () => {
+        timer = undefined;
         const now = performance.now();
-        const start = Math.max(now, linkFree);
-        linkFree = start + (chunk.length * 8 * 1000) / rateBps;
-        const deliverAt = linkFree + delayMs;
-        inFlight += chunk.length;
-        if (inFlight > highWater) from.pause();
-        setTimeout(() => {
+        while (queue.length && queue[0].at <= now + 0.5) {
+          const { chunk } = queue.shift();
           inFlight -= chunk.length;
           if (!to.destroyed) to.write(chunk);
-          if (inFlight <= highWater / 2 && from.isPaused()) from.resume();
-        }, deliverAt - now);
+        }
+        if (inFlight <= highWater / 2 && from.isPaused()) from.resume();
+        if (queue.length) timer = setTimeout(pump, Math.max(0, queue[0].at - now));
+        else if (ended && !to.destroyed) to.end();
+      };
+      from.on('data', (chunk) => {
+        const now = performance.now();
+        const start = Math.max(now, link.free);
+        link.free = start + (chunk.length * 8 * 1000) / rateBps;
+        queue.push({ chunk, at: link.free + delayMs });
+        inFlight += chunk.length;
+        if (inFlight > highWater) from.pause();
+        if (!timer) timer = setTimeout(pump, Math.max(0, queue[0].at - now));
       });
-      from.on('end', () => setTimeout(() => to.end(), Math.max(0, linkFree - performance.now()) + delayMs));
+      from.on('end', () => {
+        ended = true;
+        if (!timer) pump();
+      });
     };
-    pipe(client, upstream);
-    pipe(upstream, client);
+    pipe(client, upstream, links.up);
+    pipe(upstream, client, links.down);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -106,28 +126,35 @@ async function partyMain(cfg) {
   const other = 1 - party;
   const listener = party === 1 ? await net.listenWebSocket({ port: 0 }) : undefined;
   if (listener) out({ listen: listener.url });
-  const inner = await net.connectWebSocketMesh({
-    party,
-    parties: 2,
-    session: 'bench-teleport',
-    peers: [undefined, peer],
-    connectTimeoutMs: 60_000,
-    recvTimeoutMs: 600_000,
-    sendTimeoutMs: 600_000,
-    ...(listener ? { listener } : {}),
-  });
+  // `lanes` independent transports between the two processes (one WebSocket each, all through
+  // the same shaped link): lane 0 carries the sequential cases, the concurrent GC cases use
+  // one session per lane. Bytes sent on all lanes are counted together.
   let sent = 0;
-  const t = {
-    party: inner.party,
-    parties: inner.parties,
-    closed: inner.closed,
-    send: (to, data) => {
-      sent += data.length;
-      return inner.send(to, data);
-    },
-    recv: (from, o) => inner.recv(from, o),
-    close: (r) => inner.close(r),
-  };
+  const lanes = [];
+  for (let k = 0; k < (cfg.lanes ?? 1); k++) {
+    const inner = await net.connectWebSocketMesh({
+      party,
+      parties: 2,
+      session: `bench-teleport-${k}`,
+      peers: [undefined, peer],
+      connectTimeoutMs: 60_000,
+      recvTimeoutMs: 600_000,
+      sendTimeoutMs: 600_000,
+      ...(listener ? { listener } : {}),
+    });
+    lanes.push({
+      party: inner.party,
+      parties: inner.parties,
+      closed: inner.closed,
+      send: (to, data) => {
+        sent += data.length;
+        return inner.send(to, data);
+      },
+      recv: (from, o) => inner.recv(from, o),
+      close: (r) => inner.close(r),
+    });
+  }
+  const t = lanes[0];
   const barrier = async () => {
     await Promise.all([t.send(other, Uint8Array.of(1)), t.recv(other)]);
   };
@@ -178,26 +205,38 @@ async function partyMain(cfg) {
       const inputs = c.inputs.map((h) => Uint8Array.from(Buffer.from(h, 'hex')));
       const expected = Buffer.from(circuit.evaluate(inputs)[0]).toString('hex');
       const mine = [inputs[party]];
-      const s = await sdk.session({ transport: t, party, parties: 2, sessionId });
+      // `concurrency` sessions, one per lane, each running its share of the runs in sequence.
+      const conc = c.concurrency ?? 1;
+      const sessions = await Promise.all(
+        lanes.slice(0, conc).map((lane, k) => sdk.session({ transport: lane, party, parties: 2, sessionId: sidOf(`${c.id}#${k}`) })),
+      );
       const opts =
         c.impl === 'webmpc-yao2pc' ? { protocol: 'yao2pc' } : { protocol: 'teleport-yao', mode: c.impl === 'teleport-sh' ? 'semi-honest' : 'malicious', enclave };
       const setup = await measure(() =>
-        c.impl === 'webmpc-yao2pc' ? s.preprocess('yao2pc', { garbler: 0 }) : s.preprocess('teleport-yao', { garbler: 0, enclave }),
+        Promise.all(
+          sessions.map((s) =>
+            c.impl === 'webmpc-yao2pc' ? s.preprocess('yao2pc', { garbler: 0 }) : s.preprocess('teleport-yao', { garbler: 0, enclave }),
+          ),
+        ),
       );
-      const runs = await measure(async () => {
-        for (let i = 0; i < c.runs; i++) {
-          const o = await s.run(circuit, { inputs: mine, ...opts });
-          if (i === 0 && Buffer.from(o[0]).toString('hex') !== expected) throw new Error(`${c.id}: wrong output`);
-        }
-      });
-      s.free();
+      const runs = await measure(() =>
+        Promise.all(
+          sessions.map(async (s, k) => {
+            for (let i = k; i < c.runs; i += conc) {
+              const o = await s.run(circuit, { inputs: mine, ...opts });
+              if (i === k && Buffer.from(o[0]).toString('hex') !== expected) throw new Error(`${c.id}: wrong output`);
+            }
+          }),
+        ),
+      );
+      for (const s of sessions) s.free();
       circuit.free();
       out({ id: c.id, role, setup: { cpu: setup.cpu, wall: setup.wall }, cpu: runs.cpu, wall: runs.wall, bytes: runs.bytes, runs: c.runs });
     }
   }
   await barrier();
   out({ done: true });
-  await t.close();
+  await Promise.all(lanes.map((l) => l.close()));
   process.exit(0);
 }
 
@@ -228,7 +267,8 @@ function party(cfg, onLine) {
 /** Runs `cases` with the two parties over `network`; returns each party's result lines by case id. */
 export async function runCases(root, network, cases, enclaveUrl, measurement) {
   const results = { garbler: new Map(), evaluator: new Map() };
-  const base = { root, cases, enclaveUrl, measurement, circuits: circuitsDir(root) };
+  const lanes = Math.max(1, ...cases.map((c) => c.concurrency ?? 1));
+  const base = { root, cases, enclaveUrl, measurement, circuits: circuitsDir(root), lanes };
   let listen;
   const gotListen = new Promise((resolve) => (listen = resolve));
   const ev = party({ ...base, role: 'evaluator' }, (l) => (l.listen ? listen(l.listen) : l.id && results.evaluator.set(l.id, l)));
@@ -243,7 +283,10 @@ export async function runCases(root, network, cases, enclaveUrl, measurement) {
       peer = `ws://127.0.0.1:${proxy.port}`;
     }
     ga = party({ ...base, role: 'garbler', peer }, (l) => l.id && results.garbler.set(l.id, l));
-    await Promise.all([ev.exited, ga.exited]);
+    // Both outcomes, so a failing party's own error is printed before the other is stopped.
+    const settled = await Promise.allSettled([ev.exited, ga.exited]);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   } finally {
     ev.child.kill('SIGKILL');
     ga?.child.kill('SIGKILL');
@@ -270,22 +313,33 @@ export async function run({ root, emit, quick }) {
 
   // 2. The SDK: two processes, the enclave-server here.
   const { startEnclaveServer } = await import(pathToFileURL(join(root, 'dist', 'enclave', 'server.js')).href);
-  const server = await startEnclaveServer({ backend: 'simulation', port: 0, log: () => {} });
+  const server = await startEnclaveServer({ backend: 'simulation', port: 0, log: () => {}, maxSessions: 64 });
+  const envRuns = Number(process.env.WEBMPC_BENCH_TELEPORT_RUNS) || undefined;
+  const GC = [
+    ['aes128', 'aes_128.txt', [KEY, PT]],
+    ['sha256', 'sha256.txt', [SHA_BLOCK, SHA_IV]],
+  ];
+  const plan = {
+    // [ROT sizes, sequential GC runs per circuit, concurrent AES runs, lanes]
+    loopback: quick ? [[1e4, 1e5, 1e6], { aes128: 20, sha256: 5 }, 0, 1] : [[1e4, 1e5, 1e6, 1e7], { aes128: 1000, sha256: 200 }, 0, 1],
+    shaped: quick ? [[1e4, 1e5], { aes128: 10, sha256: 3 }, 200, 16] : [[1e4, 1e5, 1e6], { aes128: 100, sha256: 20 }, 1000, 16],
+  };
   try {
-    const envRuns = Number(process.env.WEBMPC_BENCH_TELEPORT_RUNS) || undefined;
-    for (const network of quick ? ['loopback'] : ['loopback', 'shaped']) {
-      const rotSizes = quick ? [1e4, 1e5, 1e6] : network === 'loopback' ? [1e4, 1e5, 1e6, 1e7] : [1e4, 1e5, 1e6];
-      const gcRuns = envRuns ?? (quick ? 50 : network === 'loopback' ? 1000 : 100);
+    for (const network of ['loopback', 'shaped']) {
+      const [rotSizes, seqRuns, concRuns, lanes] = plan[network];
       const cases = [];
       for (const n of rotSizes) {
         for (const impl of ['webmpc-kos', 'teleport-sh', 'teleport-mal']) cases.push({ kind: 'rot', impl, n, id: `rot-1e${Math.log10(n)}-${network}/${impl}` });
       }
-      for (const [name, file, inputs] of [
-        ['aes128', 'aes_128.txt', [KEY, PT]],
-        ['sha256', 'sha256.txt', [SHA_BLOCK, SHA_IV]],
-      ]) {
-        for (const impl of ['webmpc-yao2pc', 'teleport-sh', 'teleport-mal']) {
-          cases.push({ kind: 'gc', impl, file, inputs, runs: gcRuns, id: `${name}-x${gcRuns}-${network}/${impl}` });
+      for (const [name, file, inputs] of GC) {
+        const runs = envRuns ?? seqRuns[name];
+        for (const impl of ['webmpc-yao2pc', 'teleport-sh', 'teleport-mal']) cases.push({ kind: 'gc', impl, file, inputs, runs, id: `${name}-x${runs}-${network}/${impl}` });
+      }
+      if (concRuns) {
+        // Independent evaluations in `lanes` concurrent sessions: the throughput regime of the
+        // paper's Table 2, where latency overlaps and yao2pc is bound by the link's bandwidth.
+        for (const impl of ['webmpc-yao2pc', 'teleport-sh']) {
+          cases.push({ kind: 'gc', impl, file: 'aes_128.txt', inputs: [KEY, PT], runs: concRuns, concurrency: lanes, id: `aes128-x${concRuns}-${network}-c${lanes}/${impl}` });
         }
       }
       const res = await runCases(root, network, cases, server.url, server.measurement);
@@ -302,10 +356,14 @@ export async function run({ root, emit, quick }) {
           row(kase, 'sender_bytes', g.bytes, 'bytes', impl);
           row(kase, 'setup_wall', Math.max(g.setup.wall, e.setup.wall), 'ms', impl);
         } else {
+          const e2e = Math.max(g.wall, e.wall);
           row(kase, 'garbler_cpu', g.cpu, 'ms', impl);
+          row(kase, 'garbler_cpu_per_run', g.cpu / c.runs, 'ms', impl);
           row(kase, 'garbler_bytes_per_run', g.bytes / c.runs, 'bytes', impl);
           row(kase, 'evaluator_cpu', e.cpu, 'ms', impl);
-          row(kase, 'end_to_end', Math.max(g.wall, e.wall), 'ms', impl);
+          row(kase, 'evaluator_cpu_per_run', e.cpu / c.runs, 'ms', impl);
+          row(kase, 'end_to_end', e2e, 'ms', impl);
+          row(kase, 'end_to_end_per_run', e2e / c.runs, 'ms', impl);
           row(kase, 'setup_wall', Math.max(g.setup.wall, e.setup.wall), 'ms', impl);
         }
         byCase.set(c.id, { g, e });
