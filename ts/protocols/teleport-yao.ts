@@ -76,17 +76,24 @@ const LOCAL: unique symbol = Symbol('webmpc.teleport.enclave');
 export type TeleportYaoRoles = { readonly garbler: number; readonly mode: TeleportMode };
 type WithLocal<T> = T & { readonly [LOCAL]?: EnclaveOptions };
 
-interface Side {
+/** A Wasm object, opaque here (its generated types stay out of the published declarations). */
+interface Opaque {
+  free(): void;
+}
+
+/** This party's attested session for one garbler index. */
+export interface TeleportSide {
   readonly key: string;
-  readonly garbler?: RawGarbler;
-  readonly evaluator?: RawEvaluator;
+  /** The garbler's Wasm session (a `TeleportGarbler`), or the evaluator's (`TeleportEvaluator`). */
+  readonly garbler?: Opaque;
+  readonly evaluator?: Opaque;
   readonly link?: EnclaveLink;
 }
 
 /** The attested sessions of one SDK session (one per garbler index) and the last circuit. */
 export interface TeleportYaoState {
-  readonly sides: Map<number, Side>;
-  circuit: { readonly hash: string; readonly source: PreparedCircuit; readonly raw: RawCircuit } | undefined;
+  readonly sides: Map<number, TeleportSide>;
+  circuit: { readonly hash: string; readonly source: PreparedCircuit; readonly raw: Opaque } | undefined;
 }
 
 /** The types `teleport-yao` is written over. */
@@ -136,7 +143,7 @@ function roles(options: TeleportYaoRoleOptions, env: PartyEnv): TeleportYaoRoles
 }
 
 /** This party's attested session for `garbler`, set up (evidence checked, key agreed) on first use. */
-async function attest(ctx: ProtocolContext<TeleportYaoState>, garbler: number, enclave: EnclaveOptions): Promise<Side> {
+async function attest(ctx: ProtocolContext<TeleportYaoState>, garbler: number, enclave: EnclaveOptions): Promise<TeleportSide> {
   const state = (ctx.state ??= { sides: new Map(), circuit: undefined });
   const key = enclaveKey(enclave);
   const have = state.sides.get(garbler);
@@ -150,7 +157,7 @@ async function attest(ctx: ProtocolContext<TeleportYaoState>, garbler: number, e
   const sid = await sha256(ctx.sessionId, Uint8Array.of(garbler));
   const p = policyBytes(enclave);
   const w = wasm();
-  let side: Side;
+  let side: TeleportSide;
   if (ctx.party === garbler) {
     const raw = await ctx.call(
       () => w.teleportGarblerConnect(ctx.transport, 1 - garbler, sid, p.allowSimulated, p.measurements, p.signers) as Promise<RawGarbler>,
@@ -176,7 +183,7 @@ async function attest(ctx: ProtocolContext<TeleportYaoState>, garbler: number, e
 /** The Wasm form of `circuit`, kept for the next runs of the same circuit. */
 function teleportCircuit(state: TeleportYaoState, circuit: PreparedCircuit): RawCircuit {
   const hash = Array.from(circuit.hash, (b) => b.toString(16).padStart(2, '0')).join('');
-  if (state.circuit?.hash === hash && state.circuit.source === circuit) return state.circuit.raw;
+  if (state.circuit?.hash === hash && state.circuit.source === circuit) return state.circuit.raw as RawCircuit;
   state.circuit?.raw.free();
   state.circuit = undefined;
   const raw = new (wasm().TeleportCircuit)(circuit.binary);
@@ -206,13 +213,13 @@ async function run(ctx: ProtocolContext<TeleportYaoState>, job: CircuitJob<Telep
   const inputs = [...job.inputs];
   const total = job.shape.gates;
   if (side.garbler) {
-    const raw = side.garbler;
+    const raw = side.garbler as RawGarbler;
     ctx.progress('evaluating', 0, total);
     const out = await ctx.call(() => raw.runGc(circuit, mode, owners, reveal, inputs) as Promise<Outputs>);
     ctx.progress('evaluating', total, total);
     return out;
   }
-  const raw = side.evaluator!;
+  const raw = side.evaluator as RawEvaluator;
   const progress = (done: number, all: number) => ctx.progress('evaluating', done, all);
   return ctx.call(() => raw.runGc(circuit, mode, owners, reveal, inputs, progress) as Promise<Outputs>);
 }
