@@ -32,7 +32,7 @@
 //! P1 → P2      GarblerJob (job header, sealed seed);   P2 → E  [0] GarblerJob
 //! E  → P2      InputLabels (x2⁰ labels [, σ's])
 //! P1 → P2      x1 labels, x2¹ labels [, τ]
-//! P2 ⇄ E       [1] GarblePiece j / Tables j, for each piece; then Decoding, Done
+//! P2 ⇄ E       [1] GarblePiece j / Tables j, for each piece ([`WINDOW`] in flight); then Decoding, Done
 //! P2 → P1      the garbler's outputs, after every check passed (possibly none: an empty message)
 //! ```
 //!
@@ -72,6 +72,10 @@ use webmpc_core::Block;
 
 pub use crate::circuit::PIECE_GATES;
 pub use crate::rot::ROT_CHUNK;
+
+/// Requests (garble piece, ROT chunk) P2 keeps in flight to the enclave, so the enclave computes
+/// the next while P2 handles the last; memory stays at `WINDOW` pieces or chunks.
+pub const WINDOW: usize = 2;
 
 /// Who is who on the channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -372,10 +376,17 @@ pub async fn gc_evaluator<C: Channel>(
     };
     let from_garbler = GarblerLabels::decode(&ch.recv(peers.garbler).await?, n1, n2, job.mode)?;
     let mut eval = GcEvaluation::new(job, header, (x2_0, x2_1), from_garbler, share0)?;
-    for (j, r) in ranges[1..].iter().enumerate() {
-        let piece = if cached { &[][..] } else { &circuit[r.clone()] };
-        link.send(EVALUATOR, &frames::garble_piece(j as u64, piece)).await?;
+    let gate_pieces = &ranges[1..];
+    let request = |j: usize| frames::garble_piece(j as u64, if cached { &[][..] } else { &circuit[gate_pieces[j].clone()] });
+    for j in 0..WINDOW.min(gate_pieces.len()) {
+        link.send(EVALUATOR, &request(j)).await?;
+    }
+    for (j, r) in gate_pieces.iter().enumerate() {
         let msg = link.recv(tag::TABLES, "waiting for garbled tables").await?;
+        // Keep the enclave busy while this piece is evaluated.
+        if j + WINDOW < gate_pieces.len() {
+            link.send(EVALUATOR, &request(j + WINDOW)).await?;
+        }
         let (index, tables) = frames::parse_tables(&msg[2..])?;
         if index != j as u64 {
             return Err(TeleportError::Malformed("tables (piece index out of order)"));
@@ -467,9 +478,16 @@ pub async fn rot_receiver<C: Channel>(
     let receiver = RotReceiver::new(job, k2, taus);
     Block::wipe(core::slice::from_mut(&mut k2));
     let receiver = receiver?;
-    for j in 0..rot::chunks(count) {
+    let chunks = rot::chunks(count);
+    for j in 0..(WINDOW as u64).min(chunks) {
         link.send(EVALUATOR, &frames::rot_next(j)).await?;
+    }
+    for j in 0..chunks {
         let msg = link.recv(tag::ROT_CHUNK, "waiting for a ROT chunk").await?;
+        // Keep the enclave busy while this chunk is checked.
+        if j + (WINDOW as u64) < chunks {
+            link.send(EVALUATOR, &frames::rot_next(j + WINDOW as u64)).await?;
+        }
         let (index, chunk) = frames::parse_rot_chunk(&msg[2..], job.mode == Mode::Malicious)?;
         if index != j {
             return Err(TeleportError::Malformed("ROT chunk (index out of order)"));
