@@ -140,6 +140,8 @@ async function partyMain(cfg) {
       connectTimeoutMs: 60_000,
       recvTimeoutMs: 600_000,
       sendTimeoutMs: 600_000,
+      // A party blocked in a long Wasm call (10^7 OTs on a loaded machine) sends no keepalives.
+      peerTimeoutMs: 600_000,
       ...(listener ? { listener } : {}),
     });
     lanes.push({
