@@ -8,12 +8,19 @@
 //   5. the simulation enclave program -> dist/native/<platform>-<arch>/, where the enclave-server
 //      (`webmpc enclave-server --backend simulation`) finds it next to the package
 //
-// Flags: --wasm-only skips the native tools (the test/bench helpers are not part of the package;
-// without the enclave program the enclave-server needs --program or WEBMPC_ENCLAVE_PROGRAM).
+// Flags:
+//   --wasm-only   skips the native tools (the test/bench helpers are not part of the package;
+//                 without the enclave program the enclave-server needs --program or
+//                 WEBMPC_ENCLAVE_PROGRAM).
+//   --keep-names  keeps the Wasm `name` section (function names, ~70 KB) in webmpc_bg.wasm, for
+//                 profiling in a browser or with `perf`; the default strips it, as published.
+//   --if-stale    does nothing when dist/ is complete and newer than every source it is built
+//                 from (`npm pack` runs this as `prepack`, so a clean clone packs a built package
+//                 and repeated packs stay quick); otherwise builds as without the flag.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -24,6 +31,9 @@ const wasmRelease = join(wasmDir, 'target', 'wasm32-unknown-unknown', 'release')
 
 const args = new Set(process.argv.slice(2));
 const wasmOnly = args.has('--wasm-only');
+const keepNames = args.has('--keep-names');
+const known = new Set(['--wasm-only', '--keep-names', '--if-stale']);
+for (const a of args) if (!known.has(a)) fail(`unknown flag ${a} (flags: ${[...known].join(', ')})`);
 
 // Non-login shells (CI) may lack ~/.cargo/bin, where rustup and `cargo install` put binaries.
 const cargoBin = join(homedir(), '.cargo', 'bin');
@@ -65,6 +75,52 @@ function lockedWasmBindgenVersion() {
   return m?.[1];
 }
 
+if (args.has('--if-stale')) {
+  const why = staleness();
+  if (why === undefined) {
+    process.stderr.write('build: dist/ is up to date, nothing to do\n');
+    process.exit(0);
+  }
+  process.stderr.write(`build: ${why}: building\n`);
+}
+
+/**
+ * Why dist/ needs a build, or undefined when it is complete and newer than the sources: the
+ * TypeScript in ts/, the Rust in wasm/ (crates, manifests, lock file), tsconfig.json and this
+ * script. Timestamps, not contents: a checkout or a merge that touches a source rebuilds.
+ */
+function staleness() {
+  const outputs = ['index.js', 'index.d.ts', 'cli.js', 'wasm-gen/webmpc.js', 'wasm-gen/webmpc_bg.wasm'].map((f) => join(distDir, f));
+  const missing = outputs.find((f) => !existsSync(f));
+  if (missing) return `${missing.slice(root.length + 1)} is missing`;
+  const stampFile = join(genDir, '.stamp.json');
+  if (existsSync(stampFile) && JSON.parse(readFileSync(stampFile, 'utf8')).keepNames !== keepNames) {
+    return keepNames ? 'the Wasm was built without --keep-names' : 'the Wasm was built with --keep-names';
+  }
+  const builtAt = Math.min(...outputs.map((f) => statSync(f).mtimeMs));
+  const sources = [
+    join(root, 'tsconfig.json'),
+    join(root, 'scripts', 'build.mjs'),
+    join(wasmDir, 'Cargo.toml'),
+    join(wasmDir, 'Cargo.lock'),
+    ...walk(join(root, 'ts'), (p) => !p.startsWith(genDir)),
+    ...walk(join(wasmDir, 'crates'), (p) => !p.includes(`${sep}target`)),
+  ];
+  const newer = sources.find((f) => existsSync(f) && statSync(f).mtimeMs > builtAt);
+  return newer ? `${newer.slice(root.length + 1)} is newer than dist/` : undefined;
+}
+
+/** Every file under `dir` whose path passes `keep` (directories pruned by the same test). */
+function* walk(dir, keep) {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (!keep(p)) continue;
+    if (entry.isDirectory()) yield* walk(p, keep);
+    else yield p;
+  }
+}
+
 step('cargo build (wasm32: webmpc-bindings, webmpc-baseline)', () => {
   run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '-p', 'webmpc-bindings', '-p', 'webmpc-baseline'], wasmDir);
 });
@@ -91,7 +147,7 @@ step('wasm-bindgen', () => {
     const st = statSync(path);
     return { path, size: st.size, mtimeMs: st.mtimeMs };
   });
-  const stamp = JSON.stringify({ have, inputs });
+  const stamp = JSON.stringify({ have, inputs, keepNames });
   const outputsPresent = ['webmpc.js', 'webmpc_bg.wasm', 'baseline.js', 'baseline_bg.wasm'].every((f) =>
     existsSync(join(genDir, f)),
   );
@@ -104,7 +160,11 @@ step('wasm-bindgen', () => {
     ['webmpc_bindings', 'webmpc'],
     ['webmpc_baseline', 'baseline'],
   ]) {
-    run('wasm-bindgen', ['--target', 'web', '--out-dir', genDir, '--out-name', outName, join(wasmRelease, `${crate}.wasm`)]);
+    // The published module loses its `name` section (about 70 KB of function names, 15% of the
+    // file) and the producers section; --keep-names keeps them for profiling. The bench-only
+    // baseline keeps its names.
+    const strip = outName === 'webmpc' && !keepNames ? ['--remove-name-section', '--remove-producers-section'] : [];
+    run('wasm-bindgen', ['--target', 'web', ...strip, '--out-dir', genDir, '--out-name', outName, join(wasmRelease, `${crate}.wasm`)]);
   }
   writeFileSync(stampFile, stamp);
   return undefined;
@@ -113,10 +173,14 @@ step('wasm-bindgen', () => {
 step('tsc', () => {
   // A clean dist/ so files deleted from ts/ do not linger in the package.
   rmSync(distDir, { recursive: true, force: true });
-  run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')]);
+  // --stripInternal: members marked @internal (constructors behind a factory, the builder's
+  // gate-level helpers, test hooks) stay out of the published declarations.
+  run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--stripInternal']);
 });
 
 step('copy bindings into dist/', () => {
+  // The command stays executable across rebuilds (tsc writes 0644), for links made to it directly.
+  chmodSync(join(distDir, 'cli.js'), 0o755);
   cpSync(genDir, join(distDir, 'wasm-gen'), {
     recursive: true,
     filter: (src) => !src.endsWith('.stamp.json') && !src.endsWith('.gitignore'),

@@ -103,7 +103,10 @@ fi
 # --- npm dependencies ----------------------------------------------------------------------
 # npm records what it installed in node_modules/.package-lock.json; if the committed lockfile
 # is newer, someone changed dependencies since.
-if [ -f package-lock.json ]; then
+if [ -L node_modules ]; then
+  # A worktree sharing another checkout's packages: `npm ci` would wipe the shared copy.
+  say "npm dependencies: node_modules is a symlink; leaving it alone"
+elif [ -f package-lock.json ]; then
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     say "npm dependencies: installing (npm ci)"
     npm ci --no-audit --no-fund >&2

@@ -6,12 +6,19 @@
  *   webmpc signal [--port N] [--host H] [--relay] [--ice URL]... [--ice-username U --ice-credential C]
  *   webmpc eval   --circuit FILE [--protocol yao2pc|plain] --input 1=HEX --input 2=HEX ... [--json]
  *   webmpc party  --circuit FILE --party 0|1 --input HEX ... (--signal URL --room ID | --transport websocket ...)
+ *                 (--peer-key HEX | --confirm | --insecure)
  *   webmpc enclave-server --backend simulation|openenclave [--port N] [--host H] [--program PATH] ...
+ *   webmpc key    FILE
+ *   webmpc circuit NAME FILE
+ *   webmpc --version
  *
- * Exit codes: 0 success, 1 the computation failed (network, peer, protocol abort), 2 bad usage or
- * bad input (options, files, circuits, input values). User errors print one line, never a stack.
+ * Exit codes: 0 success, 1 the computation failed (network, peer, protocol abort, the other party
+ * not authenticated), 2 bad usage or bad input (options, files, circuits, input values), 130/143
+ * interrupted (SIGINT/SIGTERM; the other party is told). User errors print one line, never a
+ * stack. The process exits as soon as its work is done: nothing it opened stays open.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 interface Command {
@@ -36,12 +43,49 @@ const COMMANDS: Record<string, Command> = {
     summary: 'host the teleport enclave program beside an evaluator (WebSocket; simulation or Open Enclave backend)',
     run: runEnclaveServer,
   },
+  key: {
+    summary: "print the public key of an identity file (creating the file with a fresh identity if missing)",
+    run: runKey,
+  },
+  circuit: {
+    summary: 'write a ready-made circuit (aes128, sha256, compare32) to a file, for eval and party',
+    run: runCircuit,
+  },
 };
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
-  return `usage: webmpc <command> [options]\n\ncommands:\n${lines.join('\n')}\n`;
+  return (
+    `usage: webmpc <command> [options]\n\ncommands:\n${lines.join('\n')}\n\n` +
+    '`webmpc <command> --help` explains its options; `webmpc --version` prints the version.\n'
+  );
 }
+
+/** The version in the package's package.json (next to dist/, where this file is built to). */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+const SIGNAL_USAGE =
+  'usage: webmpc signal [--port N] [--host H] [--relay] [--ice URL]... [--ice-username U --ice-credential C]\n' +
+  '  Runs the signaling server that introduces the parties of a room to each other (WebRTC offers,\n' +
+  '  answers and candidates); it never sees the computation. Stops on Ctrl-C (SIGINT) or SIGTERM.\n' +
+  '  --port N          TCP port to listen on (default 8787; 0 picks a free one, printed on start)\n' +
+  '  --host H          interface to bind (default 127.0.0.1, this machine only; 0.0.0.0 serves\n' +
+  '                    other machines)\n' +
+  '  --relay           also relay frames at ws://HOST:PORT/relay, for parties without a\n' +
+  '                    peer-to-peer path (they then use connectRelay instead of WebRTC)\n' +
+  '  --ice URL         a STUN or TURN server handed to every joining party, e.g.\n' +
+  '                    stun:stun.example.org:3478 (repeatable; default none: enough on one network)\n' +
+  '  --ice-username U, --ice-credential C\n' +
+  '                    the credentials of the TURN servers given with --ice\n' +
+  '  Limits per client address: 32 connections and 8 rooms; a connection must join a room within\n' +
+  '  10 s and is dropped after 10 min without traffic.\n';
 
 async function runSignal(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -58,13 +102,7 @@ async function runSignal(args: string[]): Promise<number> {
     strict: true,
   });
   if (values.help) {
-    process.stdout.write(
-      'usage: webmpc signal [--port N] [--host H] [--relay] [--ice stun:host:port]... ' +
-        '[--ice-username U --ice-credential C]\n' +
-        '  --host     interface to bind (default 127.0.0.1; 0.0.0.0 serves other machines)\n' +
-        '  --relay    also relay frames at /relay for parties without a peer-to-peer path\n' +
-        '  --ice      a STUN/TURN URL handed to joining parties (repeatable; none by default)\n',
-    );
+    process.stdout.write(SIGNAL_USAGE);
     return 0;
   }
   const port = Number(values.port);
@@ -305,16 +343,143 @@ function toHex(bytes: Uint8Array): string {
   return s;
 }
 
+/** Reads an identity file: a 32-byte Ed25519 seed as 64 hex digits. */
+async function readIdentity(
+  secure: typeof import('./secure/index.js'),
+  file: string,
+): Promise<import('./secure/index.js').Identity> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new UsageError(`cannot read identity ${file}: ${fileProblem(error)}`);
+  }
+  if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new UsageError(`identity ${file} must hold 64 hex digits (a 32-byte seed)`);
+  const seed = Uint8Array.from(text.match(/../g)!, (h) => parseInt(h, 16));
+  try {
+    return await secure.importIdentitySecret(seed);
+  } finally {
+    seed.fill(0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// webmpc key
+
+const KEY_USAGE =
+  'usage: webmpc key FILE\n' +
+  '  Prints the public key (64 hex digits) of the identity in FILE, creating FILE (mode 0600) with a\n' +
+  '  fresh identity first if it does not exist. Give the printed key to the other party, who passes\n' +
+  '  it to `webmpc party --peer-key`; pass FILE to your own `webmpc party --identity`.\n';
+
+async function runKey(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { help: { type: 'boolean', short: 'h', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(KEY_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError('give exactly one identity FILE');
+  const file = positionals[0]!;
+  const secure = await import('./secure/index.js');
+  if (!existsSync(file)) {
+    const identity = await secure.generateIdentity();
+    const seed = await secure.exportIdentitySecret(identity);
+    try {
+      writeFileSync(file, `${Buffer.from(seed).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (error) {
+      throw new UsageError(`cannot create identity ${file}: ${fileProblem(error)}`);
+    } finally {
+      seed.fill(0);
+      secure.disposeIdentity(identity);
+    }
+    process.stderr.write(`webmpc key: created ${file} (keep it secret)\n`);
+  }
+  const identity = await readIdentity(secure, file);
+  process.stdout.write(`${secure.publicKeyToHex(identity.publicKey)}\n`);
+  secure.disposeIdentity(identity);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// webmpc circuit
+
+/** Ready-made circuits, built by the SDK's circuit builder. Input N belongs to party N-1. */
+const READY_MADE: Record<string, { about: string; build: (c: Sdk['circuit']) => import('./circuit/builder.js').Circuit }> = {
+  aes128: {
+    about: 'AES-128 encryption of one block: input 1 the key, input 2 the plaintext (128 bits each); output the ciphertext',
+    build: (c) => c.aes128Circuit(),
+  },
+  sha256: {
+    about: 'the SHA-256 compression function: input 1 a 512-bit message block, input 2 the 256-bit chaining value; output the next chaining value',
+    build: (c) => c.sha256Circuit(),
+  },
+  compare32: {
+    about: "Yao's millionaires: input 1 x, input 2 y (32 bits each); output 01 if x > y, else 00",
+    build: (c) => {
+      const b = new c.CircuitBuilder();
+      const x = b.input(0, 32);
+      const y = b.input(1, 32);
+      b.output(x.gt(y));
+      return b.build();
+    },
+  },
+};
+
+const CIRCUIT_USAGE =
+  'usage: webmpc circuit NAME FILE\n' +
+  '  Writes a ready-made circuit to FILE: Bristol Fashion text, or the webmpc binary form if FILE\n' +
+  '  ends in .wmpc. Input N belongs to party N-1. NAME is one of:\n' +
+  Object.entries(READY_MADE)
+    .map(([name, c]) => `  ${name.padEnd(10)} ${c.about}\n`)
+    .join('');
+
+async function runCircuit(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { help: { type: 'boolean', short: 'h', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(CIRCUIT_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 2) throw new UsageError(`give a circuit NAME (${Object.keys(READY_MADE).join(', ')}) and a FILE`);
+  const [name, file] = positionals as [string, string];
+  const made = Object.hasOwn(READY_MADE, name) ? READY_MADE[name] : undefined;
+  if (!made) throw new UsageError(`no ready-made circuit '${name}': choose one of ${Object.keys(READY_MADE).join(', ')}`);
+  const sdk = await loadSdk();
+  const circuit = made.build(sdk.circuit);
+  try {
+    writeFileSync(file, file.endsWith('.wmpc') ? circuit.toBinary() : circuit.toBristol());
+  } catch (error) {
+    throw new UsageError(`cannot write ${file}: ${fileProblem(error)}`);
+  }
+  process.stderr.write(`webmpc circuit: wrote ${file} (${name}: ${circuit.inputWidths.length} inputs, ${circuit.andCount} AND gates)\n`);
+  return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // webmpc eval
 
 const EVAL_USAGE =
-  'usage: webmpc eval --circuit FILE [--protocol yao2pc|plain] --input 1=HEX --input 2=HEX ... [--owners 0,1] [--json]\n' +
-  '  Runs every party in this process over in-memory transports and prints each output value as\n' +
-  '  big-endian hex, one per line. FILE: Bristol Fashion text or a webmpc binary circuit.\n' +
-  '  --input N=HEX  input value N (numbered from 1, as in the circuit), a hex integer\n' +
-  '  --owners LIST  the party owning each input value (default: party N-1 owns input N)\n' +
-  '  --json         print {"outputs": [...], "protocol", "ms", "andGates"} instead\n';
+  'usage: webmpc eval --circuit FILE --input 1=HEX --input 2=HEX ... [--protocol yao2pc|plain] [--owners LIST] [--json]\n' +
+  '  Runs every party in this process over in-memory transports (a check of a circuit and of\n' +
+  '  inputs before running it between machines with `webmpc party`) and prints each output value\n' +
+  '  as big-endian hex, one per line.\n' +
+  '  --circuit FILE   Bristol Fashion text or a webmpc binary circuit (`webmpc circuit` writes\n' +
+  '                   ready-made ones)\n' +
+  '  --input N=HEX    circuit input value N (numbered from 1, as in the circuit) as a hex number;\n' +
+  '                   one for every input of the circuit\n' +
+  '  --owners LIST    the party owning each input value, e.g. 0,0,1 (default: party N-1 owns\n' +
+  '                   input N)\n' +
+  '  --protocol NAME  yao2pc (default, two parties) or plain (no privacy, any number of parties)\n' +
+  '  --json           print {"outputs": [...], "protocol", "ms", "andGates"} instead\n';
 
 async function runEval(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -413,18 +578,51 @@ async function runAll<T>(
 // webmpc party
 
 const PARTY_USAGE =
-  'usage: webmpc party --circuit FILE --party 0|1 --input HEX ... [--protocol yao2pc|plain] [--owners 0,1]\n' +
-  '                    [--transport webrtc] --signal ws://HOST:PORT --room ID\n' +
-  '                    | --transport websocket --room ID (--listen PORT [--host H] | --peer ws://HOST:PORT)\n' +
-  '                    [--identity FILE] [--peer-key HEX] [--timeout MS] [--json]\n' +
-  '  Runs one party of a two-party computation; prints the output values revealed to it as hex.\n' +
-  '  --input HEX      this party\'s input values, in circuit order (default: party P owns input P+1)\n' +
-  '  --signal, --room  the signaling server (`webmpc signal`) and a room both parties name (WebRTC)\n' +
-  '  --transport websocket: party 1 listens (--listen PORT), party 0 dials it (--peer URL)\n' +
-  '  --identity FILE  this party\'s Ed25519 seed, 64 hex digits (e.g. `openssl rand -hex 32`);\n' +
-  '                   default: a fresh key. The own public key is printed on stderr.\n' +
-  '  --peer-key HEX   the other party\'s public key: pins it. Without it the peer is accepted on\n' +
-  '                   first use and its key printed on stderr, for checking out of band.\n';
+  'usage: webmpc party --circuit FILE --party 0|1 --input HEX ... --room ID\n' +
+  '                    (--signal ws://HOST:PORT | --transport websocket (--listen PORT | --peer ws://HOST:PORT))\n' +
+  '                    (--peer-key HEX | --confirm | --insecure) [options]\n' +
+  '  Runs one party of a two-party computation with a party on another machine (or process) and\n' +
+  '  prints the output values revealed to this party, one per line, as big-endian hex.\n' +
+  '\n' +
+  'What to compute:\n' +
+  '  --circuit FILE   Bristol Fashion text or a webmpc binary circuit (`webmpc circuit` writes\n' +
+  '                   ready-made ones); both parties must use the same file\n' +
+  '  --party 0|1      which party this is\n' +
+  '  --input HEX      one of this party\'s input values, as a hex number (0x optional), repeated\n' +
+  '                   in circuit order; by default party P owns circuit input P+1\n' +
+  '  --owners LIST    the party owning each circuit input, e.g. 0,0,1 (default 0,1,...)\n' +
+  '  --protocol NAME  yao2pc (default: garbled circuits, private against parties that follow\n' +
+  '                   the protocol) or plain (no privacy at all: for debugging)\n' +
+  '\n' +
+  'How to reach the other party (both name the same --room ID: 1-128 letters, digits, _ . -):\n' +
+  '  --room ID        the room both parties name, e.g. a random string they agreed on\n' +
+  '  --signal URL     the signaling server (`webmpc signal`), e.g. ws://HOST:8787; the parties then\n' +
+  '                   connect directly over WebRTC (the default --transport webrtc)\n' +
+  '  --transport websocket  a direct WebSocket instead, no signaling server; then:\n' +
+  '  --listen PORT    (party 1) the port to listen on for party 0\n' +
+  '  --host H         (party 1) the interface to listen on (default 127.0.0.1)\n' +
+  '  --peer URL       (party 0) party 1\'s address, ws://HOST:PORT\n' +
+  '\n' +
+  'Who the other party is (it is authenticated before any input is used):\n' +
+  '  --identity FILE  this party\'s identity (`webmpc key FILE` creates one and prints its public\n' +
+  '                   key); default: a fresh one. Its public key is printed on stderr.\n' +
+  '  --peer-key HEX   the other party\'s public key (from its `webmpc key`): pinned, nothing to\n' +
+  '                   ask. For scripts.\n' +
+  '  (in a terminal)  without --peer-key, both parties print a short authentication string and\n' +
+  '                   ask to continue; answer y only if the other side shows the same string.\n' +
+  '  --confirm        ask that question even when stdin is not a terminal (reads y/N from stdin)\n' +
+  '  --insecure       no authentication: whoever takes the other party\'s place in the room\n' +
+  '                   computes with you and learns what the output reveals of your input.\n' +
+  '                   Experiments only.\n' +
+  '\n' +
+  'Other options:\n' +
+  '  --timeout MS       how long to wait for the other party to connect and authenticate\n' +
+  '                     (default 30000)\n' +
+  '  --peer-timeout MS  the other party counts as gone after this long silent (default 3000)\n' +
+  '  --json             print {"outputs": [hex or null], "protocol", "party", "ms": {connect,\n' +
+  '                     compute}} instead\n' +
+  'Exit codes: 0 done, 1 the computation failed (or the other party was not authenticated),\n' +
+  '2 bad usage or input, 130/143 interrupted (the other party is told).\n';
 
 async function runParty(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -443,7 +641,10 @@ async function runParty(args: string[]): Promise<number> {
       peer: { type: 'string' },
       identity: { type: 'string' },
       'peer-key': { type: 'string' },
+      confirm: { type: 'boolean', default: false },
+      insecure: { type: 'boolean', default: false },
       timeout: { type: 'string', default: '30000' },
+      'peer-timeout': { type: 'string', default: '3000' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -458,6 +659,21 @@ async function runParty(args: string[]): Promise<number> {
   const protocol = parseProtocol(values.protocol);
   const timeoutMs = Number(values.timeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError('--timeout must be a positive number of milliseconds');
+  const peerTimeoutMs = Number(values['peer-timeout']);
+  if (!Number.isInteger(peerTimeoutMs) || peerTimeoutMs < 500) throw new UsageError('--peer-timeout must be a number of milliseconds >= 500');
+  // How the other party is authenticated, decided before anything connects.
+  const given = [values['peer-key'] !== undefined && '--peer-key', values.confirm && '--confirm', values.insecure && '--insecure'].filter(Boolean);
+  if (given.length > 1) throw new UsageError(`${given.join(' and ')} exclude each other`);
+  let trust: 'pinned' | 'confirm' | 'tofu';
+  if (values['peer-key'] !== undefined) trust = 'pinned';
+  else if (values.insecure) trust = 'tofu';
+  else if (values.confirm || process.stdin.isTTY) trust = 'confirm';
+  else {
+    throw new UsageError(
+      'cannot authenticate the other party: pass --peer-key HEX (its `webmpc key`), or run in a terminal to ' +
+        'compare the short authentication string (--confirm reads the answer from stdin), or --insecure for experiments',
+    );
+  }
   if (values.room === undefined) throw new UsageError('--room ID is required (both parties name the same room)');
   const kind = values.transport;
   if (kind === 'webrtc') {
@@ -491,19 +707,7 @@ async function runParty(args: string[]): Promise<number> {
     }
     const inputs = mine.map((i, k) => parseValue(given[k]!, circuit.inputWidths[i]!, `--input ${k + 1} (input value ${i + 1})`));
 
-    let identity: import('./secure/index.js').Identity;
-    if (values.identity !== undefined) {
-      let text: string;
-      try {
-        text = readFileSync(values.identity, 'utf8').trim();
-      } catch (error) {
-        throw new UsageError(`cannot read identity ${values.identity}: ${fileProblem(error)}`);
-      }
-      if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new UsageError(`identity ${values.identity} must hold 64 hex digits (a 32-byte seed)`);
-      identity = await secure.importIdentitySecret(Uint8Array.from(text.match(/../g)!, (h) => parseInt(h, 16)));
-    } else {
-      identity = await secure.generateIdentity();
-    }
+    const identity = values.identity !== undefined ? await readIdentity(secure, values.identity) : await secure.generateIdentity();
     cleanup.push(() => secure.disposeIdentity(identity));
     let pinned: Uint8Array | undefined;
     if (values['peer-key'] !== undefined) {
@@ -515,59 +719,83 @@ async function runParty(args: string[]): Promise<number> {
     }
     const say = (line: string) => process.stderr.write(`webmpc party ${party}: ${line}\n`);
     say(`own key ${secure.publicKeyToHex(identity.publicKey)}`);
+    if (trust === 'tofu') say('WARNING: --insecure: the other party is not authenticated; whoever joins the room can take its place');
+
+    // SIGINT/SIGTERM: tell the other party (an abort with the reason) and stop at once. A second
+    // signal kills the process the default way.
+    const interrupted = new AbortController();
+    let live: import('./net/transport.js').Transport | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (interrupted.signal.aborted) return;
+      // Close first, so this reason (not a generic "cancelled") is what the other party is told.
+      void live?.close(new sdk.TransportError('ABORTED', `party ${party} was interrupted (${signal})`));
+      interrupted.abort(new Interrupted(signal));
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    cleanup.push(() => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    });
+    const common = { connectTimeoutMs: timeoutMs, peerTimeoutMs, signal: interrupted.signal };
 
     const t0 = performance.now();
-    let inner: import('./net/transport.js').Transport;
-    if (kind === 'webrtc') {
-      inner = await net.connectNodeMesh({
-        signalingUrl: values.signal!,
-        room: values.room,
-        party,
-        parties: 2,
-        connectTimeoutMs: timeoutMs,
+    try {
+      let inner: import('./net/transport.js').Transport;
+      if (kind === 'webrtc') {
+        inner = await net.connectNodeMesh({ ...common, signalingUrl: values.signal!, room: values.room, party, parties: 2 });
+      } else {
+        const listener = party === 1 ? await net.listenWebSocket({ port: listenPort!, host: values.host }) : undefined;
+        if (listener) say(`listening on ${listener.url}`);
+        inner = await net.connectWebSocketMesh({
+          ...common,
+          party,
+          parties: 2,
+          session: values.room,
+          peers: [undefined, values.peer],
+          ...(listener ? { listener } : {}),
+        });
+      }
+      live = inner;
+      cleanup.push(() => inner.close());
+      const peers: (Uint8Array | undefined)[] = [undefined, undefined];
+      peers[1 - party] = pinned;
+      const transport = await secure.secureTransport(inner, {
+        identity,
+        sessionId: values.room,
+        trust,
+        peers,
+        handshakeTimeoutMs: timeoutMs,
+        signal: interrupted.signal,
+        confirm: ([peer], { signal }) => askToContinue(say, party, peer!, signal),
       });
-    } else {
-      const listener = party === 1 ? await net.listenWebSocket({ port: listenPort!, host: values.host }) : undefined;
-      if (listener) say(`listening on ${listener.url}`);
-      inner = await net.connectWebSocketMesh({
-        party,
-        parties: 2,
-        session: values.room,
-        peers: [undefined, values.peer],
-        connectTimeoutMs: timeoutMs,
-        ...(listener ? { listener } : {}),
-      });
-    }
-    cleanup.push(() => inner.close());
-    const peers: (Uint8Array | undefined)[] = [undefined, undefined];
-    peers[1 - party] = pinned;
-    const transport = await secure.secureTransport(inner, {
-      identity,
-      sessionId: values.room,
-      trust: pinned ? 'pinned' : 'tofu',
-      peers,
-      handshakeTimeoutMs: timeoutMs,
-    });
-    cleanup.push(() => transport.close());
-    if (!pinned) say(`peer key ${secure.publicKeyToHex(transport.peerKeys[1 - party]!)} (not pinned: check it out of band, or pass --peer-key)`);
-    const connectMs = performance.now() - t0;
+      live = transport;
+      cleanup.push(() => transport.close());
+      const [peer] = transport.verifications;
+      if (trust === 'tofu') say(`peer key ${peer!.fingerprint} (not authenticated), short authentication string ${peer!.sas}`);
+      else say(`peer key ${peer!.fingerprint} authenticated (${trust === 'pinned' ? 'pinned' : 'confirmed'})`);
+      const connectMs = performance.now() - t0;
 
-    const stop = () => void transport.close();
-    process.once('SIGINT', stop);
-    cleanup.push(() => process.off('SIGINT', stop));
-    const t1 = performance.now();
-    const s = await sdk.session({ transport, party, parties: 2 });
-    cleanup.push(() => s.free());
-    const out = await s.run(circuit, { inputs, owners, protocol });
-    const computeMs = performance.now() - t1;
-    const outputs = out.map((v) => (v === undefined ? null : toHex(v)));
-    if (values.json) {
-      const ms = { connect: Math.round(connectMs * 10) / 10, compute: Math.round(computeMs * 10) / 10 };
-      process.stdout.write(`${JSON.stringify({ outputs, protocol, party, ms })}\n`);
-    } else {
-      process.stdout.write(outputs.map((o) => `${o ?? '(not revealed to this party)'}\n`).join(''));
+      const t1 = performance.now();
+      const s = await sdk.session({ transport, party, parties: 2 });
+      cleanup.push(() => s.free());
+      const out = await s.run(circuit, { inputs, owners, protocol, signal: interrupted.signal });
+      const computeMs = performance.now() - t1;
+      const outputs = out.map((v) => (v === undefined ? null : toHex(v)));
+      if (values.json) {
+        const ms = { connect: Math.round(connectMs * 10) / 10, compute: Math.round(computeMs * 10) / 10 };
+        process.stdout.write(`${JSON.stringify({ outputs, protocol, party, ms })}\n`);
+      } else {
+        process.stdout.write(outputs.map((o) => `${o ?? '(not revealed to this party)'}\n`).join(''));
+      }
+      return 0;
+    } catch (error) {
+      // Whatever failed because of the interrupt, the interrupt is what to report.
+      if (interrupted.signal.aborted) throw interrupted.signal.reason;
+      // Tell the other party why we stop (once the secure channel is up, through it).
+      await live?.close(error instanceof Error ? error : new Error(String(error))).catch(() => {});
+      throw error;
     }
-    return 0;
   } finally {
     for (const f of cleanup.reverse()) {
       try {
@@ -579,8 +807,59 @@ async function runParty(args: string[]): Promise<number> {
   }
 }
 
+/** The run was stopped by a signal; exits with 128 + its number. */
+class Interrupted extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`interrupted (${signal})`);
+    this.name = 'Interrupted';
+  }
+}
+
+/**
+ * The `'confirm'` question: shows the other party's key and the short authentication string on
+ * stderr and reads y/N from stdin. Anything but y/yes (including the end of stdin) is no.
+ */
+function askToContinue(
+  say: (line: string) => void,
+  party: number,
+  peer: import('./secure/index.js').PeerVerification,
+  signal: AbortSignal,
+): Promise<boolean> {
+  say(`party ${peer.party} presents key ${peer.fingerprint}`);
+  say(`short authentication string: ${peer.sas}`);
+  say('compare it with the other party (by voice, in person): both must see the same string.');
+  process.stderr.write(`webmpc party ${party}: same string on both sides? continue [y/N] `);
+  return new Promise<boolean>((resolve) => {
+    const lines = createInterface({ input: process.stdin, terminal: false });
+    let answered = false;
+    const answer = (ok: boolean, moot = false) => {
+      if (answered) return;
+      answered = true;
+      signal.removeEventListener('abort', onMoot);
+      lines.close();
+      // readline resumed stdin; pause and unref it so it does not keep the process alive
+      // (pausing alone does not, once data has flowed).
+      process.stdin.pause();
+      (process.stdin as { unref?: () => void }).unref?.();
+      // A terminal echoed the answer and its newline; piped input did not.
+      if (!process.stdin.isTTY || moot) process.stderr.write('\n');
+      if (!ok && !moot) say('not confirmed: stopping');
+      resolve(ok);
+    };
+    // The other side refused or left meanwhile: stop asking (and stop reading stdin).
+    const onMoot = () => answer(false, true);
+    signal.addEventListener('abort', onMoot, { once: true });
+    lines.once('line', (line) => answer(/^\s*y(es)?\s*$/i.test(line)));
+    lines.once('close', () => answer(false));
+  });
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());
     return name === undefined ? 2 : 0;
@@ -593,6 +872,10 @@ async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (error) {
+    if (error instanceof Interrupted) {
+      process.stderr.write(`webmpc ${name}: ${error.message}\n`);
+      return error.signal === 'SIGINT' ? 130 : 143;
+    }
     if (error instanceof UsageError || isParseArgsError(error)) {
       process.stderr.write(`webmpc ${name}: ${(error as Error).message}\n`);
       return 2;
@@ -603,3 +886,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 process.exitCode = await main(process.argv.slice(2));
+// Everything main opened is closed by now, so Node exits on its own. Should anything still hold the
+// event loop (a bug), exit anyway, and say so: a finished party must never linger.
+setTimeout(() => {
+  process.stderr.write('webmpc: still running 2 s after finishing (a handle was left open); exiting\n');
+  process.exit();
+}, 2_000).unref();

@@ -32,8 +32,17 @@ export type SdkErrorCode =
    * or closed the connection, or the backend is not available on this host.
    */
   | 'ENCLAVE_UNAVAILABLE'
+  /** An arithmetic (MASCOT) program does not decode or validate. */
+  | 'MALFORMED_PROGRAM'
+  /** An arithmetic program's counts exceed the format's limits. */
+  | 'PROGRAM_TOO_LARGE'
   /** A protocol instance was called while another call on it was running, or after it failed. */
-  | 'BUSY';
+  | 'BUSY'
+  /**
+   * A Node feature needs an optional package that is not installed (`ws` for WebSockets and the
+   * signaling server, `node-datachannel` for WebRTC in Node); the message names the package.
+   */
+  | 'MISSING_DEPENDENCY';
 
 /**
  * Codes of {@link TransportError}: why moving bytes between parties failed. A transport that
@@ -76,6 +85,10 @@ export type ProtocolAbortCode =
   | 'SIMULATED_ENCLAVE_REFUSED'
   /** Teleport: the enclave (or the service hosting it) aborted the job ({@link EnclaveAbort.enclaveCode} says why). */
   | 'ENCLAVE_FAILED'
+  /** A MAC check failed (MASCOT): a value was opened or authenticated inconsistently. */
+  | 'MAC_CHECK_FAILED'
+  /** A triple failed MASCOT's sacrifice: some party deviated while multiplying. */
+  | 'SACRIFICE_FAILED'
   /** The parties disagree on the session's public parameters (circuit, sizes, session id). */
   | 'PARAMETER_MISMATCH';
 
@@ -157,16 +170,39 @@ export function fromWasmError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Why a peer said it closed the session: the `code` of the error it closed with (any
+ * {@link WebmpcErrorCode}, or `ERROR` for an error of the app's own) and that error's message,
+ * both as the peer sent them (sanitized: printable, at most {@link MAX_REMOTE_MESSAGE_CHARS}
+ * characters). Without a secure channel, and for the transport's own close frames even with one,
+ * this is not authenticated: anyone on the path could have written it. Treat it as a hint for
+ * logs and users, never as evidence (e.g. of cheating).
+ */
+export interface RemoteCloseReason {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Longest {@link RemoteCloseReason.message} kept (characters). */
+export const MAX_REMOTE_MESSAGE_CHARS = 200;
+
 /** Moving bytes between parties failed; see {@link TransportErrorCode}. */
 export class TransportError extends WebmpcError {
   declare readonly code: TransportErrorCode;
   /** The peer concerned, when there is one. */
   readonly peer: number | undefined;
+  /** When the peer closed the session on purpose: the reason it gave. */
+  readonly remote: RemoteCloseReason | undefined;
 
-  constructor(code: TransportErrorCode, message: string, options?: { cause?: unknown; peer?: number }) {
+  constructor(
+    code: TransportErrorCode,
+    message: string,
+    options?: { cause?: unknown; peer?: number; remote?: RemoteCloseReason },
+  ) {
     super(code, message, options);
     this.name = 'TransportError';
     this.peer = options?.peer;
+    this.remote = options?.remote;
   }
 }
 
@@ -175,11 +211,23 @@ export class ProtocolAbort extends WebmpcError {
   declare readonly code: ProtocolAbortCode;
   /** The peer whose message failed the check, when the protocol can tell. */
   readonly peer: number | undefined;
+  /**
+   * The protocol phase the failed check belongs to, when the protocol names it (authgc:
+   * `'setup'`, `'function-independent preprocessing'`, `'function-dependent preprocessing'`,
+   * `'online'`).
+   */
+  readonly phase: string | undefined;
+  /** Which check failed (or which message was malformed), when the protocol names it. */
+  readonly check: string | undefined;
 
   constructor(code: ProtocolAbortCode, message: string, options?: { cause?: unknown; peer?: number }) {
     super(code, message, options);
     this.name = 'ProtocolAbort';
     this.peer = options?.peer;
+    // The Wasm protocols attach `phase` and `check` to the error they throw (kept as the cause).
+    const detail = options?.cause as { phase?: unknown; check?: unknown } | undefined;
+    this.phase = typeof detail?.phase === 'string' ? detail.phase : undefined;
+    this.check = typeof detail?.check === 'string' ? detail.check : undefined;
   }
 }
 
@@ -190,7 +238,7 @@ export class ProtocolAbort extends WebmpcError {
  */
 export class EnclaveAbort extends ProtocolAbort {
   /** `ENCLAVE_CHECK_FAILED`: the check that failed (`gc-tau`, `rot-tau`, `enclave-x2-share-labels`, ...). */
-  readonly check: string | undefined;
+  override readonly check: string | undefined;
   /** `ENCLAVE_CHECK_FAILED`: whom the failed check points at (`enclave`, `garbler`, `enclave or garbler`, `evaluator`). */
   readonly suspect: string | undefined;
   /** `EVIDENCE_REJECTED`: `measurement-mismatch`, `invalid` or `no-verifier`. */
@@ -229,6 +277,8 @@ const PROTOCOL_ABORT_CODES: ReadonlySet<string> = new Set<ProtocolAbortCode>([
   'CHEATING_DETECTED',
   'MALFORMED_MESSAGE',
   'PARAMETER_MISMATCH',
+  'MAC_CHECK_FAILED',
+  'SACRIFICE_FAILED',
 ]);
 
 /**
@@ -261,6 +311,9 @@ function fromProtocolCode(code: unknown, err: Error): WebmpcError {
       return new WebmpcError('BUSY', err.message, { cause: err });
     case 'ENCLAVE_UNAVAILABLE':
       return new WebmpcError('ENCLAVE_UNAVAILABLE', err.message, { cause: err });
+    case 'MALFORMED_PROGRAM':
+    case 'PROGRAM_TOO_LARGE':
+      return new WebmpcError(code, err.message, { cause: err });
     case 'ENTROPY_UNAVAILABLE':
       return new KernelError('ENTROPY_UNAVAILABLE', err.message, { cause: err });
     default:

@@ -100,6 +100,7 @@ export {
   type SecurityModel,
   type SessionOptions,
 } from './session.js';
+export { MAX_UINT_WIDTH, decodeUint, encodeUint } from './encoding.js';
 export { PreparedCircuit, prepareCircuit, type BuiltCircuit, type CircuitSource, type StreamedCircuit } from './circuit/source.js';
 // The circuit builder and generators (`webmpc.circuit.CircuitBuilder`, `aes128Circuit`, ...): a
 // namespace, because `Circuit`, `Bit` and `UInt` are generic names.

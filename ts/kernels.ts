@@ -28,8 +28,9 @@ const PRG_BYTES_PER_CALL = 64 << 20;
 
 /**
  * Sets the chunk size, for tests that want chunk boundaries in small inputs. Not part of the
- * public API (not exported from the package entry). `undefined` restores the default.
- * @internal
+ * public API: not exported from any of the package's entry points (and not tagged internal,
+ * which would strip it from the declarations the tests compile against). `undefined` restores
+ * the default.
  */
 export function _setChunkBytesForTesting(bytes: number | undefined): void {
   if (bytes === undefined) {
@@ -100,8 +101,7 @@ const call = callWasm;
 
 /**
  * Runs `f` the way every kernel call runs, for tests that need a trap to pass through the SDK's
- * call path (the real kernels never trap). Not exported from the package entry.
- * @internal
+ * call path (the real kernels never trap). Not exported from any of the package's entry points.
  */
 export function _callForTesting<T>(f: () => T): T {
   return call(() => f());

@@ -12,6 +12,16 @@
  * const [pairs, got] = await Promise.all([s.sendRandom(1000), r.receiveRandom(1000)]);
  * ```
  *
+ * Security: KOS is secure against a malicious sender or receiver, with abort. Its one known,
+ * tolerable leakage is that a cheating receiver can guess bits of the sender's Δ, each guess
+ * being caught with probability ½; so **a Δ must never be used again after an abort**. The
+ * simplest way to keep that rule is to let each sender draw its own random Δ (omit `delta`).
+ * A caller-chosen `delta` (e.g. one global Δ shared by a party's instances towards several peers)
+ * must be nonzero and serves Δ-OT only (`sendCot`/`receiveCot`); random, correlated and
+ * chosen-message OT on it are refused with `INVALID_ARGUMENT` unless the caller opts in with
+ * `allowHashedWithChosenDelta`, vouching that the Δ is random, secret and discarded after any
+ * abort of any instance that held it.
+ *
  * Failure: a peer that cheats (fails the consistency check) or sends malformed messages makes the
  * call reject with {@link ProtocolAbort}; the OT instance is then unusable and this module closes
  * the transport, so the peer aborts too instead of waiting out its timeout. Network failures
@@ -38,8 +48,19 @@ export interface OtOptions {
 }
 
 export interface OtSenderOptions extends OtOptions {
-  /** Δ for Δ-OT (16 bytes); random if omitted. */
+  /**
+   * Δ for Δ-OT (16 bytes, not all zero); random if omitted. A Δ given here serves Δ-OT only
+   * unless `allowHashedWithChosenDelta` is set. Never reuse a Δ once any instance holding it has
+   * aborted: each abort can cost a bit of it.
+   */
   delta?: Uint8Array;
+  /**
+   * Explicit opt-in: allow random, correlated and chosen-message OT on the caller's `delta`. A
+   * receiver that learns Δ learns both messages of every such OT, so set this only for a Δ that
+   * is uniformly random, secret, and discarded after any abort. Ignored without `delta` (a
+   * random Δ allows every kind).
+   */
+  allowHashedWithChosenDelta?: boolean;
 }
 
 type RawSender = import('./wasm-gen/webmpc.js').OtSenderSession;
@@ -117,7 +138,7 @@ export class OtSender {
     this.#transport = transport;
   }
 
-  /** Δ (16 bytes): in Δ-OT the receiver gets `K_j ⊕ b_j·Δ`. */
+  /** Δ (16 bytes, this sender's secret): in Δ-OT the receiver gets `K_j ⊕ b_j·Δ`. */
   get delta(): Uint8Array {
     return this.#raw.delta();
   }
@@ -200,15 +221,21 @@ export class OtReceiver {
   }
 }
 
-/** Sets up the sender side of an OT extension with `peer` (runs 128 base OTs). */
+/**
+ * Sets up the sender side of an OT extension with `peer` (runs 128 base OTs). Δ is random unless
+ * `delta` is given; see {@link OtSenderOptions} for what a caller-chosen Δ may be used for.
+ */
 export async function otSender(options: OtSenderOptions): Promise<OtSender> {
   checkSetup(options);
   const delta = options.delta ?? new Uint8Array(0);
-  if (delta.length !== 0 && delta.length !== 16) throw new WebmpcError('INVALID_ARGUMENT', 'delta must be 16 bytes');
+  if (!(delta instanceof Uint8Array) || (delta.length !== 0 && delta.length !== 16)) {
+    throw new WebmpcError('INVALID_ARGUMENT', 'delta must be 16 bytes');
+  }
+  const allowHashed = options.allowHashedWithChosenDelta === true;
   const w = wasm();
   const raw = await run(
     options.transport,
-    () => w.otSenderSetup(options.transport, options.peer, options.sessionId, delta) as Promise<RawSender>,
+    () => w.otSenderSetup(options.transport, options.peer, options.sessionId, delta, allowHashed) as Promise<RawSender>,
   );
   return new OtSender(CONSTRUCT, raw, options.transport);
 }

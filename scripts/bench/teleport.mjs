@@ -161,7 +161,7 @@ async function partyMain(cfg) {
     await Promise.all([t.send(other, Uint8Array.of(1)), t.recv(other)]);
   };
   const enclave = {
-    ...(party === 1 ? { url: cfg.enclaveUrl, WebSocket: net.NodeWebSocket } : {}),
+    ...(party === 1 ? { url: cfg.enclaveUrl, WebSocket: await net.nodeWebSocket() } : {}),
     policy: { measurements: [measurement] },
     allowSimulatedEnclave: true,
     recvTimeoutMs: 600_000,

@@ -162,6 +162,36 @@ describe.skipIf(skipBrowserTests())('WebRTC transport in Chromium', () => {
     }
   }, 120_000);
 
+  it('a tab that closes tells its Node peer at once (pagehide abort), not after the silence timeout', async () => {
+    const page = await browser.page.context().newPage();
+    await page.goto(`${server.url}/`);
+    await page.waitForFunction(() => window.netStatus !== undefined, undefined, { timeout: 30_000 });
+    const room = `hide-${randomBytes(6).toString('hex')}`;
+    const [node] = await Promise.all([
+      // A long silence timeout, so only the page's own abort can explain a quick error.
+      net.connectNodeMesh({ signalingUrl: signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000, peerTimeoutMs: 20_000 }),
+      connectInPage(page, signaling.url, room, 0, 2),
+    ]);
+    try {
+      await sendFromPage(page, 1, [10]);
+      expect((await node.recv(0, { timeoutMs: 30_000 })).byteLength).toBe(10);
+      const pending = node.recv(0, { timeoutMs: 30_000 }).then(
+        () => ({ code: 'resolved' }) as { code?: string; remote?: { code: string } },
+        (e: { code?: string; remote?: { code: string } }) => e,
+      );
+      const t0 = performance.now();
+      await page.close({ runBeforeUnload: true });
+      const error = await pending;
+      const ms = performance.now() - t0;
+      console.log(`closed tab noticed by Node after ${ms.toFixed(0)} ms`);
+      expect(error.code).toBe('PEER_DISCONNECTED');
+      expect(error.remote?.code).toBe('ABORTED');
+      expect(ms).toBeLessThan(2_000);
+    } finally {
+      await node.close();
+    }
+  }, 120_000);
+
   it('3-party mesh of two tabs and Node: every pair exchanges checked messages', async () => {
     const [a, b] = pages as [Page, Page];
     const room = `mix-${randomBytes(6).toString('hex')}`;

@@ -111,7 +111,7 @@ describe.skipIf(skipBrowserTests())('teleport in Chromium', () => {
 
   it('a Chromium garbler and a Node evaluator over WebRTC: the browser sends labels, not tables', async () => {
     const room = `teleport-${randomBytes(6).toString('hex')}`;
-    const enclave = { url: server.url, WebSocket: net.NodeWebSocket, policy: { measurements: [server.measurement!] }, allowSimulatedEnclave: true };
+    const enclave = { url: server.url, WebSocket: await net.nodeWebSocket(), policy: { measurements: [server.measurement!] }, allowSimulatedEnclave: true };
     const inPage = env.pages[1].evaluate(
       async ({ signalingUrl, room, measurement, KEY }) => {
         const fromHex = (s: string) => Uint8Array.from(s.match(/../g)!, (h) => parseInt(h, 16));

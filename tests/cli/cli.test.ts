@@ -1,9 +1,9 @@
 // `webmpc eval` and `webmpc party` as a user runs them: `node dist/cli.js ...` in child processes,
 // checked against the known answers of ../shared/circuits (FIPS-197 AES, the SHA-256 "abc"
 // vector) and against BigInt arithmetic; user mistakes must exit 2 with one line on stderr.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,56 @@ function cli(args: string[], timeout = 30_000): Promise<Result> {
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** A CLI process whose stdin the test writes and whose stderr it watches line by line. */
+interface Live {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the first match of `pattern` on stderr (waits for it). */
+  waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
+  /** Resolves when the process exited, with its code and the time (performance.now()). */
+  exit: Promise<{ code: number | null; at: number }>;
+}
+
+function live(args: string[]): Live {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const watchers: (() => void)[] = [];
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+    for (const w of [...watchers]) w();
+  });
+  const exit = new Promise<{ code: number | null; at: number }>((resolve) =>
+    child.once('exit', (code) => {
+      for (const w of [...watchers]) w();
+      resolve({ code, at: performance.now() });
+    }),
+  );
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exit,
+    waitFor: (pattern) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const m = err.match(pattern);
+          if (m) {
+            watchers.splice(watchers.indexOf(check), 1);
+            resolve(m);
+          } else if (child.exitCode !== null) {
+            watchers.splice(watchers.indexOf(check), 1);
+            reject(new Error(`exited (${child.exitCode}) before printing ${pattern}: ${err}`));
+          }
+        };
+        watchers.push(check);
+        check();
+      }),
+  };
 }
 
 const hex64 = (v: bigint) => v.toString(16).padStart(16, '0');
@@ -152,20 +202,91 @@ describe('webmpc party', () => {
     return Promise.all([0, 1].map((party) => cli(['party', ...argsFor(party)], 45_000)));
   }
 
-  it('two processes run AES-128 over WebRTC (signaling server in this test) and both get the FIPS vector', async () => {
+  it('two processes run AES-128 over WebRTC after their people compared the SAS (--confirm), and both get the FIPS vector', async () => {
     const room = `cli-${randomBytes(6).toString('hex')}`;
-    const [p0, p1] = await both((party) => [
-      '--circuit', AES, '--party', String(party), '--signal', signaling.url, '--room', room,
-      '--input', party === 0 ? FIPS.key : FIPS.pt, ...(party === 1 ? ['--json'] : []),
-    ]);
-    expect(p0!.code, p0!.stderr).toBe(0);
-    expect(p1!.code, p1!.stderr).toBe(0);
-    expect(p0!.stdout).toBe(`${FIPS.ct}\n`);
-    expect(JSON.parse(p1!.stdout)).toMatchObject({ outputs: [FIPS.ct], protocol: 'yao2pc', party: 1 });
-    // Each side prints the other's key (trust on first use) and never the other's input.
-    expect(p0!.stderr).toMatch(/peer key [0-9a-f]{64}/);
-    expect(p0!.stderr + p0!.stdout).not.toContain(FIPS.pt);
-    expect(p1!.stderr + p1!.stdout).not.toContain(FIPS.key);
+    const parties = [0, 1].map((party) =>
+      live([
+        'party', '--circuit', AES, '--party', String(party), '--signal', signaling.url, '--room', room, '--confirm',
+        '--input', party === 0 ? FIPS.key : FIPS.pt, ...(party === 1 ? ['--json'] : []),
+      ]),
+    );
+    const sas = await Promise.all(parties.map((p) => p.waitFor(/short authentication string: (\d{3} \d{3})/)));
+    // Read aloud, the two strings agree: both people say yes.
+    expect(sas[0]![1]).toBe(sas[1]![1]);
+    for (const p of parties) p.child.stdin!.end('y\n');
+    const [e0, e1] = await Promise.all(parties.map((p) => p.exit));
+    const [p0, p1] = parties as [Live, Live];
+    expect(e0!.code, p0.stderr()).toBe(0);
+    expect(e1!.code, p1.stderr()).toBe(0);
+    expect(p0.stdout()).toBe(`${FIPS.ct}\n`);
+    expect(JSON.parse(p1.stdout())).toMatchObject({ outputs: [FIPS.ct], protocol: 'yao2pc', party: 1 });
+    // Each side shows the other's key and never the other's input.
+    expect(p0.stderr()).toMatch(/party 1 presents key [0-9a-f]{64}/);
+    expect(p0.stderr()).toMatch(/authenticated \(confirmed\)/);
+    expect(p0.stderr() + p0.stdout()).not.toContain(FIPS.pt);
+    expect(p1.stderr() + p1.stdout()).not.toContain(FIPS.key);
+  }, 60_000);
+
+  it('without a way to authenticate the other party (no --peer-key, stdin not a terminal) it refuses before connecting', async () => {
+    const r = await cli(['party', '--circuit', AES, '--party', '0', '--signal', signaling.url, '--room', 'x', '--input', '00']);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/^webmpc party: cannot authenticate the other party: pass --peer-key HEX.*--insecure for experiments\n$/);
+    const both = await cli(['party', '--circuit', AES, '--party', '0', '--signal', signaling.url, '--room', 'x', '--input', '00', '--insecure', '--peer-key', 'ab'.repeat(32)]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--peer-key and --insecure exclude each other/);
+  });
+
+  it('a squatter in the room is refused before any input is used (pinned key, or the person saying no), and every process exits at once', async () => {
+    const real = join(scratch, 'real1.key');
+    const realKey = (await cli(['key', real])).stdout.trim();
+    // Pinned: party 0 expects the real party 1; a squatter took party 1's seat (it does not know
+    // the real one's secret key).
+    const room = `squat-${randomBytes(4).toString('hex')}`;
+    const victim = live(['party', '--circuit', ADDER, '--party', '0', '--signal', signaling.url, '--room', room, '--input', '7', '--peer-key', realKey]);
+    const squatter = live(['party', '--circuit', ADDER, '--party', '1', '--signal', signaling.url, '--room', room, '--input', '0', '--insecure']);
+    const [v, q] = await Promise.all([victim.exit, squatter.exit]);
+    expect(v.code, victim.stderr()).toBe(1);
+    expect(q.code, squatter.stderr()).toBe(1);
+    expect(victim.stdout() + squatter.stdout()).toBe('');
+    expect(victim.stderr()).toMatch(/webmpc party: .*presented an identity key other than the expected one/);
+    expect(squatter.stderr()).toMatch(/WARNING: --insecure/);
+    for (const p of [victim, squatter]) expect(p.stderr()).not.toMatch(/still running/);
+
+    // Confirm: the squatter's SAS matches nobody's (the real party 1 is not there to read one
+    // out), so the person at party 0 says no.
+    const room2 = `squat-${randomBytes(4).toString('hex')}`;
+    const victim2 = live(['party', '--circuit', ADDER, '--party', '0', '--signal', signaling.url, '--room', room2, '--input', '7', '--confirm']);
+    const squatter2 = live(['party', '--circuit', ADDER, '--party', '1', '--signal', signaling.url, '--room', room2, '--input', '0', '--confirm']);
+    await Promise.all([victim2, squatter2].map((p) => p.waitFor(/continue \[y\/N\]/)));
+    const refusedAt = performance.now();
+    victim2.child.stdin!.end('n\n');
+    // The squatter's own question is withdrawn when the victim refuses.
+    const [v2, q2] = await Promise.all([victim2.exit, squatter2.exit]);
+    expect([v2.code, q2.code]).toEqual([1, 1]);
+    expect(victim2.stdout() + squatter2.stdout()).toBe('');
+    expect(victim2.stderr()).toMatch(/not confirmed/);
+    expect(squatter2.stderr()).toMatch(/party 0 did not confirm the short authentication string/);
+    for (const p of [victim2, squatter2]) expect(p.stderr()).not.toMatch(/still running/);
+    expect(Math.max(v2.at, q2.at) - refusedAt).toBeLessThan(2_000);
+  }, 90_000);
+
+  it("SIGINT: the interrupted party exits 130 and the other learns why within 1 s", async () => {
+    const room = `sigint-${randomBytes(4).toString('hex')}`;
+    const parties = [0, 1].map((party) =>
+      live(['party', '--circuit', ADDER, '--party', String(party), '--signal', signaling.url, '--room', room, '--input', '1', '--confirm']),
+    );
+    // Both are connected over WebRTC with the secure channel up, each waiting for its person.
+    await Promise.all(parties.map((p) => p.waitFor(/continue \[y\/N\]/)));
+    const t0 = performance.now();
+    parties[0]!.child.kill('SIGINT');
+    const [e0, e1] = await Promise.all(parties.map((p) => p.exit));
+    expect(e0!.code).toBe(130);
+    expect(parties[0]!.stderr()).toMatch(/webmpc party: interrupted \(SIGINT\)/);
+    expect(e1!.code).toBe(1);
+    expect(parties[1]!.stderr()).toMatch(/party 0 aborted the session \(ABORTED: party 0 was interrupted \(SIGINT\)\)/);
+    console.log(`SIGINT: interrupted party exited after ${(e0!.at - t0).toFixed(0)} ms, the other after ${(e1!.at - t0).toFixed(0)} ms`);
+    expect(e1!.at - t0).toBeLessThan(1_000);
+    expect(e0!.at - t0).toBeLessThan(2_000);
   }, 60_000);
 
   it('pinned identities over WebRTC; a wrong pin fails both parties with exit code 1', async () => {
@@ -194,11 +315,57 @@ describe('webmpc party', () => {
     expect(bad.map((r) => r.stderr).join('')).toMatch(/AUTHENTICATION|authenticat/i);
   }, 60_000);
 
+  it('SIGTERM during the computation: exit 143, the other party stops within 1 s with the reason', async () => {
+    // A circuit long enough to be mid-run when the signal comes.
+    const bld = new CircuitBuilder();
+    let acc = bld.input(0, 64);
+    const y = bld.input(1, 64);
+    for (let i = 0; i < 2000; i++) acc = acc.add(y).xor(y);
+    bld.output(acc);
+    const file = join(scratch, 'long.wmpc');
+    writeFileSync(file, bld.build().toBinary());
+    const keys = [join(scratch, 't0.key'), join(scratch, 't1.key')];
+    const pubs = await Promise.all(keys.map(async (k) => (await cli(['key', k])).stdout.trim()));
+    const room = `sigterm-${randomBytes(4).toString('hex')}`;
+    const parties = [0, 1].map((party) =>
+      live([
+        'party', '--circuit', file, '--party', String(party), '--signal', signaling.url, '--room', room, '--input', '5',
+        '--identity', keys[party]!, '--peer-key', pubs[1 - party]!,
+      ]),
+    );
+    await Promise.all(parties.map((p) => p.waitFor(/authenticated \(pinned\)/)));
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = performance.now();
+    parties[1]!.child.kill('SIGTERM');
+    const [e0, e1] = await Promise.all(parties.map((p) => p.exit));
+    expect(e1!.code).toBe(143);
+    expect(e0!.code, parties[0]!.stderr()).toBe(1);
+    expect(parties[0]!.stderr()).toMatch(/party 1 aborted the session \(ABORTED: party 1 was interrupted \(SIGTERM\)\)/);
+    expect(parties[0]!.stdout()).toBe('');
+    expect(e0!.at - t0).toBeLessThan(1_000);
+    for (const p of parties) expect(p.stderr()).not.toMatch(/still running/);
+  }, 60_000);
+
+  it('webmpc key FILE creates an identity (mode 0600) once and prints its public key', async () => {
+    const file = join(scratch, 'me.key');
+    const first = await cli(['key', file]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(first.stderr).toMatch(/created .*me\.key/);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const { importIdentitySecret, publicKeyToHex } = await import('../../dist/secure/index.js');
+    const seed = Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+    expect(first.stdout.trim()).toBe(publicKeyToHex((await importIdentitySecret(seed)).publicKey));
+    const again = await cli(['key', file]);
+    expect(again).toEqual({ code: 0, stdout: first.stdout, stderr: '' });
+    expect((await cli(['key'])).code).toBe(2);
+  });
+
   it('usage errors exit 2 before connecting', async () => {
     const r = await cli(['party', '--circuit', AES, '--party', '2', '--signal', signaling.url, '--room', 'x', '--input', '00']);
     expect(r).toMatchObject({ code: 2, stdout: '' });
     expect(r.stderr).toMatch(/^webmpc party: --party must be 0 or 1\n$/);
-    const r2 = await cli(['party', '--circuit', AES, '--party', '0', '--signal', signaling.url, '--room', 'x']);
+    const r2 = await cli(['party', '--circuit', AES, '--party', '0', '--signal', signaling.url, '--room', 'x', '--insecure']);
     expect(r2).toMatchObject({ code: 2 });
     expect(r2.stderr).toMatch(/party 0 owns 1 input value\(s\) \(1\); 0 --input given/);
   });

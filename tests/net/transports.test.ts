@@ -19,7 +19,8 @@ describe.each(KINDS)('%s', (kind) => {
   describe('2 parties', () => {
     let s: Session;
     beforeAll(async () => {
-      s = await session(kind, 2);
+      // Above the 64 MiB default, which the big-message test exceeds on purpose.
+      s = await session(kind, 2, { maxMessageBytes: BIG[kind] });
     });
     afterAll(async () => {
       await s?.close();

@@ -88,6 +88,43 @@ describe('OT over a JS transport', () => {
     expect(s.delta).toEqual(delta);
   });
 
+  it('refuses Δ = 0 before any message', async () => {
+    // With Δ = 0 a Δ-OT receiver would get K_j whatever it chose, and hashed OT m0 = m1.
+    const [a] = createMemoryTransports(2) as [Transport, Transport];
+    for (const allowHashedWithChosenDelta of [false, true]) {
+      await expect(otSender({ transport: a, peer: 1, sessionId: sid(), delta: new Uint8Array(16), allowHashedWithChosenDelta })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+    }
+  });
+
+  it('serves only Δ-OT on a caller-chosen Δ unless the caller opts in to hashed outputs', async () => {
+    const n = 300;
+    for (const optIn of [false, true]) {
+      const [a, b] = createMemoryTransports(2, { recvTimeoutMs: 10_000 }) as [Transport, Transport];
+      const id = sid();
+      const delta = new Uint8Array(randomBytes(16));
+      const [s, r] = await Promise.all([
+        otSender({ transport: a, peer: 1, sessionId: id, delta, allowHashedWithChosenDelta: optIn }),
+        otReceiver({ transport: b, peer: 0, sessionId: id }),
+      ]);
+      const c = bits(n);
+      const [keys, macs] = await Promise.all([s.sendCot(n), r.receiveCot(c)]);
+      for (let j = 0; j < n; j++) expect(Buffer.compare(block(macs, j), c[j] ? xor(block(keys, j), delta) : block(keys, j))).toBe(0);
+      if (!optIn) {
+        // Refused before any message: the receiver is not involved.
+        await expect(s.sendRandom(n)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        continue;
+      }
+      const [{ m0, m1 }, got] = await Promise.all([s.sendRandom(n), r.receiveRandom(n)]);
+      for (let j = 0; j < n; j++) expect(Buffer.compare(block(got.messages, j), got.choices[j] ? block(m1, j) : block(m0, j))).toBe(0);
+      const x = new Uint8Array(randomBytes(16 * n));
+      const [base, corr] = await Promise.all([s.sendCorrelated(x), r.receiveCorrelated(c)]);
+      for (let j = 0; j < n; j++) expect(Buffer.compare(block(corr, j), c[j] ? xor(block(base, j), block(x, j)) : block(base, j))).toBe(0);
+    }
+    // Without a chosen Δ every kind is served (the other tests), and the opt-in changes nothing.
+  });
+
   it('catches a receiver whose matrix rows are inconsistent, and both sides abort', async () => {
     // Receiver messages: 0 = base-OT point, 1 = the first chunk's matrix u. Flipping one bit of
     // OT 5 in 32 of the 128 rows passes only if Δ is 0 in all 32 (2^-32).

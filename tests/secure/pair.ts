@@ -138,10 +138,11 @@ export class MeshTransport implements Transport {
         waiter.dispose();
         reject(new TransportError('ABORTED', 'aborted', { peer: from }));
       };
-      const timer = setTimeout(
-        () => void this.close(new TransportError('TIMEOUT', `no message from ${from}`, { peer: from })),
-        timeoutMs,
-      );
+      // Infinity: no deadline (the caller bounds the wait with its signal), as the contract says.
+      const timer =
+        timeoutMs === Infinity
+          ? undefined
+          : setTimeout(() => void this.close(new TransportError('TIMEOUT', `no message from ${from}`, { peer: from })), timeoutMs);
       const waiter: Waiter = {
         resolve,
         reject,

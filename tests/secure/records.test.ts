@@ -8,8 +8,8 @@ import { generateIdentity, SEGMENT_BYTES, type SecureTransport } from '../../dis
 import type { Interceptor, WireMessage } from './pair.js';
 import { closeAll, expectReject, fulfilled, randomData, setup, sha256 } from './util.js';
 
-/** Link 0 → 1 carries HELLO, AUTH and CONFIRM first; traffic segments start at this seq. */
-const FIRST_TRAFFIC_SEQ = 3;
+/** Link 0 → 1 carries COMMIT, HELLO, AUTH and CONFIRM first; traffic segments start at this seq. */
+const FIRST_TRAFFIC_SEQ = 4;
 
 type Attack = (m: WireMessage, traffic: number) => Uint8Array[] | undefined;
 

@@ -10,7 +10,10 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { createMemoryTransports, prepareCircuit, session, type PreparedCircuit, type Session, type Transport } from '../../dist/index.js';
 import type { EnclaveOptions } from '../../dist/enclave/index.js';
 import { startEnclaveServer, type EnclaveServer, type EnclaveServerOptions } from '../../dist/enclave/server.js';
-import { NodeWebSocket } from '../../dist/net/node.js';
+import { nodeWebSocket } from '../../dist/net/node.js';
+
+/** The `ws` client (loaded once: `ws` is an optional peer dependency of the package). */
+const NodeWebSocket = await nodeWebSocket();
 import { DIST } from '../helpers.js';
 
 export const CIRCUITS = process.env.WEBMPC_CIRCUITS ?? '/work/shared/circuits/bristol_fashion';

@@ -20,7 +20,7 @@ import { EnclaveLink, withEnclaveLink } from './link.js';
 export interface EnclaveOptions {
   /** Evaluator / ROT receiver only: the enclave-server's WebSocket URL (`ws://HOST:PORT`). */
   url?: string;
-  /** Evaluator only: the WebSocket constructor (Node 20: `NodeWebSocket` from `webmpc/net/node`). */
+  /** Evaluator only: the WebSocket constructor (Node 20: `await nodeWebSocket()` from `webmpc/net/node`). */
   WebSocket?: WebSocketConstructor;
   /** Both parties: what the enclave's evidence must show. */
   policy: EnclavePolicy;

@@ -8,7 +8,7 @@
  * backpressure, deadlines and typed failures, and presents the link as one more party of the
  * evaluator's transport ({@link withEnclaveLink}) so the Wasm protocol reaches it like any peer.
  *
- * Browser-safe: no Node imports. Node 20 has no global `WebSocket`: pass `NodeWebSocket` from
+ * Browser-safe: no Node imports. Node 20 has no global `WebSocket`: pass `await nodeWebSocket()` from
  * `webmpc/net/node` as `WebSocket`.
  */
 import { TransportError, WebmpcError } from '../errors.js';
@@ -19,7 +19,7 @@ import { binaryData, closeWebSocket, defaultWebSocket, WS_OPEN, type WebSocketCo
 export interface EnclaveLinkOptions {
   /** The server's WebSocket URL, e.g. `ws://127.0.0.1:8790`. */
   url: string;
-  /** The WebSocket constructor (default: the platform's; Node 20: `NodeWebSocket` from `webmpc/net/node`). */
+  /** The WebSocket constructor (default: the platform's; Node 20: `await nodeWebSocket()` from `webmpc/net/node`). */
   WebSocket?: WebSocketConstructor;
   /** Deadline to open the connection (ms, default 10 000). */
   connectTimeoutMs?: number;

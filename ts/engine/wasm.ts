@@ -37,9 +37,55 @@ async function resolveSource(source: WasmSource | undefined): Promise<Parameters
     // would otherwise warn about, or try to polyfill, a module this branch never reaches there.
     const specifier = 'node:fs/promises';
     const fs = (await import(/* webpackIgnore: true */ /* @vite-ignore */ specifier)) as typeof import('node:fs/promises');
-    return { module_or_path: await fs.readFile(asUrl) };
+    let bytes: Uint8Array;
+    try {
+      bytes = await fs.readFile(asUrl);
+    } catch (err) {
+      throw loadFailed(`cannot read ${asUrl.pathname} (${(err as { code?: string }).code ?? 'unreadable'})`, err);
+    }
+    return { module_or_path: checkedBytes(bytes, asUrl.href) };
+  }
+  if (asUrl && typeof fetch === 'function') return { module_or_path: await fetchWasm(asUrl) };
+  if (url instanceof ArrayBuffer || ArrayBuffer.isView(url)) {
+    const view = url instanceof ArrayBuffer ? new Uint8Array(url) : new Uint8Array(url.buffer, url.byteOffset, url.byteLength);
+    return { module_or_path: checkedBytes(view, 'the bytes given to init({ wasm })') };
   }
   return { module_or_path: url };
+}
+
+const HINT = 'see init({ wasm }) to give the module\'s location or bytes';
+
+function loadFailed(message: string, cause?: unknown): WebmpcError {
+  return new WebmpcError('WASM_LOAD_FAILED', `webmpc: could not load the Wasm module: ${message}`, { cause });
+}
+
+/** `bytes` if they start like a Wasm module, else a load error that says what came instead. */
+function checkedBytes(bytes: Uint8Array, from: string, contentType: string | null = null): Uint8Array {
+  if (bytes.length >= 4 && bytes[0] === 0 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d) return bytes;
+  const head = new TextDecoder().decode(bytes.subarray(0, 64)).trimStart().toLowerCase();
+  const type = contentType?.split(';')[0]?.trim();
+  const html = head.startsWith('<!doctype html') || head.startsWith('<html') || type === 'text/html';
+  if (html) throw loadFailed(`got HTML, not Wasm, from ${from} — ${HINT}`);
+  if (type && type !== 'application/octet-stream') throw loadFailed(`got ${type}, not Wasm, from ${from} — ${HINT}`);
+  throw loadFailed(`${bytes.length === 0 ? 'empty' : 'not a Wasm module (no \\0asm header)'}: ${from} — ${HINT}`);
+}
+
+/**
+ * Fetches the module, turning the usual deployment mistakes into errors that say what happened:
+ * an HTTP error, or an HTML page (a dev server or an app's catch-all route answering for a file it
+ * does not have). A response served as `application/wasm` is compiled while it streams.
+ */
+async function fetchWasm(url: URL): Promise<Response | Uint8Array> {
+  let res: Response;
+  try {
+    res = await fetch(url);
+  } catch (err) {
+    throw loadFailed(`fetching ${url.href} failed (${err instanceof Error ? err.message : String(err)}) — ${HINT}`, err);
+  }
+  if (!res.ok) throw loadFailed(`HTTP ${res.status} from ${url.href} — ${HINT}`);
+  const type = res.headers.get('content-type');
+  if (type?.split(';')[0]?.trim() === 'application/wasm') return res;
+  return checkedBytes(new Uint8Array(await res.arrayBuffer()), url.href, type);
 }
 
 function tryUrl(s: string): URL | undefined {
@@ -61,6 +107,7 @@ export function loadWasm(options: InitOptions = {}): Promise<Bindings> {
       try {
         memory = (await initBindings(await resolveSource(options.wasm))).memory;
       } catch (err) {
+        if (err instanceof WebmpcError) throw err;
         throw new WebmpcError(
           'WASM_LOAD_FAILED',
           `webmpc: could not load the Wasm module: ${err instanceof Error ? err.message : String(err)}`,
@@ -104,8 +151,7 @@ export function wasm(): Bindings {
 
 /**
  * Current size of the module's linear memory in bytes (it only ever grows). Lets tests check
- * that chunking keeps it bounded.
- * @internal
+ * that chunking keeps it bounded. Not exported from any of the package's entry points.
  */
 export function _wasmMemoryBytes(): number {
   return memory?.buffer.byteLength ?? 0;

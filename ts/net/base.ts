@@ -9,9 +9,19 @@
  * before stay receivable, then `recv` from it rejects with `PEER_DISCONNECTED`; the other peers
  * carry on (a party that finishes first may leave while the others exchange their last messages).
  *
+ * `close(reason)` with a reason is an abort: every peer is told the reason's code and message
+ * ({@link closeReasonOf}) before the medium closes, and its pending and later operations reject
+ * with `PEER_DISCONNECTED` carrying that reason in {@link TransportError.remote}.
+ *
  * Browser-safe: no Node imports.
  */
-import { TransportError, type TransportErrorCode } from '../errors.js';
+import {
+  MAX_REMOTE_MESSAGE_CHARS,
+  TransportError,
+  WebmpcError,
+  type RemoteCloseReason,
+  type TransportErrorCode,
+} from '../errors.js';
 import type { RecvOptions, Transport } from './transport.js';
 
 /** Deadlines and limits shared by every transport. All optional; defaults in {@link DEFAULTS}. */
@@ -20,14 +30,20 @@ export interface TransportOptions {
   recvTimeoutMs?: number;
   /** Deadline (ms) for a `send` blocked on backpressure to make progress. */
   sendTimeoutMs?: number;
-  /** Largest message accepted from a peer (bytes); a longer length header is a `PROTOCOL_ERROR`. */
+  /**
+   * Largest message accepted from a peer (bytes); a longer length header is a `PROTOCOL_ERROR`.
+   * Default 64 MiB, the most a protocol accepts in one message. Anyone who reaches the medium can
+   * send up to this much before any authentication, so raise it only for trusted networks;
+   * `ts/secure` lowers it to a few hundred bytes during its handshake (see
+   * {@link Transport.limitMessageBytes}).
+   */
   maxMessageBytes?: number;
 }
 
 export const DEFAULTS = {
   recvTimeoutMs: 60_000,
   sendTimeoutMs: 60_000,
-  maxMessageBytes: 1024 * 1024 * 1024,
+  maxMessageBytes: 64 * 1024 * 1024,
 } as const;
 
 interface RecvWaiter {
@@ -52,6 +68,35 @@ export function transportError(code: TransportErrorCode, message: string, peer?:
   return new TransportError(code, message, options);
 }
 
+/** Error codes travel as short upper-case identifiers; anything else is reported as `ERROR`. */
+const REASON_CODE = /^[A-Z][A-Z0-9_]{0,31}$/;
+
+/** Printable text only (no control characters: it ends up in logs), at most the allowed length. */
+export function sanitizeReasonText(text: string): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
+  return clean.length > MAX_REMOTE_MESSAGE_CHARS ? `${clean.slice(0, MAX_REMOTE_MESSAGE_CHARS - 1)}…` : clean;
+}
+
+/**
+ * What a transport tells its peers when it closes with `reason`: the code and message of a webmpc
+ * error (whose messages never carry secrets, by the SDK's rule), or code `ERROR` and no message
+ * for any other error, whose text might hold anything.
+ */
+export function closeReasonOf(reason: Error): RemoteCloseReason {
+  if (reason instanceof WebmpcError && REASON_CODE.test(reason.code)) {
+    return { code: reason.code, message: sanitizeReasonText(reason.message) };
+  }
+  return { code: 'ERROR', message: '' };
+}
+
+/** The error a party sees when `peer` closed the session giving `remote` as its reason. */
+export function peerAbortError(peer: number, remote: RemoteCloseReason): TransportError {
+  const code = REASON_CODE.test(remote.code) ? remote.code : 'ERROR';
+  const clean = { code, message: sanitizeReasonText(remote.message) };
+  const detail = clean.message ? `${clean.code}: ${clean.message}` : clean.code;
+  return new TransportError('PEER_DISCONNECTED', `party ${peer} aborted the session (${detail})`, { peer, remote: clean });
+}
+
 export function checkPartyCount(party: number, parties: number): void {
   if (!Number.isSafeInteger(parties) || parties < 2 || parties > 65_535) {
     throw transportError('INVALID_ARGUMENT', `parties must be an integer in [2, 65535], got ${String(parties)}`);
@@ -67,6 +112,12 @@ function positive(value: number | undefined, fallback: number, name: string): nu
     throw transportError('INVALID_ARGUMENT', `${name} must be a positive finite number`);
   }
   return value;
+}
+
+/** A recv deadline: positive, or `Infinity` for none (the caller bounds the wait otherwise). */
+function recvDeadline(value: number | undefined, fallback: number): number {
+  if (value === Infinity) return value;
+  return positive(value, fallback, 'timeoutMs');
 }
 
 export function resolveOptions(options: TransportOptions): Required<TransportOptions> {
@@ -87,6 +138,11 @@ export abstract class BaseTransport implements Transport {
   readonly parties: number;
   readonly closed: Promise<Error | undefined>;
   protected readonly options: Required<TransportOptions>;
+  /** Largest message accepted from a peer now (see {@link limitMessageBytes}). */
+  private maxMessageBytes: number;
+  /** Per peer, how many of its next messages are held to {@link openingMaxBytes}. */
+  private readonly openingLeft: number[];
+  private openingMaxBytes = 0;
   /** Set once closing starts: the error pending and later operations reject with. */
   protected closeError: TransportError | undefined;
   private readonly inboxes: PeerInbox[];
@@ -100,6 +156,8 @@ export abstract class BaseTransport implements Transport {
     this.party = party;
     this.parties = parties;
     this.options = resolveOptions(options);
+    this.maxMessageBytes = this.options.maxMessageBytes;
+    this.openingLeft = new Array<number>(parties).fill(0);
     this.inboxes = Array.from({ length: parties }, () => ({ messages: [], bytes: 0, waiters: [], ended: false }));
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
@@ -111,12 +169,47 @@ export abstract class BaseTransport implements Transport {
 
   /**
    * Frees the medium. `graceful`: flush what was accepted and tell peers we left on purpose;
-   * otherwise tear down at once and tell peers (where still possible) that we aborted.
+   * otherwise tear down at once and tell peers (where still possible) that we aborted, and why
+   * (`reason`). Must leave no timer or handle behind once it resolves.
    */
-  protected abstract release(graceful: boolean): Promise<void>;
+  protected abstract release(graceful: boolean, reason: RemoteCloseReason | undefined): Promise<void>;
 
   get isClosed(): boolean {
     return this.closeError !== undefined;
+  }
+
+  /**
+   * Sets the largest message accepted from peers from now on; with `opening`, each peer's next
+   * `opening.messages` messages are held to `opening.maxBytes` instead. `ts/secure` uses it so
+   * that nothing larger than a handshake message is buffered before the peers are authenticated,
+   * without a race against the first encrypted records (which may arrive before the handshake
+   * code has read the last handshake message).
+   */
+  limitMessageBytes(maxBytes: number, opening?: { messages: number; maxBytes: number }): void {
+    const max = positive(maxBytes, this.maxMessageBytes, 'maxBytes');
+    if (opening !== undefined) {
+      if (!Number.isSafeInteger(opening.messages) || opening.messages < 0) {
+        throw transportError('INVALID_ARGUMENT', 'opening.messages must be a non-negative integer');
+      }
+      this.openingMaxBytes = positive(opening.maxBytes, max, 'opening.maxBytes');
+      this.openingLeft.fill(opening.messages);
+    }
+    this.maxMessageBytes = max;
+  }
+
+  /** The largest message `from` may send next; call {@link messageStarted} once it starts. */
+  protected nextMessageLimit(from: number): number {
+    return this.openingLeft[from]! > 0 ? this.openingMaxBytes : this.maxMessageBytes;
+  }
+
+  /** A message from `from` has started (its length was accepted). */
+  protected messageStarted(from: number): void {
+    if (this.openingLeft[from]! > 0) this.openingLeft[from]! -= 1;
+  }
+
+  /** The limit on every message, whatever its place (for messages already under way). */
+  protected get messageLimit(): number {
+    return this.maxMessageBytes;
   }
 
   send(to: number, data: Uint8Array): Promise<void> {
@@ -137,7 +230,7 @@ export abstract class BaseTransport implements Transport {
     let timeoutMs: number;
     try {
       this.checkPeer(from, 'from');
-      timeoutMs = positive(options.timeoutMs, this.options.recvTimeoutMs, 'timeoutMs');
+      timeoutMs = recvDeadline(options.timeoutMs, this.options.recvTimeoutMs);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -158,10 +251,13 @@ export abstract class BaseTransport implements Transport {
         waiter.dispose();
         reject(transportError('ABORTED', 'recv aborted', from, signal?.reason));
       };
-      const timer = setTimeout(() => {
-        // A missed deadline leaves the protocol's state unknown: fail-stop the whole transport.
-        this.fail(transportError('TIMEOUT', `no message from party ${from} within ${timeoutMs} ms`, from));
-      }, timeoutMs);
+      const timer =
+        timeoutMs === Infinity
+          ? undefined
+          : setTimeout(() => {
+              // A missed deadline leaves the protocol's state unknown: fail-stop the whole transport.
+              this.fail(transportError('TIMEOUT', `no message from party ${from} within ${timeoutMs} ms`, from));
+            }, timeoutMs);
       const waiter: RecvWaiter = {
         resolve,
         reject,
@@ -211,7 +307,7 @@ export abstract class BaseTransport implements Transport {
     for (const listener of [...this.closeListeners]) listener();
     this.closeListeners.clear();
     try {
-      await this.release(graceful);
+      await this.release(graceful, graceful ? undefined : closeReasonOf(reason ?? error));
     } catch {
       // Releasing is best effort: the transport is closed whatever the medium says.
     }
@@ -236,6 +332,7 @@ export abstract class BaseTransport implements Transport {
     if (waiter) {
       waiter.dispose();
       waiter.resolve(message);
+      this.onConsumed(from, message);
       return;
     }
     inbox.messages.push(message);
@@ -264,14 +361,22 @@ export abstract class BaseTransport implements Transport {
     return this.inboxes[from]!.bytes;
   }
 
-  /** Hook for subclasses: a queued message was taken by `recv`. */
-  protected onTaken(_from: number): void {}
+  /** Whole messages received from `from` that no `recv` has taken yet. */
+  protected queuedCount(from: number): number {
+    return this.inboxes[from]!.messages.length;
+  }
+
+  /**
+   * Hook for subclasses: `recv` took `message` (from the queue, or straight off the medium for a
+   * waiting `recv`). Called in delivery order; not called once the transport is closed.
+   */
+  protected onConsumed(_from: number, _message: Uint8Array): void {}
 
   private take(from: number): Uint8Array {
     const inbox = this.inboxes[from]!;
     const message = inbox.messages.shift()!;
     inbox.bytes -= message.byteLength;
-    this.onTaken(from);
+    this.onConsumed(from, message);
     return message;
   }
 

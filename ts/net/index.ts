@@ -5,7 +5,8 @@
  */
 export type { Transport, RecvOptions } from './transport.js';
 export { DEFAULTS as TRANSPORT_DEFAULTS, type TransportOptions } from './base.js';
-export type { FramedOptions } from './framed.js';
+export type { RemoteCloseReason } from '../errors.js';
+export { FRAMED_DEFAULTS, DEFAULT_RECEIVE_WINDOW_BYTES, type FramedOptions } from './framed.js';
 export { createMemoryTransports, type MemoryTransportOptions } from './memory.js';
 export { connectMesh, type WebRtcMeshOptions, type RTCPeerConnectionConstructor } from './webrtc.js';
 export { connectRelay, type RelayOptions } from './relay.js';

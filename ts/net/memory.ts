@@ -7,9 +7,13 @@
  * `capacityBytes` of this sender's messages that no `recv` has taken (one message always goes
  * through, however large, so a message above the capacity cannot deadlock).
  *
+ * Closing with a reason tells every peer at once (as a network transport's abort frame would):
+ * their operations reject with `PEER_DISCONNECTED` carrying the reason's code and message.
+ *
  * Browser-safe: no Node imports.
  */
-import { BaseTransport, checkPartyCount, transportError, waitUntil, type TransportOptions } from './base.js';
+import type { RemoteCloseReason } from '../errors.js';
+import { BaseTransport, checkPartyCount, peerAbortError, transportError, waitUntil, type TransportOptions } from './base.js';
 import type { Transport } from './transport.js';
 
 export interface MemoryTransportOptions extends TransportOptions {
@@ -70,6 +74,11 @@ class MemoryTransport extends BaseTransport {
   }
 
   accept(from: number, message: Uint8Array): void {
+    if (message.byteLength > this.nextMessageLimit(from)) {
+      this.fail(transportError('PROTOCOL_ERROR', `party ${from} sent a message above the maximum message size`, from));
+      return;
+    }
+    this.messageStarted(from);
     this.deliver(from, message);
   }
 
@@ -78,23 +87,23 @@ class MemoryTransport extends BaseTransport {
     return () => this.takenListeners.delete(wake);
   }
 
-  protected override onTaken(): void {
+  protected override onConsumed(): void {
     for (const wake of [...this.takenListeners]) wake();
   }
 
   /** Told by a peer that closed: gracefully (its messages stay receivable) or by aborting. */
-  peerLeft(from: number, graceful: boolean): void {
-    if (graceful) this.peerEnded(from);
-    else this.fail(transportError('PEER_DISCONNECTED', `party ${from} aborted the session`, from));
+  peerLeft(from: number, reason: RemoteCloseReason | undefined): void {
+    if (reason === undefined) this.peerEnded(from);
+    else this.fail(peerAbortError(from, reason));
   }
 
-  protected async release(graceful: boolean): Promise<void> {
+  protected async release(_graceful: boolean, reason: RemoteCloseReason | undefined): Promise<void> {
     for (const wake of [...this.takenListeners]) wake();
     this.takenListeners.clear();
     // Told asynchronously, as a network would: a peer that fails because of us must not reach
     // a third party before our own news does.
     for (const peer of this.peers) {
-      if (peer !== this) queueMicrotask(() => peer.peerLeft(this.party, graceful));
+      if (peer !== this) queueMicrotask(() => peer.peerLeft(this.party, reason));
     }
   }
 }

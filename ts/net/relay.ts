@@ -9,6 +9,7 @@ import type { TransportError } from '../errors.js';
 import { checkPartyCount, transportError } from './base.js';
 import { FramedTransport, type FrameLink, type FramedOptions } from './framed.js';
 import { RELAY_HEADER_BYTES, RELAY_MAX_FRAME_BYTES } from './relay-protocol.js';
+import { checkRoomName } from './signaling-client.js';
 import { MAX_SIGNALING_MESSAGE_BYTES, parseServerMessage } from './signaling-protocol.js';
 import type { Transport } from './transport.js';
 import {
@@ -37,17 +38,19 @@ export interface RelayOptions extends FramedOptions {
 export async function connectRelay(options: RelayOptions): Promise<Transport> {
   const { party, parties } = options;
   checkPartyCount(party, parties);
+  checkRoomName(options.room);
   if (options.chunkBytes !== undefined && options.chunkBytes > RELAY_MAX_FRAME_BYTES) {
     throw transportError('INVALID_ARGUMENT', `chunkBytes must be at most ${RELAY_MAX_FRAME_BYTES} over the relay`);
   }
   const connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
-  const socket = await openWebSocket(
-    defaultWebSocket(options.WebSocket),
-    options.url,
-    connectTimeoutMs,
-    'SIGNALING_FAILED',
-    options.signal,
-  );
+  let socket: WebSocketLike;
+  try {
+    socket = await openWebSocket(defaultWebSocket(options.WebSocket), options.url, connectTimeoutMs, 'SIGNALING_FAILED', options.signal);
+  } catch (err) {
+    const e = err as TransportError;
+    if (e.code === 'ABORTED') throw e;
+    throw transportError(e.code, `could not connect to the relay ${options.url} (room '${options.room}', party ${party}): ${e.message}`, undefined, e);
+  }
   const transport = new FramedTransport(party, parties, options);
   transport.addReleaseHook((graceful) => closeWebSocket(socket, graceful, 5_000));
   const present = new Set<number>();
@@ -101,7 +104,7 @@ export async function connectRelay(options: RelayOptions): Promise<Transport> {
     const message =
       typeof text === 'string' && text.length <= MAX_SIGNALING_MESSAGE_BYTES ? parseServerMessage(text, parties) : undefined;
     if (!message || message.type === 'signal') return fail(transportError('PROTOCOL_ERROR', 'malformed message from the relay'));
-    if (message.type === 'error') return fail(transportError('SIGNALING_FAILED', `relay refused: ${message.reason}`));
+    if (message.type === 'error') return fail(transportError('SIGNALING_FAILED', `the relay ${options.url} (room '${options.room}', party ${party}) refused: ${message.reason}`));
     if (message.type === 'joined') {
       if (joined) return fail(transportError('PROTOCOL_ERROR', 'relay answered the join twice'));
       joined = true;
@@ -126,7 +129,11 @@ export async function connectRelay(options: RelayOptions): Promise<Transport> {
   };
   socket.send(JSON.stringify({ type: 'join', room: options.room, party, parties }));
 
-  const timer = setTimeout(() => fail(transportError('TIMEOUT', `relay room not complete within ${connectTimeoutMs} ms`)), connectTimeoutMs);
+  const timer = setTimeout(() => {
+    const absent = [...Array(parties).keys()].filter((p) => p !== party && !present.has(p));
+    const who = `part${absent.length === 1 ? 'y' : 'ies'} ${absent.join(', ')}`;
+    fail(transportError('TIMEOUT', `relay room '${options.room}' on ${options.url} not complete within ${connectTimeoutMs} ms: ${who} never joined`));
+  }, connectTimeoutMs);
   const onAbort = () => fail(transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason));
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {

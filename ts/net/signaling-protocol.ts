@@ -56,7 +56,15 @@ export type SignalingRefusal =
   | 'room-size-mismatch'
   | 'duplicate-party'
   | 'too-many-rooms'
-  | 'bad-destination';
+  | 'bad-destination'
+  /** This address already has as many connections (or rooms) open as the server allows. */
+  | 'too-many-connections'
+  | 'too-many-rooms-for-address'
+  /** The client sent more signaling than any introduction needs. */
+  | 'rate-limited'
+  /** The client did not join a room in time, or stayed silent too long. */
+  | 'join-timeout'
+  | 'idle-timeout';
 
 type Json = Record<string, unknown>;
 

@@ -7,12 +7,36 @@
  * the higher answers; descriptions and ICE candidates travel through the signaling server, which
  * the party leaves as soon as its mesh is up.
  *
+ * A peer that goes away is noticed: at once when it closes (its abort frame, or the data
+ * channel closing), and within `peerTimeoutMs` (default 3 s, see `framed.ts`) when it is killed or
+ * its network dies, through the keepalives. In a browser the transport also aborts on `pagehide`
+ * (tab closed, reloaded or navigated away), so the peers learn of it at once rather than at their
+ * silence timeout; `closeOnPageHide: false` turns that off.
+ *
+ * ## Throughput: where Chromium's limit is
+ * In Chromium the data channel, not this code, is the bottleneck, and it is CPU-bound inside the
+ * browser. Its SCTP stack sends packets of at most ~1.2 KB (measured: 873 UDP packets sent and 437
+ * acknowledgements received per MB, whatever the message size), and every packet crosses from the
+ * renderer to the browser's network service and back over IPC, all on that service's one IO
+ * thread. On the 2-core test VM (`npm run bench -- transport`, `scripts/bench/transport-knobs.mjs`)
+ * two tabs spend 60–80 ms of CPU per MB between them, 26–33 ms/MB of it on that single thread, so
+ * they cannot pass ~30 MB/s on two idle cores nor ~40 MB/s with any number of cores; a Chromium
+ * tab and a Node party spend 50–65 ms/MB, 16–21 ms/MB on the thread (≤ ~60 MB/s). Bare data
+ * channels without our framing cost the same. Nothing a page controls changed the CPU per MB
+ * beyond noise: message size 16–256 KiB, `bufferedAmount` high-water 256 KiB–8 MiB, 1–4 channels
+ * with messages striped over them, unordered channels, two peer connections per pair, a receive
+ * window of 1–32 MiB. So each pair keeps one ordered channel with 64 KiB frames and a 1 MiB
+ * high-water mark. (node-datachannel can send larger packets, its `mtu` option, but a flood
+ * from Node to Chromium stalled at an MTU of 4000 where 1400 worked.) Chromium's WebSockets are
+ * cheaper: the same tabs through the
+ * relay (`relay.ts`, itself a Node process on the path) spend 45–65 ms/MB, a tab and Node 25–35.
+ *
  * Browser-safe: no Node imports.
  */
 import type { TransportError } from '../errors.js';
 import { checkPartyCount, transportError } from './base.js';
 import { FramedTransport, type FrameLink, type FramedOptions } from './framed.js';
-import { SignalingClient } from './signaling-client.js';
+import { SignalingClient, checkRoomName } from './signaling-client.js';
 import type { IceServerConfig, SignalData } from './signaling-protocol.js';
 import type { Transport } from './transport.js';
 import { defaultWebSocket, type WebSocketConstructor } from './websocket-like.js';
@@ -43,6 +67,22 @@ export interface WebRtcMeshOptions extends FramedOptions {
   connectTimeoutMs?: number;
   /** Cancels connecting (rejects with `ABORTED`). */
   signal?: AbortSignal;
+  /**
+   * In a browser, abort the transport (telling the peers) when the page is hidden for good
+   * (`pagehide`: tab closed, reload, navigation). Default true. No effect outside browsers.
+   */
+  closeOnPageHide?: boolean;
+}
+
+/** The page-lifecycle events of a browser window, where there is one. */
+interface PageEvents {
+  addEventListener(type: 'pagehide', listener: () => void): void;
+  removeEventListener(type: 'pagehide', listener: () => void): void;
+}
+
+function pageEvents(): PageEvents | undefined {
+  const g = globalThis as { addEventListener?: unknown; document?: unknown };
+  return typeof g.addEventListener === 'function' && typeof g.document === 'object' ? (g as unknown as PageEvents) : undefined;
 }
 
 interface PeerState {
@@ -77,6 +117,7 @@ const DEFAULT_HIGH_WATER = 1024 * 1024;
 export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport> {
   const { party, parties, room } = options;
   checkPartyCount(party, parties);
+  checkRoomName(room);
   const PeerConnection = (options.RTCPeerConnection ??
     (globalThis as { RTCPeerConnection?: RTCPeerConnectionConstructor }).RTCPeerConnection) as
     | DomPeerConnectionConstructor
@@ -90,10 +131,17 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
 
   const transport = new FramedTransport(party, parties, options);
   const peers = new Map<number, PeerState>();
+  const page = options.closeOnPageHide === false ? undefined : pageEvents();
+  // Queues the abort frame synchronously, while the page can still send.
+  const onPageHide = () => void transport.close(transportError('ABORTED', 'the page was closed'));
+  page?.addEventListener('pagehide', onPageHide);
   transport.addReleaseHook(() => {
+    page?.removeEventListener('pagehide', onPageHide);
     for (const peer of peers.values()) peer.pc.close();
     peers.clear();
   });
+  // Ends the signaling join when connecting fails or is cancelled, so nothing lingers.
+  const stopJoining = new AbortController();
 
   let signaling: SignalingClient | undefined;
   let settle!: { resolve: () => void; reject: (error: TransportError) => void };
@@ -230,11 +278,26 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     });
   };
 
-  const timer = setTimeout(
-    () => fail(transportError('TIMEOUT', `WebRTC mesh not up within ${connectTimeoutMs} ms`)),
-    connectTimeoutMs,
-  );
-  const onAbort = () => fail(transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason));
+  /** Parties seen in the room, for the timeout's message. */
+  const seen = new Set<number>();
+  /** Says who is missing: parties that never joined the room, and joined ones not connected. */
+  const meshTimeoutMessage = (): string => {
+    const others = [...Array(parties).keys()].filter((p) => p !== party && !peers.get(p)?.open);
+    const absent = others.filter((p) => !seen.has(p) && !peers.get(p)?.haveRemote);
+    const stuck = others.filter((p) => !absent.includes(p));
+    const who = (ps: number[]) => `part${ps.length === 1 ? 'y' : 'ies'} ${ps.join(', ')}`;
+    const why = [
+      absent.length > 0 && `${who(absent)} never joined room '${room}' on ${options.signalingUrl}`,
+      stuck.length > 0 && `the WebRTC connection to ${who(stuck)} did not open (no network path between the peers: a TURN server may be needed)`,
+    ].filter(Boolean);
+    return `WebRTC mesh of party ${party} not up within ${connectTimeoutMs} ms: ${why.join('; ') || 'the signaling server did not answer'}`;
+  };
+  const timer = setTimeout(() => fail(transportError('TIMEOUT', meshTimeoutMessage())), connectTimeoutMs);
+
+  const onAbort = () => {
+    fail(transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason));
+    stopJoining.abort();
+  };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   if (options.signal?.aborted) onAbort();
 
@@ -245,9 +308,10 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     parties,
     WebSocket: WebSocketImpl,
     timeoutMs: connectTimeoutMs,
-    signal: options.signal,
+    signal: stopJoining.signal,
     handlers: {
       onPeerJoined: (peer) => {
+        seen.add(peer);
         if (!settled && peer > party) offerTo(peer);
       },
       onPeerLeft: (peer) => {
@@ -267,6 +331,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     signaling = await Promise.race([joining, ready.then(() => undefined)]);
     if (!signaling) throw transportError('SIGNALING_FAILED', 'mesh settled before joining');
     if (options.iceServers === undefined) iceServers = signaling.iceServers;
+    for (const peer of signaling.present) seen.add(peer);
     for (const peer of signaling.present) if (peer > party) offerTo(peer);
     await ready;
     return transport;
@@ -276,6 +341,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
       error instanceof Error && 'code' in error
         ? (error as TransportError)
         : transportError('SIGNALING_FAILED', 'connect failed', undefined, error);
+    stopJoining.abort();
     await transport.close(err);
     throw err;
   } finally {

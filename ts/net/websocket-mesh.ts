@@ -7,7 +7,7 @@
  * the connection. This is plumbing, not authentication: `ts/secure` authenticates the peers.
  */
 import type { AddressInfo } from 'node:net';
-import { WebSocket as WsWebSocket, WebSocketServer } from 'ws';
+import { loadWs } from './optional.js';
 import type { TransportError } from '../errors.js';
 import { checkPartyCount, transportError } from './base.js';
 import { FramedTransport, type FrameLink, type FramedOptions } from './framed.js';
@@ -63,12 +63,13 @@ export interface WebSocketListener {
 
 interface ListenerInternals extends WebSocketListener {
   /** Waits for the dialer `from` of `session` (hello already checked against `to`/`parties`). */
-  claim(session: string, from: number, to: number, parties: number, timeoutMs: number): Promise<WebSocketLike>;
+  claim(session: string, from: number, to: number, parties: number, timeoutMs: number, signal: AbortSignal): Promise<WebSocketLike>;
 }
 
 /** Starts listening for dialers. Pass the listener to {@link connectWebSocketMesh}. */
 export async function listenWebSocket(options: { port?: number; host?: string } = {}): Promise<WebSocketListener> {
   const host = options.host ?? '127.0.0.1';
+  const { WebSocketServer } = await loadWs('listenWebSocket');
   const wss = new WebSocketServer({ port: options.port ?? 0, host, maxPayload: MAX_FRAME_BYTES });
   await new Promise<void>((resolve, reject) => {
     wss.once('listening', resolve);
@@ -78,6 +79,8 @@ export async function listenWebSocket(options: { port?: number; host?: string } 
     // Per-connection trouble after listening must not crash the process.
   });
   const pending: Pending[] = [];
+  /** Sockets handed to a mesh: theirs to close. */
+  const claimed = new WeakSet<WebSocketLike>();
   const waiters = new Set<() => void>();
   wss.on('connection', (ws) => {
     const socket = ws as unknown as WebSocketLike;
@@ -85,6 +88,7 @@ export async function listenWebSocket(options: { port?: number; host?: string } 
     ws.on('error', () => {});
     // A dialer that never says hello is dropped.
     const timer = setTimeout(() => ws.terminate(), 30_000);
+    ws.once('close', () => clearTimeout(timer));
     socket.onmessage = (event) => {
       clearTimeout(timer);
       const hello = parseHello(event.data);
@@ -109,6 +113,8 @@ export async function listenWebSocket(options: { port?: number; host?: string } 
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         for (const p of pending.splice(0)) p.socket.close();
+        // Dialers that have not said hello yet belong to nobody: cut them off.
+        for (const client of wss.clients) if (!claimed.has(client as unknown as WebSocketLike)) client.terminate();
         wss.close(() => resolve());
         // Claimed sockets belong to their mesh, which closes them; do not wait on them here.
         setTimeout(() => {
@@ -117,7 +123,7 @@ export async function listenWebSocket(options: { port?: number; host?: string } 
       });
       return closing;
     },
-    claim: (session, from, to, parties, timeoutMs) =>
+    claim: (session, from, to, parties, timeoutMs, signal) =>
       new Promise<WebSocketLike>((resolve, reject) => {
         const check = () => {
           const i = pending.findIndex((p) => p.hello.session === session && p.hello.from === from);
@@ -129,15 +135,20 @@ export async function listenWebSocket(options: { port?: number; host?: string } 
             return;
           }
           socket.send(JSON.stringify({ type: 'welcome' }));
+          claimed.add(socket);
           done(undefined, socket);
         };
         const done = (error?: TransportError, socket?: WebSocketLike) => {
           clearTimeout(timer);
           waiters.delete(check);
+          signal.removeEventListener('abort', onAbort);
           if (error) reject(error);
           else resolve(socket!);
         };
+        const onAbort = () => done(transportError('ABORTED', 'connect abandoned', from));
         const timer = setTimeout(() => done(transportError('TIMEOUT', `party ${from} did not connect within ${timeoutMs} ms`, from)), timeoutMs);
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
         waiters.add(check);
         check();
       }),
@@ -156,6 +167,8 @@ export interface WebSocketMeshOptions extends FramedOptions {
   listener?: WebSocketListener;
   /** Deadline (ms) for every connection to be up. Default 30000. */
   connectTimeoutMs?: number;
+  /** Cancels connecting (rejects with `ABORTED`, having released everything). */
+  signal?: AbortSignal;
 }
 
 /** Connects to every other party; resolves once all `parties - 1` connections are up. */
@@ -168,19 +181,26 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
     if (typeof options.peers[q] !== 'string') throw transportError('INVALID_ARGUMENT', `peers[${q}] must be a URL`);
   }
   const listener = options.listener as ListenerInternals | undefined;
+  const WsWebSocket = (await loadWs('connectWebSocketMesh')).WebSocket as unknown as WebSocketConstructor;
   const connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
   const deadline = Date.now() + connectTimeoutMs;
   const transport = new FramedTransport(party, parties, options);
   const sockets: WebSocketLike[] = [];
   if (listener) transport.addReleaseHook(() => listener.close());
+  // When one connection fails, the others stop trying at once (no retry loop or timer lingers).
+  const stop = new AbortController();
+  const onCancel = () => stop.abort();
+  if (options.signal?.aborted) onCancel();
+  else options.signal?.addEventListener('abort', onCancel, { once: true });
 
-  const adopt = (peer: number, socket: WebSocketLike) => {
+  const adopt = (peer: number, socket: WebSocketLike, early: readonly unknown[] = []) => {
     sockets.push(socket);
-    socket.onmessage = (event) => {
-      const bytes = binaryData(event.data);
+    const receive = (data: unknown) => {
+      const bytes = binaryData(data);
       // Text after the handshake is not a frame: an empty frame is a protocol error.
       transport.receiveFrame(peer, bytes ?? new Uint8Array(0));
     };
+    socket.onmessage = (event) => receive(event.data);
     socket.onclose = () => transport.linkClosed(peer);
     socket.onerror = () => {};
     const link: FrameLink = {
@@ -191,6 +211,7 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
       close: (graceful, timeoutMs) => closeWebSocket(socket, graceful, timeoutMs),
     };
     transport.attach(peer, link);
+    for (const data of early) receive(data);
   };
 
   const dial = async (peer: number): Promise<void> => {
@@ -198,41 +219,62 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw transportError('TIMEOUT', `could not reach party ${peer} within ${connectTimeoutMs} ms`, peer);
+      if (stop.signal.aborted) throw transportError('ABORTED', 'connect abandoned', peer);
       let socket: WebSocketLike;
       try {
-        socket = await openWebSocket(WsWebSocket as unknown as WebSocketConstructor, url, remaining, 'PEER_DISCONNECTED');
+        socket = await openWebSocket(WsWebSocket, url, remaining, 'PEER_DISCONNECTED', stop.signal);
       } catch (error) {
-        if ((error as TransportError).code === 'TIMEOUT') throw error;
+        const code = (error as TransportError).code;
+        if (code === 'TIMEOUT' || code === 'ABORTED') throw error;
         // The peer may not listen yet: retry until the deadline.
         await new Promise((resolve) => setTimeout(resolve, 100));
         continue;
       }
+      if (stop.signal.aborted) {
+        socket.close();
+        throw transportError('ABORTED', 'connect abandoned', peer);
+      }
       socket.send(JSON.stringify({ type: 'hello', session, from: party, to: peer, parties }));
+      // Frames the peer sends right after its welcome may arrive before we adopt the socket.
+      const early: unknown[] = [];
+      let welcomed = false;
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          socket.close();
-          reject(transportError('TIMEOUT', `party ${peer} did not welcome us within ${connectTimeoutMs} ms`, peer));
-        }, Math.max(1, deadline - Date.now()));
-        socket.onmessage = (event) => {
+        let done = false;
+        const finish = (error?: TransportError) => {
+          if (done) return;
+          done = true;
           clearTimeout(timer);
-          if (event.data === JSON.stringify({ type: 'welcome' })) resolve();
-          else {
+          stop.signal.removeEventListener('abort', onAbort);
+          if (error) {
+            socket.onmessage = socket.onclose = null;
             socket.close();
-            reject(transportError('PROTOCOL_ERROR', `party ${peer} answered the hello wrongly`, peer));
+            reject(error);
+          } else {
+            resolve();
           }
         };
-        socket.onclose = () => {
-          clearTimeout(timer);
-          reject(transportError('PEER_DISCONNECTED', `party ${peer} refused the connection`, peer));
+        const onAbort = () => finish(transportError('ABORTED', 'connect abandoned', peer));
+        const timer = setTimeout(
+          () => finish(transportError('TIMEOUT', `party ${peer} did not welcome us within ${connectTimeoutMs} ms`, peer)),
+          Math.max(1, deadline - Date.now()),
+        );
+        stop.signal.addEventListener('abort', onAbort, { once: true });
+        socket.onmessage = (event) => {
+          if (welcomed) early.push(event.data);
+          else if (event.data === JSON.stringify({ type: 'welcome' })) {
+            welcomed = true;
+            finish();
+          } else finish(transportError('PROTOCOL_ERROR', `party ${peer} answered the hello wrongly`, peer));
         };
+        socket.onclose = () => finish(transportError('PEER_DISCONNECTED', `party ${peer} refused the connection`, peer));
       });
-      adopt(peer, socket);
+      adopt(peer, socket, early);
       return;
     }
   };
 
   const accept = async (peer: number): Promise<void> => {
-    const socket = await listener!.claim(session, peer, party, parties, Math.max(1, deadline - Date.now()));
+    const socket = await listener!.claim(session, peer, party, parties, Math.max(1, deadline - Date.now()), stop.signal);
     if (socket.readyState !== WS_OPEN) throw transportError('PEER_DISCONNECTED', `party ${peer} went away while connecting`, peer);
     adopt(peer, socket);
   };
@@ -245,11 +287,17 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
   try {
     await Promise.all(connecting);
     return transport;
-  } catch (error) {
-    // The rest settle on their own deadlines; their rejections are handled here.
+  } catch (failure) {
+    // Stop the rest now; their rejections are handled here.
+    const cancelled = options.signal?.aborted === true;
+    stop.abort();
     for (const c of connecting) c.catch(() => {});
-    await transport.close(error as TransportError);
+    await Promise.allSettled(connecting);
+    const error = cancelled ? transportError('ABORTED', 'connect aborted', undefined, options.signal?.reason) : (failure as TransportError);
+    await transport.close(error);
     for (const socket of sockets) void closeWebSocket(socket, false, 0);
     throw error;
+  } finally {
+    options.signal?.removeEventListener('abort', onCancel);
   }
 }

@@ -27,12 +27,22 @@
  * Segmenting keeps every libsodium call at ≤ 1 MiB, so libsodium's own heap stays small however
  * big the message, and the receiver learns L from the first segment and decrypts straight into
  * one output buffer: a 256 MB message costs the output plus about a segment, not two copies.
+ * L is checked against `maxMessageBytes` (default {@link DEFAULT_MAX_MESSAGE_BYTES}, what a
+ * protocol accepts) before anything is allocated, and the inner transport is told to accept
+ * nothing larger than one segment (see `secureTransport`), so an authenticated peer can make
+ * this party hold at most one message plus the inner transport's window.
  *
- * ## Ordering and concurrency
+ * ## Reading ahead, ordering and concurrency
+ * One reader per peer decrypts that peer's segments as they arrive, whether or not a `recv` is
+ * waiting, until one whole message is ready; it then pauses until a `recv` takes it. Reading one
+ * message ahead means two parties that send each other a large message before receiving cannot
+ * deadlock on the inner transport's flow-control window (one message always goes through, as on
+ * every `ts/net` transport), while memory stays bounded.
+ *
  * Sends to one peer are serialized (a message's segments are never interleaved with another's),
- * as are receives from one peer. A `recv` aborted through its signal in the middle of a
- * multi-segment message keeps what was already decrypted; the next `recv` continues from there,
- * so an abort never desynchronizes the stream.
+ * as are receives from one peer. A `recv` aborted through its signal, even in the middle of a
+ * multi-segment message, only ends that call: the message is handed to the next `recv`, so an
+ * abort never desynchronizes the stream.
  *
  * ## Failure model (the same as `ts/net`'s transports)
  * Fail-stop: an authentication failure, a missed `recv` deadline, or the inner transport failing
@@ -40,6 +50,10 @@
  * An aborted `recv` only ends that call. A peer that *gracefully* leaves (its inner stream ended:
  * `recv`/`send` from/to it reject with `PEER_DISCONNECTED`) only ends that peer's streams, so the
  * others can finish; a message cut short by such an end is dropped, never delivered in part.
+ * `close(reason)` passes the reason to the inner transport, which tells every peer (see
+ * `ts/net/transport.ts`); that notice travels outside the encryption, so its text is a hint, not
+ * an authenticated statement (a network attacker can end a session anyway, and could also forge
+ * the stated reason).
  */
 import { TransportError, type TransportErrorCode } from '../errors.js';
 import type { RecvOptions, Transport } from '../net/transport.js';
@@ -55,6 +69,12 @@ const KIND_FIRST = 1;
 const KIND_LATER = 2;
 /** Counters stay exact JS numbers; 2^53 segments of 1 MiB is far beyond any session. */
 const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
+/** Largest encrypted segment on the wire: what the inner transport must accept after the handshake. */
+export const MAX_RECORD_BYTES = SEGMENT_BYTES + TAG_BYTES;
+/** Default largest message accepted from a peer: 64 MiB, the most a protocol accepts. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** Default `recv` deadline when the call gives none (ms), as on `ts/net` transports. */
+export const DEFAULT_RECV_TIMEOUT_MS = 60_000;
 
 /** Per-peer keys handed over by the handshake; the transport owns and wipes them. */
 export interface PeerKeys {
@@ -63,9 +83,6 @@ export interface PeerKeys {
 }
 
 interface RecvWaiter {
-  readonly deadline: number | undefined;
-  readonly signal: AbortSignal | undefined;
-  settled: boolean;
   resolve(message: Uint8Array): void;
   reject(error: Error): void;
 }
@@ -85,10 +102,10 @@ interface PeerState {
   /** Settles when every earlier send to this peer has finished (never rejects). */
   sendTail: Promise<void>;
   readonly waiters: RecvWaiter[];
-  /** Whole messages that arrived after the recv that asked for them gave up. */
+  /** Whole messages no `recv` has taken yet (at most one: the reader then pauses). */
   readonly ready: Uint8Array[];
   partial: Partial | undefined;
-  pumping: boolean;
+  reading: boolean;
   /** Set when the peer's stream to us ended: later recvs from it reject with this. */
   recvEnded: TransportError | undefined;
   /** Set when our stream to the peer ended: later sends to it reject with this. */
@@ -116,6 +133,14 @@ function nonceFor(counter: number): Uint8Array {
   return nonce;
 }
 
+/** Limits of a {@link SecureChannel}. */
+export interface SecureChannelLimits {
+  /** Largest message accepted from a peer; default {@link DEFAULT_MAX_MESSAGE_BYTES}. */
+  readonly maxMessageBytes?: number | undefined;
+  /** `recv` deadline when the call gives none; default {@link DEFAULT_RECV_TIMEOUT_MS}. */
+  readonly recvTimeoutMs?: number | undefined;
+}
+
 /**
  * The Transport `secureTransport` returns. Construct only after every pairwise handshake
  * succeeded; it takes ownership of `inner` and of the keys.
@@ -128,16 +153,22 @@ export class SecureChannel implements Transport {
   readonly #sodium: Sodium;
   readonly #inner: Transport;
   readonly #peers: (PeerState | undefined)[];
+  readonly #maxMessageBytes: number;
+  readonly #recvTimeoutMs: number;
+  /** Ends the readers' waits on the inner transport when this one closes. */
+  readonly #stop = new AbortController();
   /** Set once closed: what every pending and later operation rejects with. */
   #failure: TransportError | undefined;
   #resolveClosed!: (reason: Error | undefined) => void;
   #innerClosing: Promise<void> | undefined;
 
-  constructor(sodium: Sodium, inner: Transport, keys: readonly (PeerKeys | undefined)[]) {
+  constructor(sodium: Sodium, inner: Transport, keys: readonly (PeerKeys | undefined)[], limits: SecureChannelLimits = {}) {
     this.#sodium = sodium;
     this.#inner = inner;
     this.party = inner.party;
     this.parties = inner.parties;
+    this.#maxMessageBytes = limits.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#recvTimeoutMs = limits.recvTimeoutMs ?? DEFAULT_RECV_TIMEOUT_MS;
     this.closed = new Promise((resolve) => {
       this.#resolveClosed = resolve;
     });
@@ -154,7 +185,7 @@ export class SecureChannel implements Transport {
             waiters: [],
             ready: [],
             partial: undefined,
-            pumping: false,
+            reading: false,
             recvEnded: undefined,
             sendEnded: undefined,
           },
@@ -172,6 +203,7 @@ export class SecureChannel implements Transport {
             );
       this.#shutdown(error, error);
     });
+    for (const state of this.#peers) if (state !== undefined) void this.#read(state);
   }
 
   send(to: number, data: Uint8Array): Promise<void> {
@@ -194,38 +226,47 @@ export class SecureChannel implements Transport {
 
   recv(from: number, options?: RecvOptions): Promise<Uint8Array> {
     let state: PeerState;
+    let timeoutMs: number;
     try {
       state = this.#peerState(from, 'from');
-      const timeoutMs = options?.timeoutMs;
-      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
-        throw invalidArgument('recv: timeoutMs must be a positive finite number');
+      timeoutMs = options?.timeoutMs ?? this.#recvTimeoutMs;
+      if (!(typeof timeoutMs === 'number' && timeoutMs > 0 && !Number.isNaN(timeoutMs))) {
+        throw invalidArgument('recv: timeoutMs must be a positive number (or Infinity)');
       }
     } catch (err) {
       return Promise.reject(err);
     }
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
-    if (state.recvEnded !== undefined && state.ready.length === 0) return Promise.reject(state.recvEnded);
+    const early = state.ready.shift();
+    if (early !== undefined) {
+      // Room for the next message: let the reader go on.
+      void this.#read(state);
+      return Promise.resolve(early);
+    }
+    if (state.recvEnded !== undefined) return Promise.reject(state.recvEnded);
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(new TransportError('ABORTED', 'recv aborted', { peer: from }));
-    const timeoutMs = options?.timeoutMs;
     return new Promise<Uint8Array>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = (): void => settle(() => reject(new TransportError('ABORTED', 'recv aborted', { peer: from })));
-      const settle = (action: () => void): void => {
-        if (waiter.settled) return;
-        waiter.settled = true;
+      const settle = (): boolean => {
+        const i = state.waiters.indexOf(waiter);
+        if (i < 0) return false;
+        state.waiters.splice(i, 1);
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        action();
+        return true;
       };
       const waiter: RecvWaiter = {
-        deadline: timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
-        signal,
-        settled: false,
-        resolve: (message) => settle(() => resolve(message)),
-        reject: (error) => settle(() => reject(error)),
+        resolve: (message) => {
+          if (settle()) resolve(message);
+        },
+        reject: (error) => {
+          if (settle()) reject(error);
+        },
       };
-      if (timeoutMs !== undefined) {
+      // Only this call ends; a message under way goes to the next recv.
+      const onAbort = (): void => waiter.reject(new TransportError('ABORTED', 'recv aborted', { peer: from }));
+      if (timeoutMs !== Infinity) {
         // A missed deadline leaves the protocol's state unknown: fail-stop, like ts/net does.
         timer = setTimeout(
           () => this.#fail(new TransportError('TIMEOUT', `no message from party ${from} within ${timeoutMs} ms`, { peer: from })),
@@ -234,7 +275,7 @@ export class SecureChannel implements Transport {
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       state.waiters.push(waiter);
-      void this.#pump(state);
+      void this.#read(state);
     });
   }
 
@@ -261,11 +302,12 @@ export class SecureChannel implements Transport {
 
   /**
    * Ends the transport once: wipes the keys, rejects every waiting recv with `opError`, resolves
-   * `closed` with `closedReason` and closes the inner transport.
+   * `closed` with `closedReason` and closes the inner transport (telling the peers the reason).
    */
   #shutdown(opError: TransportError, closedReason: Error | undefined): void {
     if (this.#failure !== undefined) return;
     this.#failure = opError;
+    this.#stop.abort();
     for (const state of this.#peers) {
       if (state === undefined) continue;
       wipe(state.sendKey);
@@ -273,7 +315,7 @@ export class SecureChannel implements Transport {
       if (state.partial !== undefined) wipe(state.partial.out);
       state.partial = undefined;
       for (const message of state.ready.splice(0)) wipe(message);
-      for (const waiter of state.waiters.splice(0)) waiter.reject(opError);
+      for (const waiter of [...state.waiters]) waiter.reject(opError);
     }
     this.#resolveClosed(closedReason);
     this.#innerClosing = this.#inner.close(closedReason).catch(() => {});
@@ -336,45 +378,32 @@ export class SecureChannel implements Transport {
     }
   }
 
-  /** Reads segments from `state.peer` while someone is waiting, handing out whole messages. */
-  async #pump(state: PeerState): Promise<void> {
-    if (state.pumping) return;
-    state.pumping = true;
+  /**
+   * The peer's reader: hands whole messages to waiting `recv`s, and reads and decrypts segments
+   * until one whole message waits for a `recv` (then pauses; `recv` restarts it).
+   */
+  async #read(state: PeerState): Promise<void> {
+    if (state.reading) return;
+    state.reading = true;
     try {
       for (;;) {
         if (this.#failure !== undefined) return;
-        while (state.waiters.length > 0 && state.waiters[0]!.settled) state.waiters.shift();
-        const waiter = state.waiters[0];
-        if (waiter === undefined) return;
-        const early = state.ready.shift();
-        if (early !== undefined) {
-          state.waiters.shift();
-          waiter.resolve(early);
-          continue;
-        }
-        const options: RecvOptions = {};
-        // At least 1 ms: transports refuse a zero deadline as an argument error.
-        if (waiter.deadline !== undefined) options.timeoutMs = Math.max(1, Math.ceil(waiter.deadline - performance.now()));
-        if (waiter.signal !== undefined) options.signal = waiter.signal;
+        while (state.waiters.length > 0 && state.ready.length > 0) state.waiters[0]!.resolve(state.ready.shift()!);
+        if (state.ready.length > 0 || state.recvEnded !== undefined) return;
         let frame: Uint8Array;
         try {
-          frame = await this.#inner.recv(state.peer, options);
+          // No deadline here: each recv has its own, and the stop signal ends this wait on close.
+          frame = await this.#inner.recv(state.peer, { timeoutMs: Infinity, signal: this.#stop.signal });
         } catch (err) {
           if (this.#failure !== undefined) return;
           const error = asTransportError(err, state.peer);
-          if (error.code === 'ABORTED') {
-            // Only this wait ended; the stream (and any partial message) stays intact.
-            state.waiters.shift();
-            waiter.reject(error);
-            continue;
-          }
           if (error.code === 'PEER_DISCONNECTED') {
             // The peer's stream ended (if the whole inner transport failed, its `closed` handler
             // shuts this one down too). A half-received message is dropped, never delivered.
             state.recvEnded = error;
             if (state.partial !== undefined) wipe(state.partial.out);
             state.partial = undefined;
-            for (const w of state.waiters.splice(0)) w.reject(error);
+            for (const waiter of [...state.waiters]) waiter.reject(error);
             return;
           }
           this.#fail(error);
@@ -388,16 +417,10 @@ export class SecureChannel implements Transport {
           this.#fail(asTransportError(err, state.peer));
           return;
         }
-        if (message === undefined) continue;
-        if (!waiter.settled) {
-          state.waiters.shift();
-          waiter.resolve(message);
-        } else {
-          state.ready.push(message);
-        }
+        if (message !== undefined) state.ready.push(message);
       }
     } finally {
-      state.pumping = false;
+      state.reading = false;
     }
   }
 
@@ -436,7 +459,14 @@ export class SecureChannel implements Transport {
         return partial.out;
       }
       const total = new DataView(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength).getBigUint64(0, false);
-      if (total > BigInt(Number.MAX_SAFE_INTEGER)) throw badLengths(peer);
+      // Checked before anything is allocated: the header is the peer's word, authenticated or not.
+      if (total > BigInt(this.#maxMessageBytes)) {
+        throw new TransportError(
+          'PROTOCOL_ERROR',
+          `peer ${peer} announced a ${total}-byte message, above the ${this.#maxMessageBytes}-byte maximum`,
+          { peer },
+        );
+      }
       const length = Number(total);
       if (plaintext.length - LENGTH_HEADER_BYTES !== Math.min(length, SEGMENT_BYTES - LENGTH_HEADER_BYTES)) {
         throw badLengths(peer);

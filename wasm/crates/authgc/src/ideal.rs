@@ -18,19 +18,30 @@ use webmpc_core::Block;
 pub fn deal(prg: &mut Prg, deltas: &[Block], len: usize) -> Vec<AuthShares> {
     let n = deltas.len();
     let mut views: Vec<AuthShares> = (0..n).map(|i| AuthShares::zeros(i, n, len)).collect();
+    let mut bytes = vec![0u8; len];
     for i in 0..n {
-        for k in 0..len {
-            views[i].bits[k] = prg.next_block().lsb();
-        }
+        prg.fill_bytes(&mut bytes);
+        let bits: Vec<bool> = bytes.iter().map(|b| b & 1 == 1).collect();
         for j in (0..n).filter(|&j| j != i) {
-            for k in 0..len {
-                let key = prg.next_block();
-                views[j].keys[i][k] = key;
-                views[i].macs[j][k] = key ^ (deltas[j] & mask(views[i].bits[k]));
-            }
+            let mut keys = core::mem::take(&mut views[j].keys[i]);
+            prg.fill_blocks(&mut keys);
+            views[i].macs[j] = keys.iter().zip(&bits).map(|(&k, &b)| k ^ (deltas[j] & mask(b))).collect();
+            views[j].keys[i] = keys;
         }
+        views[i].bits = bits;
     }
     views
+}
+
+/// The values of a dealt batch (the XOR of every party's bits), without checking tags.
+fn values(views: &[AuthShares]) -> Vec<bool> {
+    let mut v = views[0].bits.clone();
+    for view in &views[1..] {
+        for (a, b) in v.iter_mut().zip(&view.bits) {
+            *a ^= *b;
+        }
+    }
+    v
 }
 
 /// Checks every tag in every view (panics on a bad one) and returns the shared values.
@@ -54,18 +65,15 @@ pub fn deal_triples(prg: &mut Prg, deltas: &[Block], len: usize) -> Vec<Triples>
     let x = deal(prg, deltas, len);
     let y = deal(prg, deltas, len);
     let mut z = deal(prg, deltas, len);
-    let vx = reconstruct(&x, deltas);
-    let vy = reconstruct(&y, deltas);
-    let vz = reconstruct(&z, deltas);
+    let (vx, vy, vz) = (values(&x), values(&y), values(&z));
     // Fix the constant holder's share so that z = x ∧ y, and its tags with it.
-    let fix: Vec<bool> = (0..len).map(|k| (vx[k] & vy[k]) ^ vz[k]).collect();
     let h = CONSTANT_HOLDER;
-    for (b, f) in z[h].bits.iter_mut().zip(&fix) {
-        *b ^= f;
-    }
-    for j in (0..deltas.len()).filter(|&j| j != h) {
-        let tags = expected_macs(&z[j].keys[h], &z[h].bits, deltas[j]);
-        z[h].macs[j] = tags;
+    for k in 0..len {
+        let fix = (vx[k] & vy[k]) ^ vz[k];
+        z[h].bits[k] ^= fix;
+        for j in (0..deltas.len()).filter(|&j| j != h) {
+            z[h].macs[j][k] ^= deltas[j] & mask(fix);
+        }
     }
     x.into_iter().zip(y).zip(z).map(|((x, y), z)| Triples { x, y, z }).collect()
 }

@@ -32,6 +32,7 @@ pub mod online;
 pub mod preprocess;
 pub mod share;
 
+use webmpc_circuit::CircuitError;
 use webmpc_core::channel::{ChannelError, PartyId};
 use webmpc_core::KernelError;
 use webmpc_ot::OtError;
@@ -132,6 +133,13 @@ pub enum AuthGcError {
     /// A kernel failed (only the platform CSPRNG can fail here).
     #[error(transparent)]
     Kernel(#[from] KernelError),
+    /// The circuit (typically one streamed in pieces) failed to decode or validate.
+    #[error(transparent)]
+    Circuit(#[from] CircuitError),
+    /// A streamed circuit does not match the content hash the parties agreed on; found before any
+    /// output is revealed.
+    #[error("the circuit does not match the agreed content hash ({0})")]
+    CircuitMismatch(&'static str),
 }
 
 impl AuthGcError {
@@ -145,6 +153,8 @@ impl AuthGcError {
             AuthGcError::ParameterMismatch { .. } => "PARAMETER_MISMATCH",
             AuthGcError::InvalidArgument(_) => "INVALID_ARGUMENT",
             AuthGcError::Kernel(e) => e.code(),
+            AuthGcError::Circuit(e) => e.code(),
+            AuthGcError::CircuitMismatch(_) => "PARAMETER_MISMATCH",
         }
     }
 

@@ -18,7 +18,7 @@
 use crate::commit::{self, COMMITMENT_LEN};
 use crate::share::{expected_macs, mac_digest, pack_bits, unpack_bits, AuthShares};
 use crate::{AuthGcError, Phase};
-use futures::future::try_join_all;
+use futures::future::{join_all, try_join_all};
 use sha2::{Digest, Sha256};
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::Block;
@@ -37,12 +37,15 @@ pub async fn exchange<C: Channel>(
     mut msg_for: impl FnMut(PartyId) -> Vec<u8>,
     expected_len: impl Fn(PartyId) -> usize,
 ) -> Result<Vec<Vec<u8>>, AuthGcError> {
-    let sends = try_join_all(peers(ch).map(|j| ch.send(j, msg_for(j))));
+    // Every send is attempted even after one failed (a peer that left): stopping at the first
+    // failure would leave the live peers after it waiting for this party's message while it
+    // waits for theirs, and both would hang.
+    let sends = join_all(peers(ch).map(|j| ch.send(j, msg_for(j))));
     let recvs = try_join_all(peers(ch).map(|j| ch.recv_exact(j, expected_len(j))));
     let (sent, got) = futures::join!(sends, recvs);
     // A malformed message explains more than the send failure that follows a peer's abort.
     let got = got?;
-    sent?;
+    sent.into_iter().collect::<Result<Vec<()>, _>>()?;
     let mut out = vec![Vec::new(); ch.parties()];
     for (j, msg) in peers(ch).zip(got) {
         out[j] = msg;
@@ -241,9 +244,22 @@ impl BroadcastLog {
         self.h.update(bytes);
     }
 
+    /// The digest of everything recorded so far: what [`check`](Self::check) exchanges. A protocol
+    /// that has a message to send to every peer anyway can carry it there instead of spending a
+    /// round on `check`, and compare what it receives with [`matches`](Self::matches).
+    pub fn digest(&self) -> [u8; 32] {
+        self.h.clone().finalize().into()
+    }
+
+    /// Whether a digest received from a peer equals this party's (a plain comparison: digests of
+    /// broadcast values are public).
+    pub fn matches(&self, theirs: &[u8]) -> bool {
+        theirs == self.digest()
+    }
+
     /// Compares this party's digest with every other party's; one round.
     pub async fn check<C: Channel>(&self, ch: &C, phase: Phase) -> Result<(), AuthGcError> {
-        let mine: [u8; 32] = self.h.clone().finalize().into();
+        let mine = self.digest();
         let theirs = exchange_same(ch, &mine, 32).await?;
         for j in peers(ch) {
             if theirs[j] != mine {
@@ -258,7 +274,6 @@ impl BroadcastLog {
 mod tests {
     use super::*;
     use crate::ideal::{deal, reconstruct};
-    use futures::future::join_all;
     use webmpc_core::channel::memory::{network, run_local, MemoryChannel, Tamper};
     use webmpc_core::prg::Prg;
 
@@ -373,6 +388,27 @@ mod tests {
             })
         });
         assert!(ok.iter().all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn a_peer_that_left_does_not_hang_the_others_exchange() {
+        // Party 0 sends its message of the round and leaves: parties 1 and 2 each fail to send
+        // to it first (and read its message), and must still send to each other, or each would
+        // wait for the other forever.
+        let out = run_all(3, |ch| {
+            Box::pin(async move {
+                if ch.party() == 0 {
+                    ch.send(1, vec![1, 2, 3]).await.unwrap();
+                    ch.send(2, vec![1, 2, 3]).await.unwrap();
+                    drop(ch);
+                    return Ok(vec![]);
+                }
+                exchange_same(&ch, &[1, 2, 3], 3).await
+            })
+        });
+        for r in &out[1..] {
+            assert_eq!(r.as_ref().unwrap_err().code(), "PEER_DISCONNECTED");
+        }
     }
 
     #[test]

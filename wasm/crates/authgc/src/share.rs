@@ -179,14 +179,22 @@ impl AuthShares {
         }
     }
 
-    /// Splits off the shares from `at` on.
+    /// Splits off the shares from `at` on. The tail moves out and its old place in this batch's
+    /// buffers is zeroed ([`Vec::split_off`] would leave the tags and keys in spare capacity).
     pub fn split_off(&mut self, at: usize) -> AuthShares {
-        AuthShares {
-            me: self.me,
-            bits: self.bits.split_off(at),
-            macs: self.macs.iter_mut().map(|v| if v.is_empty() { Vec::new() } else { v.split_off(at) }).collect(),
-            keys: self.keys.iter_mut().map(|v| if v.is_empty() { Vec::new() } else { v.split_off(at) }).collect(),
-        }
+        let cut = |v: &mut Vec<Block>| {
+            if v.is_empty() {
+                return Vec::new();
+            }
+            let tail = v[at..].to_vec();
+            Block::wipe(&mut v[at..]);
+            v.truncate(at);
+            tail
+        };
+        let bits = self.bits[at..].to_vec();
+        self.bits[at..].iter_mut().for_each(|b| *b = false);
+        self.bits.truncate(at);
+        AuthShares { me: self.me, bits, macs: self.macs.iter_mut().map(cut).collect(), keys: self.keys.iter_mut().map(cut).collect() }
     }
 
     /// Overwrites the tags and keys with zeros (secrets no longer needed).

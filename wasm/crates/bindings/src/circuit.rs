@@ -20,7 +20,7 @@ pub(crate) fn circuit_error(e: CircuitError) -> JsValue {
     js_circuit_error(&e.to_string(), e.code(), e.line().map(|l| l as f64), e.offset().map(|o| o as f64))
 }
 
-fn js_circuit_error(message: &str, code: &str, line: Option<f64>, offset: Option<f64>) -> JsValue {
+pub(crate) fn js_circuit_error(message: &str, code: &str, line: Option<f64>, offset: Option<f64>) -> JsValue {
     let err = js_sys::Error::new(message);
     err.set_name("CircuitError");
     set(&err, "code", code.into());

@@ -1,20 +1,28 @@
 //! OT between two parties over a JavaScript transport: thin classes over `webmpc_ot`'s KOS.
 //!
+//! **Security** (see `webmpc_ot::kos`): malicious security with abort against either party. A
+//! cheating receiver can guess bits of Δ at the price of being caught with probability ½ per
+//! guess, so a Δ must never be used again once an instance holding it aborted. Δ is random
+//! unless the caller passes one; a caller-chosen Δ serves Δ-OT only, unless `otSenderSetup` is
+//! called with the explicit opt-in for hashed outputs.
+//!
 //! Each class owns its protocol instance behind an `Rc<RefCell<Option<…>>>`: a call takes the
 //! instance out for its duration (the returned Promise must own everything it uses), so a second
 //! call while one is running gets a typed `BUSY` error instead of a RefCell panic, and an
-//! instance whose call failed is not put back (it is poisoned anyway).
+//! instance whose call failed is not put back (it is poisoned anyway). Every entry point runs
+//! inside the stack scrub and its future through [`spawn_scrubbed`](crate::spawn_scrubbed).
 
 use crate::channel::{JsChannel, JsTransport};
-use crate::{js_size, JsResult};
+use crate::{js_size, scrubbed, spawn_scrubbed, JsResult};
 use core::cell::RefCell;
 use js_sys::{Object, Promise, Reflect, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use webmpc_core::error::one_block;
 use webmpc_core::Block;
-use webmpc_ot::{CotReceiver, CotSender, KosReceiver, KosSender, OtError, OtReceiver, OtSender, SessionId};
+use webmpc_ot::{
+    CotReceiver, CotSender, KosReceiver, KosSender, OtError, OtReceiver, OtSender, RotReceiver, RotSender, SessionId,
+};
 
 /// Most OTs per call; larger runs call repeatedly (memory stays bounded by the call).
 const MAX_OTS_PER_CALL: usize = 1 << 24;
@@ -22,6 +30,10 @@ const MAX_OTS_PER_CALL: usize = 1 << 24;
 /// Builds the JS error for an OT failure: the transport's own error when the network failed,
 /// else an `Error` named `OtError` with a stable `code` (mapped to typed classes by the SDK).
 fn ot_error(e: OtError, ch: Option<&JsChannel>) -> JsValue {
+    // A kernel's refusal (a count memory cannot hold, no CSPRNG) keeps its own class and code.
+    if let OtError::Kernel(k) = e {
+        return crate::js_error(k);
+    }
     protocol_error(
         e.to_string(),
         e.code(),
@@ -107,20 +119,23 @@ fn to_js(blocks: &[Block]) -> JsValue {
 
 pub(crate) type Shared<T> = Rc<RefCell<Option<T>>>;
 
-/// Runs `f` on the instance taken out of `slot`, putting it back only on success.
+/// Runs `f` on the instance taken out of `slot`, putting it back only on success. The instance
+/// (Δ, PRG states) passes through the stack on its way into the future: the scrub clears it.
 pub(crate) fn with_instance<T: 'static, F, Fut>(slot: &Shared<T>, f: F) -> Promise
 where
     F: FnOnce(T) -> Fut + 'static,
     Fut: core::future::Future<Output = (Option<T>, Result<JsValue, JsValue>)> + 'static,
 {
-    let slot = slot.clone();
-    let Some(instance) = slot.borrow_mut().take() else {
-        return Promise::reject(&busy());
-    };
-    future_to_promise(async move {
-        let (back, result) = f(instance).await;
-        *slot.borrow_mut() = back;
-        result
+    scrubbed(|| {
+        let slot = slot.clone();
+        let Some(instance) = slot.borrow_mut().take() else {
+            return Promise::reject(&busy());
+        };
+        spawn_scrubbed(async move {
+            let (back, result) = f(instance).await;
+            *slot.borrow_mut() = back;
+            result
+        })
     })
 }
 
@@ -128,31 +143,52 @@ where
 #[wasm_bindgen(js_name = OtSenderSession)]
 pub struct OtSenderSession {
     inner: Shared<KosSender<JsChannel>>,
+    /// A copy of Δ, so the getter works while a call holds the instance (zeroed on free).
     delta: Block,
 }
 
-/// Sets up the sender side (base OTs with `peer`). `delta`: 16 bytes, or empty for a random Δ.
+/// Sets up the sender side (base OTs with `peer`). `delta`: empty for a random Δ (every OT kind
+/// available), or the caller's 16-byte Δ, nonzero, which serves Δ-OT only unless
+/// `allowHashedWithChosenDelta` is true: the explicit opt-in for random, correlated and
+/// chosen-message OT on a caller-chosen Δ, by which the caller vouches that Δ is random, secret
+/// and never used again after any instance holding it aborted.
 #[wasm_bindgen(js_name = otSenderSetup)]
-pub fn ot_sender_setup(transport: JsTransport, peer: u32, session: &[u8], delta: &[u8]) -> Promise {
-    let prepared = (|| -> Result<_, JsValue> {
-        let sid = session_id(session)?;
-        let delta = if delta.is_empty() {
-            webmpc_core::random::random_block().map_err(crate::js_error)?
-        } else {
-            one_block("delta", delta).map_err(crate::js_error)?
+pub fn ot_sender_setup(
+    transport: JsTransport,
+    peer: u32,
+    session: &[u8],
+    delta: &[u8],
+    allow_hashed_with_chosen_delta: bool,
+) -> Promise {
+    scrubbed(|| {
+        let prepared = (|| -> Result<_, JsValue> {
+            let sid = session_id(session)?;
+            let chosen =
+                if delta.is_empty() { None } else { Some(one_block("delta", delta).map_err(crate::js_error)?) };
+            Ok((channel(transport)?, sid, chosen))
+        })();
+        let (ch, sid, chosen) = match prepared {
+            Ok(p) => p,
+            Err(e) => return Promise::reject(&e),
         };
-        Ok((channel(transport)?, sid, delta))
-    })();
-    let (ch, sid, delta) = match prepared {
-        Ok(p) => p,
-        Err(e) => return Promise::reject(&e),
-    };
-    future_to_promise(async move {
-        let probe = JsChannelProbe::new(&ch);
-        match KosSender::setup(ch, peer as usize, &sid, delta).await {
-            Ok(s) => Ok(OtSenderSession { inner: Rc::new(RefCell::new(Some(s))), delta }.into()),
-            Err(e) => Err(probe.error(e)),
-        }
+        spawn_scrubbed(async move {
+            let probe = JsChannelProbe::new(&ch);
+            let peer = peer as usize;
+            let setup = match chosen {
+                None => KosSender::setup_random(ch, peer, &sid).await,
+                Some(d) if allow_hashed_with_chosen_delta => {
+                    KosSender::setup_hashed_with_delta(ch, peer, &sid, d).await
+                }
+                Some(d) => KosSender::setup(ch, peer, &sid, d).await,
+            };
+            match setup {
+                Ok(s) => {
+                    let delta = s.delta();
+                    Ok(OtSenderSession { inner: Rc::new(RefCell::new(Some(s))), delta }.into())
+                }
+                Err(e) => Err(probe.error(e)),
+            }
+        })
     })
 }
 
@@ -193,19 +229,20 @@ impl JsChannelProbe {
 
 #[wasm_bindgen(js_class = OtSenderSession)]
 impl OtSenderSession {
-    /// Δ (16 bytes): the global correlation of Δ-OT.
+    /// Δ (16 bytes): the global correlation of Δ-OT, the sender's own secret.
     pub fn delta(&self) -> Vec<u8> {
-        self.delta.0.to_vec()
+        scrubbed(|| self.delta.0.to_vec())
     }
 
     /// `n` random OTs: resolves to 32·n bytes, `m0_j ‖ m1_j` per OT.
     #[wasm_bindgen(js_name = sendRandom)]
     pub fn send_random(&self, n: f64) -> JsResult<Promise> {
         let n = js_size("OT count", n, MAX_OTS_PER_CALL)?;
+        // The trait methods reserve their outputs fallibly: a count memory cannot hold is a typed
+        // TOO_LARGE error, not a trap.
         Ok(with_instance(&self.inner, move |mut s| async move {
-            let mut out = Vec::with_capacity(2 * n);
-            let r = s.random_stream(n, |_, m0, m1| out.extend(m0.iter().zip(m1).flat_map(|(a, b)| [*a, *b]))).await;
-            finish(s, r.map(|_| to_js(&out)))
+            let r = s.send_random(n).await;
+            finish(s, r.map(|pairs| to_js(pairs.as_flattened())))
         }))
     }
 
@@ -222,22 +259,26 @@ impl OtSenderSession {
     /// Chosen-message OT: `messages` is `m0_j ‖ m1_j` per OT (32·n bytes).
     #[wasm_bindgen(js_name = sendChosen)]
     pub fn send_chosen(&self, messages: &[u8]) -> JsResult<Promise> {
-        let flat = blocks("messages", messages, 2)?;
-        Ok(with_instance(&self.inner, move |mut s| async move {
-            let pairs: Vec<[Block; 2]> = flat.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
-            let r = s.send_chosen(&pairs).await;
-            finish(s, r.map(|_| JsValue::UNDEFINED))
-        }))
+        scrubbed(|| {
+            let flat = blocks("messages", messages, 2)?;
+            Ok(with_instance(&self.inner, move |mut s| async move {
+                let pairs: Vec<[Block; 2]> = flat.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+                let r = s.send_chosen(&pairs).await;
+                finish(s, r.map(|_| JsValue::UNDEFINED))
+            }))
+        })
     }
 
     /// Correlated OT: resolves to random `m0_j`; the receiver gets `m0_j ⊕ b_j·correlations_j`.
     #[wasm_bindgen(js_name = sendCorrelated)]
     pub fn send_correlated(&self, correlations: &[u8]) -> JsResult<Promise> {
-        let x = blocks("correlations", correlations, 1)?;
-        Ok(with_instance(&self.inner, move |mut s| async move {
-            let r = s.send_correlated(&x).await;
-            finish(s, r.map(|m| to_js(&m)))
-        }))
+        scrubbed(|| {
+            let x = blocks("correlations", correlations, 1)?;
+            Ok(with_instance(&self.inner, move |mut s| async move {
+                let r = s.send_correlated(&x).await;
+                finish(s, r.map(|m| to_js(&m)))
+            }))
+        })
     }
 }
 
@@ -277,17 +318,19 @@ pub struct OtReceiverSession {
 /// Sets up the receiver side (base OTs with `peer`).
 #[wasm_bindgen(js_name = otReceiverSetup)]
 pub fn ot_receiver_setup(transport: JsTransport, peer: u32, session: &[u8]) -> Promise {
-    let prepared = (|| -> Result<_, JsValue> { Ok((channel(transport)?, session_id(session)?)) })();
-    let (ch, sid) = match prepared {
-        Ok(p) => p,
-        Err(e) => return Promise::reject(&e),
-    };
-    future_to_promise(async move {
-        let probe = JsChannelProbe::new(&ch);
-        match KosReceiver::setup(ch, peer as usize, &sid).await {
-            Ok(r) => Ok(OtReceiverSession { inner: Rc::new(RefCell::new(Some(r))) }.into()),
-            Err(e) => Err(probe.error(e)),
-        }
+    scrubbed(|| {
+        let prepared = (|| -> Result<_, JsValue> { Ok((channel(transport)?, session_id(session)?)) })();
+        let (ch, sid) = match prepared {
+            Ok(p) => p,
+            Err(e) => return Promise::reject(&e),
+        };
+        spawn_scrubbed(async move {
+            let probe = JsChannelProbe::new(&ch);
+            match KosReceiver::setup(ch, peer as usize, &sid).await {
+                Ok(r) => Ok(OtReceiverSession { inner: Rc::new(RefCell::new(Some(r))) }.into()),
+                Err(e) => Err(probe.error(e)),
+            }
+        })
     })
 }
 
@@ -306,45 +349,44 @@ impl OtReceiverSession {
     pub fn receive_random(&self, n: f64) -> JsResult<Promise> {
         let n = js_size("OT count", n, MAX_OTS_PER_CALL)?;
         Ok(with_instance(&self.inner, move |mut r| async move {
-            let mut bits = Vec::with_capacity(n);
-            let mut out = Vec::with_capacity(n);
-            let res = r
-                .random_stream(n, |_, b, m| {
-                    bits.extend_from_slice(b);
-                    out.extend_from_slice(m);
-                })
-                .await;
-            finish(r, res.map(|_| choices_and_messages(&bits, &out)))
+            let res = r.receive_random(n).await;
+            finish(r, res.map(|(bits, out)| choices_and_messages(&bits, &out)))
         }))
     }
 
     /// Δ-OTs for `choices` (one byte 0/1 per OT): resolves to `M_j = K_j ⊕ b_j·Δ`.
     #[wasm_bindgen(js_name = receiveCot)]
     pub fn receive_cot(&self, choices: &[u8]) -> JsResult<Promise> {
-        let c = bits(choices)?;
-        Ok(with_instance(&self.inner, move |mut r| async move {
-            let res = r.receive_cot(&c).await;
-            finish(r, res.map(|m| to_js(&m)))
-        }))
+        scrubbed(|| {
+            let c = bits(choices)?;
+            Ok(with_instance(&self.inner, move |mut r| async move {
+                let res = r.receive_cot(&c).await;
+                finish(r, res.map(|m| to_js(&m)))
+            }))
+        })
     }
 
     /// Chosen-message OT: resolves to `m_{b_j}` per OT.
     #[wasm_bindgen(js_name = receiveChosen)]
     pub fn receive_chosen(&self, choices: &[u8]) -> JsResult<Promise> {
-        let c = bits(choices)?;
-        Ok(with_instance(&self.inner, move |mut r| async move {
-            let res = r.receive_chosen(&c).await;
-            finish(r, res.map(|m| to_js(&m)))
-        }))
+        scrubbed(|| {
+            let c = bits(choices)?;
+            Ok(with_instance(&self.inner, move |mut r| async move {
+                let res = r.receive_chosen(&c).await;
+                finish(r, res.map(|m| to_js(&m)))
+            }))
+        })
     }
 
     /// Correlated OT: resolves to `m0_j ⊕ b_j·x_j` per OT.
     #[wasm_bindgen(js_name = receiveCorrelated)]
     pub fn receive_correlated(&self, choices: &[u8]) -> JsResult<Promise> {
-        let c = bits(choices)?;
-        Ok(with_instance(&self.inner, move |mut r| async move {
-            let res = r.receive_correlated(&c).await;
-            finish(r, res.map(|m| to_js(&m)))
-        }))
+        scrubbed(|| {
+            let c = bits(choices)?;
+            Ok(with_instance(&self.inner, move |mut r| async move {
+                let res = r.receive_correlated(&c).await;
+                finish(r, res.map(|m| to_js(&m)))
+            }))
+        })
     }
 }

@@ -1,17 +1,29 @@
 //! Semi-honest Yao 2PC over a JavaScript transport: one `YaoSession` per party and peer, set up
 //! once (base OTs) and run for any number of circuits.
+//!
+//! **Security: semi-honest only** (see `webmpc_garble::yao`). Inputs and unassigned outputs stay
+//! private while both parties follow the protocol, but a cheating evaluator can choose the
+//! garbler's outputs (it sends the colour bits they are decoded from), and a cheating garbler
+//! can garble another function (tables are not checked). The OT underneath (KOS) is malicious
+//! secure. Each session's garbler draws its own random Δ; a failed run ends the session.
+//!
+//! Circuits of more than `webmpc_circuit::MAX_WIRES` wires, or whose garbling state does not fit
+//! in memory, are refused with a `CircuitError` (`CIRCUIT_TOO_LARGE`) before any message.
 
 use crate::channel::{JsChannel, JsTransport};
 use crate::ot::{channel, protocol_error, session_id, with_instance, JsChannelProbe, Shared};
+use crate::{scrubbed, spawn_scrubbed};
 use core::cell::RefCell;
 use js_sys::{Array, Function, Promise, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use wasm_bindgen_futures::JsFuture;
-use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits, stream_limits, Circuit, Gate, GateStream};
+use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits, Circuit};
 use webmpc_core::channel::ChannelError;
-use webmpc_garble::{GateSource, Outputs, Owner, PreparedCircuit, Reveal, Shape, YaoError, YaoEvaluator, YaoGarbler};
+use webmpc_garble::{
+    GateSource, Outputs, Owner, PieceSource, PreparedCircuit, Reveal, Shape, StreamSource, YaoError, YaoEvaluator,
+    YaoGarbler,
+};
 
 enum Role {
     Garbler(YaoGarbler<JsChannel>),
@@ -36,75 +48,48 @@ fn is_transport(e: &YaoError) -> bool {
 }
 
 fn yao_error(e: &YaoError, ch: Option<&JsChannel>) -> JsValue {
-    if let YaoError::Circuit(c) = e {
-        return crate::circuit::circuit_error(c.clone());
+    match e {
+        YaoError::Circuit(c) => crate::circuit::circuit_error(c.clone()),
+        // The garbler's own refusals of a circuit (too many wires for memory, a wire out of
+        // range) are circuit errors to the SDK too.
+        YaoError::Garble(g) if matches!(g.code(), "CIRCUIT_TOO_LARGE" | "MALFORMED_CIRCUIT") => {
+            crate::circuit::js_circuit_error(&g.to_string(), g.code(), None, None)
+        }
+        _ => protocol_error(e.to_string(), e.code(), None, is_transport(e), ch),
     }
-    protocol_error(e.to_string(), e.code(), None, is_transport(e), ch)
 }
 
 /// Largest piece a circuit stream may hand over at once (it is copied into linear memory).
 const MAX_STREAM_PIECE: u32 = 64 << 20;
 
-/// A circuit that arrives in pieces from a JavaScript `pull()` function (resolving to the next
-/// `Uint8Array` of the binary encoding, or `null` at the end), decoded and hashed as it streams.
-struct JsStreamSource {
-    stream: Option<GateStream>,
-    pull: Function,
-    shape: Shape,
-}
+/// The pieces of a streamed circuit, from a JavaScript `pull()` function resolving to the next
+/// `Uint8Array` of the binary encoding, or `null` at the end. Decoding, hashing and chunking are
+/// `webmpc_garble::StreamSource`'s.
+pub(crate) struct JsPieces(pub(crate) Function);
 
-impl JsStreamSource {
-    fn new(prefix: &[u8], hash: &[u8], pull: Function) -> Result<Self, JsValue> {
-        let stream = GateStream::new(prefix, &stream_limits()).map_err(crate::circuit::circuit_error)?;
-        let hash: [u8; 32] = hash.try_into().map_err(|_| invalid("the declared circuit hash must be 32 bytes"))?;
-        let h = stream.header();
-        let shape =
-            Shape { wires: h.wires, inputs: h.inputs.clone(), outputs: h.outputs.clone(), gates: h.gates, hash };
-        Ok(JsStreamSource { stream: Some(stream), pull, shape })
-    }
-}
-
-impl GateSource for JsStreamSource {
-    fn shape(&self) -> &Shape {
-        &self.shape
-    }
-
-    async fn next_chunk(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError> {
-        let truncated = || YaoError::InvalidArgument("the circuit stream ended before its last gate".into());
-        loop {
-            let Some(stream) = self.stream.as_mut() else {
-                out.clear();
-                return Ok(());
-            };
-            stream.next_chunk_into(max, out)?;
-            if !out.is_empty() {
-                return Ok(());
-            }
-            if stream.remaining() == 0 {
-                let hash = self.stream.take().expect("present").finish()?;
-                if hash != self.shape.hash {
-                    return Err(YaoError::ParameterMismatch("circuit (the stream does not match its declared hash)"));
-                }
-                return Ok(());
-            }
-            let promise: Promise =
-                self.pull.call0(&JsValue::NULL).ok().and_then(|p| p.dyn_into().ok()).ok_or_else(|| {
-                    YaoError::InvalidArgument("the circuit stream's pull() must return a Promise".into())
-                })?;
-            let piece = JsFuture::from(promise).await.map_err(|_| truncated())?;
-            if piece.is_null() || piece.is_undefined() {
-                return Err(truncated());
-            }
-            let bytes: Uint8Array = piece
-                .dyn_into()
-                .map_err(|_| YaoError::InvalidArgument("the circuit stream must yield Uint8Arrays".into()))?;
-            if bytes.length() > MAX_STREAM_PIECE {
-                return Err(YaoError::InvalidArgument(format!(
-                    "circuit stream pieces are limited to {MAX_STREAM_PIECE} bytes"
-                )));
-            }
-            stream.push(&bytes.to_vec());
+impl PieceSource for JsPieces {
+    async fn next_piece(&mut self) -> Result<Option<Vec<u8>>, YaoError> {
+        let promise: Promise = self
+            .0
+            .call0(&JsValue::NULL)
+            .ok()
+            .and_then(|p| p.dyn_into().ok())
+            .ok_or_else(|| YaoError::InvalidArgument("the circuit stream's pull() must return a Promise".into()))?;
+        let piece = JsFuture::from(promise)
+            .await
+            .map_err(|_| YaoError::InvalidArgument("the circuit stream's pull() rejected".into()))?;
+        if piece.is_null() || piece.is_undefined() {
+            return Ok(None);
         }
+        let bytes: Uint8Array = piece
+            .dyn_into()
+            .map_err(|_| YaoError::InvalidArgument("the circuit stream must yield Uint8Arrays".into()))?;
+        if bytes.length() > MAX_STREAM_PIECE {
+            return Err(YaoError::InvalidArgument(format!(
+                "circuit stream pieces are limited to {MAX_STREAM_PIECE} bytes"
+            )));
+        }
+        Ok(Some(bytes.to_vec()))
     }
 }
 
@@ -114,13 +99,15 @@ fn invalid(msg: impl Into<String>) -> JsValue {
 
 /// A validated circuit with its content hash, decoded once and run any number of times.
 #[wasm_bindgen(js_name = PreparedCircuit)]
-pub struct JsPreparedCircuit(Rc<PreparedCircuit>);
+pub struct JsPreparedCircuit(pub(crate) Rc<PreparedCircuit>);
 
 #[wasm_bindgen(js_class = PreparedCircuit)]
 impl JsPreparedCircuit {
     /// Decodes and validates a binary circuit.
     #[wasm_bindgen(constructor)]
     pub fn new(binary: &[u8]) -> Result<JsPreparedCircuit, JsValue> {
+        // Decoding bounds the circuit by MAX_WIRES (a CircuitError otherwise), before any
+        // per-wire state is allocated.
         let c = Circuit::from_binary(binary).map_err(crate::circuit::circuit_error)?;
         let p = PreparedCircuit::new(c).map_err(crate::circuit::circuit_error)?;
         Ok(JsPreparedCircuit(Rc::new(p)))
@@ -166,22 +153,24 @@ pub fn yao_setup(transport: JsTransport, role: &str, peer: u32, session: &[u8]) 
         "evaluator" => false,
         _ => return Promise::reject(&invalid("role must be \"garbler\" or \"evaluator\"")),
     };
-    let prepared = (|| -> Result<_, JsValue> { Ok((channel(transport)?, session_id(session)?)) })();
-    let (ch, sid) = match prepared {
-        Ok(p) => p,
-        Err(e) => return Promise::reject(&e),
-    };
-    future_to_promise(async move {
-        let probe = JsChannelProbe::new(&ch);
-        let role = if garbler {
-            YaoGarbler::setup(ch, peer as usize, &sid).await.map(Role::Garbler)
-        } else {
-            YaoEvaluator::setup(ch, peer as usize, &sid).await.map(Role::Evaluator)
+    scrubbed(|| {
+        let prepared = (|| -> Result<_, JsValue> { Ok((channel(transport)?, session_id(session)?)) })();
+        let (ch, sid) = match prepared {
+            Ok(p) => p,
+            Err(e) => return Promise::reject(&e),
         };
-        match role {
-            Ok(r) => Ok(YaoSession { inner: Rc::new(RefCell::new(Some(r))) }.into()),
-            Err(e) => Err(probe.error_with(e.to_string(), e.code(), None, is_transport(&e))),
-        }
+        spawn_scrubbed(async move {
+            let probe = JsChannelProbe::new(&ch);
+            let role = if garbler {
+                YaoGarbler::setup(ch, peer as usize, &sid).await.map(Role::Garbler)
+            } else {
+                YaoEvaluator::setup(ch, peer as usize, &sid).await.map(Role::Evaluator)
+            };
+            match role {
+                Ok(r) => Ok(YaoSession { inner: Rc::new(RefCell::new(Some(r))) }.into()),
+                Err(e) => Err(probe.error_with(e.to_string(), e.code(), None, is_transport(&e))),
+            }
+        })
     })
 }
 
@@ -235,15 +224,17 @@ impl YaoSession {
         inputs: Array,
         progress: Option<Function>,
     ) -> Result<Promise, JsValue> {
-        let prepared = circuit.0.clone();
-        let (owners, reveal, values) =
-            self.arguments(&prepared.source().shape().clone(), owners_bytes, outputs_bytes, &inputs)?;
-        let total = prepared.circuit().gates.len() as f64;
-        Ok(with_instance(&self.inner, move |mut role| async move {
-            let mut source = prepared.source();
-            let (ok, result) = run_role(&mut role, &mut source, &owners, &reveal, &values, progress, total).await;
-            (ok.then_some(role), result)
-        }))
+        scrubbed(|| {
+            let prepared = circuit.0.clone();
+            let (owners, reveal, values) =
+                self.arguments(&prepared.source().shape().clone(), owners_bytes, outputs_bytes, &inputs)?;
+            let total = prepared.circuit().gates.len() as f64;
+            Ok(with_instance(&self.inner, move |mut role| async move {
+                let mut source = prepared.source();
+                let (ok, result) = run_role(&mut role, &mut source, &owners, &reveal, &values, progress, total).await;
+                (ok.then_some(role), result)
+            }))
+        })
     }
 
     /// Like [`run`](Self::run) for a circuit streamed from JavaScript: `prefix` holds the start of
@@ -262,14 +253,17 @@ impl YaoSession {
         inputs: Array,
         progress: Option<Function>,
     ) -> Result<Promise, JsValue> {
-        let mut source = JsStreamSource::new(prefix, hash, pull)?;
-        let shape = source.shape().clone();
-        let (owners, reveal, values) = self.arguments(&shape, owners_bytes, outputs_bytes, &inputs)?;
-        let total = shape.gates as f64;
-        Ok(with_instance(&self.inner, move |mut role| async move {
-            let (ok, result) = run_role(&mut role, &mut source, &owners, &reveal, &values, progress, total).await;
-            (ok.then_some(role), result)
-        }))
+        scrubbed(|| {
+            let hash: [u8; 32] = hash.try_into().map_err(|_| invalid("the declared circuit hash must be 32 bytes"))?;
+            let mut source = StreamSource::new(prefix, hash, JsPieces(pull)).map_err(|e| yao_error(&e, None))?;
+            let shape = source.shape().clone();
+            let (owners, reveal, values) = self.arguments(&shape, owners_bytes, outputs_bytes, &inputs)?;
+            let total = shape.gates as f64;
+            Ok(with_instance(&self.inner, move |mut role| async move {
+                let (ok, result) = run_role(&mut role, &mut source, &owners, &reveal, &values, progress, total).await;
+                (ok.then_some(role), result)
+            }))
+        })
     }
 
     /// Checks and converts the arguments common to both kinds of run.

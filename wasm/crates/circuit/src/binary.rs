@@ -353,10 +353,11 @@ fn decode_gate_at(rest: &[u8], start: usize) -> Result<Option<(Gate, usize)>, Ci
     Ok(Some((gate, len)))
 }
 
-/// Limits for [`GateStream`]: the gate count is not backed by data that is already here, so the
-/// wire count (which sizes the definedness bitset) gets a tighter default ceiling.
+/// Limits for [`GateStream`]: the gate count is not backed by data that is already here, so it
+/// may be far larger than an in-memory circuit's; the wire count (which sizes the definedness
+/// bitset, and the garbler's labels) keeps the ceiling of [`MAX_WIRES`](crate::MAX_WIRES).
 pub fn stream_limits() -> Limits {
-    Limits { max_wires: 1 << 27, max_gates: 1 << 40, ..Limits::default() }
+    Limits { max_gates: 1 << 40, ..Limits::default() }
 }
 
 /// Decodes a binary circuit that arrives in pieces of any size (from a file, the network or a

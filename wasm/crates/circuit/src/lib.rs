@@ -26,7 +26,10 @@
 //!
 //! Every circuit accepted anywhere also has at most `input bits + gates` wires: a wire count
 //! beyond that would leave wires that nothing can define, and bounding it by the data is what
-//! lets the parsers size their bookkeeping without trusting the header.
+//! lets the parsers size their bookkeeping without trusting the header. And it has at most
+//! [`MAX_WIRES`] wires, the bound that keeps every per-wire table (evaluation, statistics,
+//! garbling) within what a wasm32 instance can hold, since the input widths alone can claim
+//! billions of wires in a few bytes.
 //!
 //! # Binary format, version 1
 //!
@@ -157,8 +160,21 @@ pub struct Circuit {
     pub gates: Vec<Gate>,
 }
 
+/// The most wires a circuit may have anywhere in webmpc: 2^25 (about 33.5 million).
+///
+/// The bound comes from memory, not from the format. Garbling keeps 32 bytes per wire and party
+/// (a 16-byte label and a 16-byte schedule record), so a circuit at the bound needs 1 GiB per
+/// party: a quarter of the 4 GiB a wasm32 instance can address at all, and two parties in one
+/// page (tests, demos) stay within what browsers grant. Plaintext evaluation (1 byte per wire) and
+/// [`Circuit::stats`] (4 bytes per wire) fit easily below it. The default [`Limits`], the
+/// stream limits and the garbler all enforce it, so a tiny file declaring a huge wire count is a
+/// typed `CIRCUIT_TOO_LARGE` error rather than an allocation that aborts the process. Larger
+/// computations reuse wires ([`Circuit::compact`], or a streamed circuit that overwrites them).
+pub const MAX_WIRES: u32 = 1 << 25;
+
 /// Ceilings on the counts a parser accepts, checked before anything is allocated for them.
-/// The defaults suit any circuit this project runs (SHA-512 is about 350,000 wires).
+/// The defaults suit any circuit this project runs (SHA-512 is about 350,000 wires); `max_wires`
+/// may be lowered but the protocols refuse more than [`MAX_WIRES`] whatever a parser accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Most wires.
@@ -171,7 +187,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_wires: 1 << 31, max_gates: 1 << 31, max_values: 1 << 20 }
+        Limits { max_wires: MAX_WIRES, max_gates: 1 << 31, max_values: 1 << 20 }
     }
 }
 
@@ -260,10 +276,13 @@ impl Circuit {
     }
 
     /// Checks everything the parsers check (counts, wire ranges, definition before use, outputs
-    /// defined), for circuits assembled in memory. Errors point at a [`Location::Gate`]. Writing
+    /// defined, at most [`MAX_WIRES`] wires), for circuits assembled in memory. Errors point at a [`Location::Gate`]. Writing
     /// a wire twice is allowed, as in the binary form.
     pub fn validate(&self) -> Result<(), CircuitError> {
         let at = Location::Circuit;
+        if self.wires > MAX_WIRES {
+            return Err(CircuitError::TooLarge { at, what: "wire count", limit: u64::from(MAX_WIRES) });
+        }
         let input_bits = self.input_bits().ok_or_else(|| bad_counts(at, "input widths overflow u32"))?;
         let output_bits = self.output_bits().ok_or_else(|| bad_counts(at, "output widths overflow u32"))?;
         if input_bits > self.wires {

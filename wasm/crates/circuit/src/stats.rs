@@ -37,8 +37,10 @@ pub(crate) fn stats(c: &Circuit) -> Stats {
         ..Stats::default()
     };
     // AND depth per wire, in gate order; inputs (and never-written wires) are at depth 0. Wires
-    // out of range in a hand-built circuit read as depth 0 and are not stored.
-    let mut depth = vec![0u32; c.wires as usize];
+    // out of range in a hand-built circuit read as depth 0 and are not stored, and neither are
+    // wires past MAX_WIRES (only an invalid hand-built circuit has them), so a wire count of
+    // u32::MAX cannot make this allocate 16 GiB.
+    let mut depth = vec![0u32; c.wires.min(crate::MAX_WIRES) as usize];
     let d = |depth: &[u32], w: u32| depth.get(w as usize).copied().unwrap_or(0);
     for gate in &c.gates {
         let (out, level) = match *gate {

@@ -83,7 +83,7 @@ const BRISTOL_CASES: &[Case] = &[
     case("huge header", "4000000000 4000000000\n2 1 1\n1 1\n\n2 1 0 1 2 XOR\n", "TooLarge", 1, L),
     case("huge wire count", "1 4000000000\n2 1 1\n1 1\n\n2 1 0 1 2 XOR\n", "TooLarge", 1, L),
     case("huge value count", "1 3\n4000000000 1 1\n1 1\n\n2 1 0 1 2 XOR\n", "TooLarge", 2, L),
-    case("wires beyond what the file can define", "1 2000000000\n2 1 1\n1 1\n\n2 1 0 1 2 XOR\n", "BadCounts", 1, M),
+    case("wires beyond what the file can define", "1 20000000\n2 1 1\n1 1\n\n2 1 0 1 2 XOR\n", "BadCounts", 1, M),
     case("gap in the wire numbering", "1 5\n2 1 1\n1 1\n\n2 1 0 1 4 XOR\n", "BadCounts", 1, M),
 ];
 

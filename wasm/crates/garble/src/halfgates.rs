@@ -25,9 +25,16 @@
 //!
 //! Every selection by a permute or colour bit is a mask, never a branch. A constant gate has a
 //! one-block "table": the active label of its (public) value, which reveals nothing.
+//!
+//! **Δ and memory.** Point-and-permute needs lsb Δ = 1 (the two labels of a wire then have
+//! different permute bits); an even Δ would make the evaluator pick the wrong table row for half
+//! the gates and return wrong outputs silently, so [`Garbler::new`] refuses it in every build.
+//! Each party keeps 32 bytes per wire (label and schedule record), allocated up front and
+//! fallibly: a circuit above [`MAX_WIRES`] wires, or one whose state does not fit in memory,
+//! is a typed error, never an aborted process or a trapped Wasm instance.
 
 use thiserror::Error;
-use webmpc_circuit::Gate;
+use webmpc_circuit::{Gate, MAX_WIRES};
 use webmpc_core::hash::Hasher;
 use webmpc_core::Block;
 
@@ -63,6 +70,18 @@ pub enum GarbleError {
     /// The circuit has too many gates for the tweak space.
     #[error("circuit too large to garble (gate index {0})")]
     TooManyGates(u64),
+    /// Δ has lsb 0: point-and-permute needs the two labels of a wire to differ in their lsb.
+    #[error("the garbling Δ must have its lowest (point-and-permute) bit set")]
+    EvenDelta,
+    /// The circuit has more wires than [`MAX_WIRES`], or its per-wire state does not fit in
+    /// memory.
+    #[error("a circuit of {wires} wires is too large to garble here ({why})")]
+    TooManyWires {
+        /// The circuit's wire count.
+        wires: u32,
+        /// Which bound it hit.
+        why: &'static str,
+    },
 }
 
 impl GarbleError {
@@ -71,9 +90,23 @@ impl GarbleError {
         match self {
             GarbleError::TableLength { .. } => "MALFORMED_MESSAGE",
             GarbleError::WireOutOfRange { .. } | GarbleError::TooManyGates(_) => "MALFORMED_CIRCUIT",
-            GarbleError::ScheduleMismatch(_) => "INVALID_ARGUMENT",
+            GarbleError::ScheduleMismatch(_) | GarbleError::EvenDelta => "INVALID_ARGUMENT",
+            GarbleError::TooManyWires { .. } => "CIRCUIT_TOO_LARGE",
         }
     }
+}
+
+/// `n` default values, or a typed error instead of an allocation failure (which aborts natively
+/// and traps in Wasm). The count is checked against [`MAX_WIRES`] first.
+fn per_wire<T: Clone + Default>(wires: u32) -> Result<Vec<T>, GarbleError> {
+    if wires > MAX_WIRES {
+        return Err(GarbleError::TooManyWires { wires, why: "above MAX_WIRES" });
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(wires as usize)
+        .map_err(|_| GarbleError::TooManyWires { wires, why: "out of memory for the per-wire state" })?;
+    v.resize(wires as usize, T::default());
+    Ok(v)
 }
 
 /// Garbled bytes a chunk of gates needs.
@@ -129,6 +162,11 @@ struct WireState {
 }
 
 impl Schedule {
+    /// A schedule for circuits of up to `wires` wires (its per-wire records allocated here).
+    pub(crate) fn new(wires: u32) -> Result<Self, GarbleError> {
+        Ok(Schedule { wires: per_wire(wires)?, ..Schedule::default() })
+    }
+
     /// The wire's state in this chunk (fresh if it was last seen in an earlier chunk).
     #[inline(always)]
     fn state(&self, w: u32) -> WireState {
@@ -140,12 +178,10 @@ impl Schedule {
         }
     }
 
-    /// Plans `gates` (wires must already be range-checked). Returns the processing order as
-    /// `(key, index)` pairs, key = level·2 for ANDs and level·2 + 1 for other gates.
-    fn plan(&mut self, wires: usize, gates: &[Gate]) -> &[(u32, u32)] {
-        if self.wires.len() < wires {
-            self.wires.resize(wires, WireState::default());
-        }
+    /// Plans `gates`, whose wires must already be checked to be below the wire count the schedule
+    /// was made for. Returns the processing order as `(key, index)` pairs, key = level·2 for ANDs
+    /// and level·2 + 1 for other gates.
+    fn plan(&mut self, gates: &[Gate]) -> &[(u32, u32)] {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             // Stamps wrapped: clear them so no stale stamp can match.
@@ -223,8 +259,22 @@ impl Schedule {
 
 /// The schedule of one chunk of a circuit with `wires` wires (see [`Schedule`]), for callers that
 /// run the same circuit many times and keep it: garbler and evaluator must use the same one.
-pub fn plan_chunk(wires: u32, gates: &[Gate]) -> Vec<(u32, u32)> {
-    Schedule::default().plan(wires as usize, gates).to_vec()
+pub fn plan_chunk(wires: u32, gates: &[Gate]) -> Result<Vec<(u32, u32)>, GarbleError> {
+    Ok(plan_chunks(wires, gates, gates.len().max(1))?.pop().unwrap_or_default())
+}
+
+/// The schedules of `gates` cut into chunks of `chunk` gates, with one set of per-wire records
+/// for all of them (so planning costs the circuit's size, not its size times its chunk count).
+pub fn plan_chunks(wires: u32, gates: &[Gate], chunk: usize) -> Result<Vec<Vec<(u32, u32)>>, GarbleError> {
+    let mut schedule = Schedule::new(wires)?;
+    let mut base = 0u64;
+    let mut plans = Vec::new();
+    for c in gates.chunks(chunk.max(1)) {
+        check_wires(c, wires, base)?;
+        plans.push(schedule.plan(c).to_vec());
+        base += c.len() as u64;
+    }
+    Ok(plans)
 }
 
 /// A cached schedule must cover exactly this chunk's gates (it came from [`plan_chunk`]; this
@@ -289,19 +339,23 @@ pub struct Garbler {
 
 impl Garbler {
     /// A garbler for a circuit of `wires` wires. `delta` must have its lowest bit set (the
-    /// point-and-permute bit of `W¹` is then the complement of `W⁰`'s); `tag` must be unique per
-    /// garbled circuit under this Δ.
-    pub fn new(delta: Block, wires: u32, tag: u64) -> Self {
-        debug_assert!(delta.lsb(), "Δ must have lsb 1");
-        Garbler {
+    /// point-and-permute bit of `W¹` is then the complement of `W⁰`'s): an even Δ is
+    /// [`GarbleError::EvenDelta`] in every build. `tag` must be unique per garbled circuit under
+    /// this Δ. More than [`MAX_WIRES`] wires, or more than memory holds, is
+    /// [`GarbleError::TooManyWires`].
+    pub fn new(delta: Block, wires: u32, tag: u64) -> Result<Self, GarbleError> {
+        if !delta.lsb() {
+            return Err(GarbleError::EvenDelta);
+        }
+        Ok(Garbler {
             delta,
-            labels: vec![Block::ZERO; wires as usize],
+            labels: per_wire(wires)?,
             tag,
-            schedule: Schedule::default(),
+            schedule: Schedule::new(wires)?,
             hash_in: Vec::new(),
             tweaks: Vec::new(),
             hash_out: Vec::new(),
-        }
+        })
     }
 
     /// Δ.
@@ -339,7 +393,7 @@ impl Garbler {
         let (delta, tag) = (*delta, *tag);
         let order = match planned {
             Some(order) => check_order(order, gates.len())?,
-            None => schedule.plan(labels.len(), gates),
+            None => schedule.plan(gates),
         };
         let mut k = 0;
         while k < order.len() {
@@ -406,16 +460,17 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
-    /// An evaluator for a circuit of `wires` wires, garbled under `tag`.
-    pub fn new(wires: u32, tag: u64) -> Self {
-        Evaluator {
-            labels: vec![Block::ZERO; wires as usize],
+    /// An evaluator for a circuit of `wires` wires, garbled under `tag`. More than [`MAX_WIRES`]
+    /// wires, or more than memory holds, is [`GarbleError::TooManyWires`].
+    pub fn new(wires: u32, tag: u64) -> Result<Self, GarbleError> {
+        Ok(Evaluator {
+            labels: per_wire(wires)?,
             tag,
-            schedule: Schedule::default(),
+            schedule: Schedule::new(wires)?,
             hash_in: Vec::new(),
             tweaks: Vec::new(),
             hash_out: Vec::new(),
-        }
+        })
     }
 
     /// Sets the active label of an input wire.
@@ -450,7 +505,7 @@ impl Evaluator {
         let tag = *tag;
         let order = match planned {
             Some(order) => check_order(order, gates.len())?,
-            None => schedule.plan(labels.len(), gates),
+            None => schedule.plan(gates),
         };
         let blocks = Block::slice_from_bytes(tables).expect("length checked to be a multiple of 16");
         let mut pos = 0usize;

@@ -10,7 +10,8 @@ pub mod yao;
 
 pub use halfgates::{Evaluator, GarbleError, Garbler};
 pub use yao::{
-    GateSource, Outputs, Owner, PreparedCircuit, PreparedSource, Reveal, Shape, YaoError, YaoEvaluator, YaoGarbler,
+    GateSource, Outputs, Owner, PieceSource, PreparedCircuit, PreparedSource, Reveal, Shape, StreamSource, YaoError,
+    YaoEvaluator, YaoGarbler,
 };
 
 pub mod local;

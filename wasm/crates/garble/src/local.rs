@@ -14,8 +14,8 @@ use webmpc_ot::SessionId;
 /// Returns the garbled bytes; `garble_only` skips evaluation (to time the garbler alone).
 pub fn garble_and_evaluate(circuit: &Circuit, garble_only: bool, tag: u64) -> Result<usize, GarbleError> {
     let delta = Block::from_u128(0x0123_4567_89ab_cdef_0f1e_2d3c_4b5a_6979 | 1);
-    let mut g = Garbler::new(delta, circuit.wires, tag);
-    let mut e = Evaluator::new(circuit.wires, tag);
+    let mut g = Garbler::new(delta, circuit.wires, tag)?;
+    let mut e = Evaluator::new(circuit.wires, tag)?;
     let n_in: u32 = circuit.inputs.iter().sum();
     for w in 0..n_in {
         let zero = Block::from_u128((w as u128 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835));

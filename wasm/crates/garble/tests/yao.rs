@@ -183,8 +183,8 @@ proptest! {
         let want = c.evaluate(&[i0.clone(), i1.clone()]).unwrap();
         // Pure garbling with a tiny chunk size to cross chunk boundaries.
         let delta = Block::from_u128(0x5555_0000_1111_2222_3333_4444_5555_6667);
-        let mut g = Garbler::new(delta, c.wires, 9);
-        let mut e = Evaluator::new(c.wires, 9);
+        let mut g = Garbler::new(delta, c.wires, 9).unwrap();
+        let mut e = Evaluator::new(c.wires, 9).unwrap();
         for w in 0..16u32 {
             let zero = Block::from_u128(0x9e37_79b9_7f4a_7c15_u128.wrapping_mul(w as u128 + 1) << 3);
             g.set_label(w, zero);
@@ -265,4 +265,171 @@ fn wrong_input_sizes_are_argument_errors() {
     assert_eq!(g.unwrap_err().code(), "INVALID_ARGUMENT");
     // The garbler stopped before the agreement; its peer sees it leave.
     assert_eq!(e.unwrap_err().code(), "PEER_DISCONNECTED");
+}
+
+/// The 63-byte circuit of issue 10: 2^27 + 1 wires, two 2^26-bit inputs, two 1-bit outputs, an AND
+/// and a constant. Valid in every respect but size; before the cap, garbling it allocated 2 GiB
+/// of labels (a trap on wasm32).
+fn huge_63_byte_circuit() -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(b"WMPC\x01\x00\x00\x00");
+    b.extend_from_slice(&((1u32 << 27) + 1).to_le_bytes());
+    b.extend_from_slice(&2u64.to_le_bytes());
+    for w in [2u32, 1 << 26, 1 << 26, 2, 1, 1] {
+        b.extend_from_slice(&w.to_le_bytes());
+    }
+    b.push(1); // AND 0, 2^26 -> 2^27
+    for w in [0u32, 1 << 26, 1 << 27] {
+        b.extend_from_slice(&w.to_le_bytes());
+    }
+    b.extend_from_slice(&[3, 1]); // CONST 1 -> 2^27 - 1 (overwrites an input wire)
+    b.extend_from_slice(&((1u32 << 27) - 1).to_le_bytes());
+    assert_eq!(b.len(), 63);
+    b
+}
+
+/// A source whose shape is whatever the test says and which has no gates: what a buggy or
+/// hostile `GateSource` implementation can hand the protocol.
+struct ShapeOnly(webmpc_garble::Shape);
+
+impl webmpc_garble::GateSource for ShapeOnly {
+    fn shape(&self) -> &webmpc_garble::Shape {
+        &self.0
+    }
+    async fn next_chunk(&mut self, _max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError> {
+        out.clear();
+        Ok(())
+    }
+}
+
+/// Runs both roles on `shape` after a completed setup; returns both results and the bytes each
+/// party sent during the run.
+fn run_shape(
+    shape: webmpc_garble::Shape,
+    owners: &[Owner],
+    reveal: &[Reveal],
+) -> [(Result<Outputs, YaoError>, u64); 2] {
+    let (a, b) = pair();
+    let sid = SessionId::random().unwrap();
+    let (g, e) = block_on(async { join!(YaoGarbler::setup(&a, 1, &sid), YaoEvaluator::setup(&b, 0, &sid)) });
+    let (mut g, mut e) = (g.unwrap(), e.unwrap());
+    let (sa, sb) = (a.sent_bytes(), b.sent_bytes());
+    let (mut s1, mut s2) = (ShapeOnly(shape.clone()), ShapeOnly(shape));
+    let (rg, re) = block_on(async {
+        join!(g.run(&mut s1, owners, reveal, &[], |_| {}), e.run(&mut s2, owners, reveal, &[], |_| {}))
+    });
+    [(rg, a.sent_bytes() - sa), (re, b.sent_bytes() - sb)]
+}
+
+#[test]
+fn a_small_circuit_with_too_many_wires_is_refused_everywhere_before_any_allocation() {
+    let bytes = huge_63_byte_circuit();
+    let err = Circuit::from_binary(&bytes).unwrap_err();
+    assert_eq!(err.code(), "CIRCUIT_TOO_LARGE");
+    let mut s = webmpc_circuit::GateStream::new(&bytes, &webmpc_circuit::stream_limits());
+    assert_eq!(s.as_mut().err().unwrap().code(), "CIRCUIT_TOO_LARGE");
+    // The same circuit built in memory, past every parser.
+    let c = Circuit {
+        wires: (1 << 27) + 1,
+        inputs: vec![1 << 26, 1 << 26],
+        outputs: vec![1, 1],
+        gates: vec![Gate::And { a: 0, b: 1 << 26, out: 1 << 27 }, Gate::Const { value: true, out: (1 << 27) - 1 }],
+    };
+    assert_eq!(c.validate().unwrap_err().code(), "CIRCUIT_TOO_LARGE");
+    assert_eq!(PreparedCircuit::new(c.clone()).unwrap_err().code(), "CIRCUIT_TOO_LARGE");
+    let d = Block::from_u128(3);
+    assert_eq!(Garbler::new(d, c.wires, 1).err().unwrap().code(), "CIRCUIT_TOO_LARGE");
+    assert_eq!(Evaluator::new(c.wires, 1).err().unwrap().code(), "CIRCUIT_TOO_LARGE");
+    assert_eq!(Garbler::new(d, u32::MAX, 1).err().unwrap().code(), "CIRCUIT_TOO_LARGE");
+    // And handed to both roles by a source that never validated it: refused before any message.
+    let shape = webmpc_garble::Shape { wires: c.wires, inputs: c.inputs, outputs: c.outputs, gates: 2, hash: [0; 32] };
+    let owners = [Owner::Garbler, Owner::Evaluator];
+    for (role, (result, sent)) in ["garbler", "evaluator"].iter().zip(run_shape(shape, &owners, &[Reveal::Both; 2])) {
+        assert_eq!(result.unwrap_err().code(), "CIRCUIT_TOO_LARGE", "{role}");
+        assert_eq!(sent, 0, "{role} sent nothing");
+    }
+}
+
+#[test]
+fn shapes_whose_counts_overflow_are_typed_errors_not_panics() {
+    // Widths that wrap a u32 sum, or exceed the wire count: the test profile keeps overflow checks
+    // on, so unchecked arithmetic would panic here.
+    let cases = [
+        (10u32, vec![u32::MAX, 2], vec![1]),
+        (10, vec![4], vec![u32::MAX, 2]),
+        (10, vec![11], vec![1]),
+        (10, vec![1], vec![11]),
+        (u32::MAX, vec![1], vec![1]),
+    ];
+    for (wires, inputs, outputs) in cases {
+        let owners = vec![Owner::Garbler; inputs.len()];
+        let reveal = vec![Reveal::Both; outputs.len()];
+        let shape = webmpc_garble::Shape { wires, inputs, outputs, gates: 0, hash: [0; 32] };
+        for (result, sent) in run_shape(shape.clone(), &owners, &reveal) {
+            let code = result.unwrap_err().code();
+            assert!(code == "MALFORMED_CIRCUIT" || code == "CIRCUIT_TOO_LARGE", "{shape:?}: {code}");
+            assert_eq!(sent, 0);
+        }
+    }
+}
+
+#[test]
+fn an_even_delta_is_refused_in_every_build() {
+    // A release build used to accept it (the check was a debug_assert) and garble wrong outputs.
+    for d in [0u128, 2, 0xffff_ffff_ffff_ffff_ffff_ffff_ffff_fffe] {
+        let err = Garbler::new(Block::from_u128(d), 10, 1).err().unwrap();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        assert_eq!(err, webmpc_garble::GarbleError::EvenDelta);
+    }
+    assert!(Garbler::new(Block::from_u128(1), 10, 1).is_ok());
+}
+
+#[test]
+fn a_failed_run_poisons_both_sessions_so_delta_is_never_reused_after_an_abort() {
+    let add = load("adder64.txt");
+    let sub = load("sub64.txt");
+    let (pa, ps) = (prepare(&add), prepare(&sub));
+    let (a, b) = pair();
+    let sid = SessionId::random().unwrap();
+    let (g, e) = block_on(async { join!(YaoGarbler::setup(&a, 1, &sid), YaoEvaluator::setup(&b, 0, &sid)) });
+    let (mut g, mut e) = (g.unwrap(), e.unwrap());
+    let owners = [Owner::Garbler, Owner::Evaluator];
+    let zero = vec![vec![false; 64]];
+    let run = |g: &mut YaoGarbler<_>, e: &mut YaoEvaluator<_>, gc: &PreparedCircuit, ec: &PreparedCircuit| {
+        let (mut gs, mut es) = (gc.source(), ec.source());
+        block_on(async {
+            join!(
+                g.run(&mut gs, &owners, &[Reveal::Both], &zero, |_| {}),
+                e.run(&mut es, &owners, &[Reveal::Both], &zero, |_| {})
+            )
+        })
+    };
+    // A healthy run, then one the parties disagree on: both abort.
+    let (x, y) = run(&mut g, &mut e, &pa, &pa);
+    assert_eq!((x.unwrap(), y.unwrap()), (vec![Some(vec![false; 64])], vec![Some(vec![false; 64])]));
+    let (x, y) = run(&mut g, &mut e, &pa, &ps);
+    assert_eq!((x.unwrap_err().code(), y.unwrap_err().code()), ("PARAMETER_MISMATCH", "PARAMETER_MISMATCH"));
+    // From then on both refuse, before sending anything.
+    let (sa, sb) = (a.sent_bytes(), b.sent_bytes());
+    let (x, y) = run(&mut g, &mut e, &pa, &pa);
+    assert_eq!((x.unwrap_err().code(), y.unwrap_err().code()), ("INVALID_ARGUMENT", "INVALID_ARGUMENT"));
+    assert_eq!((a.sent_bytes(), b.sent_bytes()), (sa, sb));
+}
+
+#[test]
+fn garbler_inputs_larger_than_one_message_arrive_in_several() {
+    // 70,000 garbler input bits: two label messages. Output: parity of x, XORed with y.
+    let n = 70_000u32;
+    let mut gates = vec![Gate::Xor { a: 0, b: n, out: n + 1 }];
+    for i in 1..n {
+        gates.push(Gate::Xor { a: i, b: n + i, out: n + 1 + i });
+    }
+    let c = Circuit { wires: 2 * n + 1, inputs: vec![n, 1], outputs: vec![1], gates };
+    let x: Vec<bool> = (0..n).map(|i| (i * 7 + i / 3) % 5 == 0).collect();
+    for y in [false, true] {
+        let want = c.evaluate(&[x.clone(), vec![y]]).unwrap();
+        let (g, e) =
+            yao(&c, &[Owner::Garbler, Owner::Evaluator], &[Reveal::Both], std::slice::from_ref(&x), &[vec![y]]);
+        assert_eq!((g[0].as_ref().unwrap(), e[0].as_ref().unwrap()), (&want[0], &want[0]));
+    }
 }

@@ -4,9 +4,14 @@
 //! does. There is no security here by design; never use outside tests.
 //!
 //! The real [`KosSender`](crate::KosSender)/[`KosReceiver`](crate::KosReceiver) pass the same
-//! generic tests as this module (see `tests/functionality.rs`).
+//! generic tests as this module (see `tests/functionality.rs`), and the dealer keeps the real
+//! protocol's rules on Δ so that code tested here behaves the same there: Δ = 0 is refused, and a
+//! caller-chosen Δ ([`pair`]) serves Δ-OT only unless the pair was made with the explicit opt-in
+//! [`pair_hashed_with_delta`]; [`pair_random`] serves everything.
 
-use crate::{CotReceiver, CotSender, OtError, OtReceiver, OtSender, RotReceiver, RotSender};
+use crate::{
+    check_delta, hashed_outputs_refused, CotReceiver, CotSender, OtError, OtReceiver, OtSender, RotReceiver, RotSender,
+};
 use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
 use futures::StreamExt;
 use webmpc_core::prg::Prg;
@@ -25,6 +30,8 @@ enum Deal {
 /// The sender end of an ideal OT.
 pub struct IdealSender {
     delta: Block,
+    /// Whether hashed-output kinds are served (as `KosSender::hashed_outputs_allowed`).
+    hashed_ok: bool,
     prg: Prg,
     to_receiver: UnboundedSender<Deal>,
 }
@@ -35,10 +42,30 @@ pub struct IdealReceiver {
     from_sender: UnboundedReceiver<Deal>,
 }
 
-/// A connected pair with global correlation `delta`.
+/// A connected pair with the caller's global correlation `delta` (nonzero), for Δ-OT only, like
+/// `KosSender::setup`: random, correlated and chosen-message OT are refused.
 pub fn pair(delta: Block) -> Result<(IdealSender, IdealReceiver), OtError> {
+    make_pair(delta, false)
+}
+
+/// A connected pair with a random Δ serving every OT kind, like `KosSender::setup_random`.
+pub fn pair_random() -> Result<(IdealSender, IdealReceiver), OtError> {
+    make_pair(random::random_block()?, true)
+}
+
+/// The explicit opt-in, like `KosSender::setup_hashed_with_delta`: the caller's `delta` for every
+/// OT kind.
+pub fn pair_hashed_with_delta(delta: Block) -> Result<(IdealSender, IdealReceiver), OtError> {
+    make_pair(delta, true)
+}
+
+fn make_pair(delta: Block, hashed_ok: bool) -> Result<(IdealSender, IdealReceiver), OtError> {
+    check_delta(delta)?;
     let (tx, rx) = unbounded();
-    Ok((IdealSender { delta, prg: Prg::from_entropy()?, to_receiver: tx }, IdealReceiver { delta, from_sender: rx }))
+    Ok((
+        IdealSender { delta, hashed_ok, prg: Prg::from_entropy()?, to_receiver: tx },
+        IdealReceiver { delta, from_sender: rx },
+    ))
 }
 
 fn out_of_step() -> OtError {
@@ -46,6 +73,17 @@ fn out_of_step() -> OtError {
 }
 
 impl IdealSender {
+    /// Refuses a hashed kind without the opt-in before dealing anything, as the real sender
+    /// refuses before sending anything (so a receiver that made the call waits, as it would for
+    /// the real one).
+    fn check_hashed(&self) -> Result<(), OtError> {
+        if self.hashed_ok {
+            Ok(())
+        } else {
+            Err(hashed_outputs_refused())
+        }
+    }
+
     fn deal(&self, d: Deal) -> Result<(), OtError> {
         self.to_receiver.unbounded_send(d).map_err(|_| out_of_step())
     }
@@ -92,6 +130,7 @@ impl CotReceiver for IdealReceiver {
 
 impl RotSender for IdealSender {
     async fn send_random(&mut self, n: usize) -> Result<Vec<[Block; 2]>, OtError> {
+        self.check_hashed()?;
         let v = self.random_blocks(2 * n);
         let pairs: Vec<[Block; 2]> = v.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
         self.deal(Deal::Pairs(pairs.clone()))?;
@@ -113,10 +152,12 @@ impl RotReceiver for IdealReceiver {
 
 impl OtSender for IdealSender {
     async fn send_chosen(&mut self, messages: &[[Block; 2]]) -> Result<(), OtError> {
+        self.check_hashed()?;
         self.deal(Deal::Pairs(messages.to_vec()))
     }
 
     async fn send_correlated(&mut self, correlations: &[Block]) -> Result<Vec<Block>, OtError> {
+        self.check_hashed()?;
         let m0 = self.random_blocks(correlations.len());
         self.deal(Deal::Correlated(m0.clone(), correlations.to_vec()))?;
         Ok(m0)

@@ -1,6 +1,28 @@
 //! KOS malicious OT extension (Keller–Orsu–Scholl, CRYPTO 2015; consistency check of the revised
 //! version, eprint 2015/546 Fig. 10), driven over a [`Channel`]. The math is in `kos_core`.
 //!
+//! **Security.** Malicious security with abort against either party, for a static adversary:
+//! the receiver's matrix is checked (the consistency check) before the sender releases anything
+//! derived from a chunk, and the sender's only messages are a challenge seed and, for chosen and
+//! correlated OT, hashed ciphertexts. The check has one known leakage, proven tolerable in the
+//! revised paper and pinned by `tests/malicious.rs`
+//! (`one_inconsistent_row_is_caught_exactly_when_that_delta_bit_is_set`): a receiver that makes
+//! row i inconsistent passes iff Δ_i = 0, so it learns bits of Δ by *guessing* them, each guess
+//! halving its chance of not being caught. That is harmless for one instance (a wrong guess
+//! aborts it, and k right guesses succeed with probability 2^-k), but it adds up across instances
+//! that share Δ: **a Δ must never be reused after an abort.** An instance poisons itself on
+//! failure (below); whoever chose Δ must also discard it.
+//!
+//! **Δ.** [`KosSender::setup_random`] draws Δ from the platform CSPRNG and allows every output
+//! kind. [`KosSender::setup`] takes the caller's Δ (nonzero: with Δ = 0 the receiver would get
+//! both messages) for **Δ-OT only** (`cot_stream`, `send_cot`), the unhashed outputs protocols
+//! such as authenticated garbling build on, where one party's global Δ is shared by its sender
+//! instances towards every peer. Hashed outputs (random, correlated, chosen-message OT) of a
+//! caller-chosen Δ are refused with `INVALID_ARGUMENT` unless the instance was set up with the
+//! explicit opt-in [`KosSender::setup_hashed_with_delta`]: a Δ that is reused, predictable or
+//! zero turns hashed OT into no OT at all (the receiver who knows Δ gets `H(T_j ⊕ Δ)`, the other
+//! message), so the caller must vouch for it.
+//!
 //! One instance is set up per ordered pair (sender, receiver): the roles of the 128 base OTs are
 //! reversed (the extension sender is the base-OT receiver, choosing the bits of Δ). After that,
 //! each call extends in **chunks** of at most `chunk_size` OTs (default 2^16). Each chunk is
@@ -11,8 +33,11 @@
 //! **Tweaks.** Hashed outputs use `tccr(x, tweak)` (TMMO, Guo–Katz–Wang–Yu) with
 //! `tweak = tag · 2^64 + counter`: `tag` is a hash of the session id and both party indices, and
 //! `counter` counts every hashed OT of the instance across calls and chunks. Tweaks therefore
-//! never repeat within an instance, and differ across sessions and peers. Δ-OT outputs are not
-//! hashed (globally correlated OT needs no correlation-robust hash) and use no tweaks.
+//! never repeat within an instance, and differ across sessions and peers. TCCR is what the
+//! hashing needs: the two inputs `Q_j` and `Q_j ⊕ Δ` are correlated by the secret Δ (correlation
+//! robustness), and a malicious receiver may choose its rows so that inputs repeat across OTs,
+//! which the per-OT tweak defeats. Δ-OT outputs are not hashed (globally correlated OT needs no
+//! correlation-robust hash) and use no tweaks.
 //!
 //! **Failure.** Any error (a failed check, a malformed or missing message) poisons the instance:
 //! its PRG streams may be out of step with the peer's, so every later call fails with the same
@@ -22,7 +47,10 @@ use crate::kos_core::{
     challenges, chunk_width, pack_bits, receiver_check, receiver_expand, sender_expand, sender_verify, transpose_rows,
     KAPPA,
 };
-use crate::{base, CotReceiver, CotSender, OtError, OtReceiver, OtSender, RotReceiver, RotSender, SessionId};
+use crate::{
+    base, check_delta, hashed_outputs_refused, try_vec, CotReceiver, CotSender, OtError, OtReceiver, OtSender,
+    RotReceiver, RotSender, SessionId,
+};
 use sha2::{Digest, Sha256};
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::hash::Hasher;
@@ -110,6 +138,8 @@ pub struct KosSender<C> {
     ch: C,
     peer: PartyId,
     delta: Block,
+    /// Whether hashed outputs may be produced from Δ (see the module docs on Δ).
+    hashed_ok: bool,
     prgs: Vec<Prg>,
     tweaks: Tweaks,
     chunk: usize,
@@ -117,22 +147,52 @@ pub struct KosSender<C> {
 }
 
 impl<C: Channel> KosSender<C> {
-    /// Runs the base OTs with `peer` (as base-OT receiver choosing the bits of `delta`).
+    /// Runs the base OTs with `peer` (as base-OT receiver choosing the bits of `delta`), for
+    /// **Δ-OT only** with the caller's `delta`, e.g. a party's global Δ shared by its instances
+    /// towards every peer. `delta` must be nonzero; hashed outputs are refused (see the module
+    /// docs). After an abort of this or any other instance using `delta`, discard `delta`.
     pub async fn setup(ch: C, peer: PartyId, sid: &SessionId, delta: Block) -> Result<Self, OtError> {
+        Self::setup_with(ch, peer, sid, delta, false).await
+    }
+
+    /// Runs the base OTs with a uniformly random Δ from the platform CSPRNG; every output kind is
+    /// available. The right choice unless the caller needs to know or share Δ.
+    pub async fn setup_random(ch: C, peer: PartyId, sid: &SessionId) -> Result<Self, OtError> {
+        let delta = random::random_block()?;
+        Self::setup_with(ch, peer, sid, delta, true).await
+    }
+
+    /// **Explicit opt-in**: the caller's `delta` for every output kind, hashed ones (random,
+    /// correlated, chosen-message OT) included. The caller vouches that `delta` is uniformly
+    /// random, secret, and never used again once any instance holding it has aborted: each abort
+    /// can cost a bit of Δ, and a receiver that learns Δ learns both messages of every hashed OT.
+    pub async fn setup_hashed_with_delta(ch: C, peer: PartyId, sid: &SessionId, delta: Block) -> Result<Self, OtError> {
+        Self::setup_with(ch, peer, sid, delta, true).await
+    }
+
+    async fn setup_with(ch: C, peer: PartyId, sid: &SessionId, delta: Block, hashed_ok: bool) -> Result<Self, OtError> {
         ch.check_peer(peer)?;
+        check_delta(delta)?;
         let bits = delta.to_u128();
         let choices: Vec<bool> = (0..KAPPA).map(|i| (bits >> i) & 1 == 1).collect();
         let mut seeds = base::receive(&ch, peer, &sid.derive(b"kos/base"), &choices).await?;
         let prgs = seeds.iter().map(|s| Prg::from_seed(*s)).collect();
         Block::wipe(&mut seeds);
         let tweaks = Tweaks::new(sid, ch.party(), peer);
-        Ok(KosSender { ch, peer, delta, prgs, tweaks, chunk: DEFAULT_CHUNK, poisoned: false })
+        Ok(KosSender { ch, peer, delta, hashed_ok, prgs, tweaks, chunk: DEFAULT_CHUNK, poisoned: false })
     }
 
-    /// Like [`setup`](Self::setup) with a uniformly random Δ.
-    pub async fn setup_random(ch: C, peer: PartyId, sid: &SessionId) -> Result<Self, OtError> {
-        let delta = random::random_block()?;
-        Self::setup(ch, peer, sid, delta).await
+    /// Whether this instance may produce hashed outputs (random Δ, or the explicit opt-in).
+    pub fn hashed_outputs_allowed(&self) -> bool {
+        self.hashed_ok
+    }
+
+    fn check_hashed(&self) -> Result<(), OtError> {
+        if self.hashed_ok {
+            Ok(())
+        } else {
+            Err(hashed_outputs_refused())
+        }
     }
 
     /// Sets the chunk size (a multiple of 128, at most [`MAX_CHUNK`]); both parties must agree.
@@ -182,12 +242,13 @@ impl<C: Channel> KosSender<C> {
         Ok(())
     }
 
-    /// Streams `n` random OTs: `f(offset, m0, m1)`.
+    /// Streams `n` random OTs: `f(offset, m0, m1)`. Needs hashed outputs (see the module docs).
     pub async fn random_stream(
         &mut self,
         n: usize,
         mut f: impl FnMut(usize, &[Block], &[Block]),
     ) -> Result<(), OtError> {
+        self.check_hashed()?;
         for (done, len) in chunk_ranges(n, self.chunk) {
             let mut keys = self.chunk(len).await?;
             let tweak = self.tweaks.take(len)?;
@@ -208,6 +269,7 @@ impl<C: Channel> KosSender<C> {
         n: usize,
         mut make: impl FnMut(usize, &[Block], &[Block]) -> Vec<u8>,
     ) -> Result<(), OtError> {
+        self.check_hashed()?;
         for (done, len) in chunk_ranges(n, self.chunk) {
             let mut keys = self.chunk(len).await?;
             let tweak = self.tweaks.take(len)?;
@@ -231,7 +293,7 @@ impl<C: Channel> CotSender for KosSender<C> {
     }
 
     async fn send_cot(&mut self, n: usize) -> Result<Vec<Block>, OtError> {
-        let mut out = Vec::with_capacity(n);
+        let mut out = try_vec("Δ-OT count", n)?;
         self.cot_stream(n, |_, k| out.extend_from_slice(k)).await?;
         Ok(out)
     }
@@ -239,7 +301,8 @@ impl<C: Channel> CotSender for KosSender<C> {
 
 impl<C: Channel> RotSender for KosSender<C> {
     async fn send_random(&mut self, n: usize) -> Result<Vec<[Block; 2]>, OtError> {
-        let mut out = Vec::with_capacity(n);
+        self.check_hashed()?;
+        let mut out = try_vec("random OT count", n)?;
         self.random_stream(n, |_, m0, m1| out.extend(m0.iter().zip(m1).map(|(a, b)| [*a, *b]))).await?;
         Ok(out)
     }
@@ -259,7 +322,8 @@ impl<C: Channel> OtSender for KosSender<C> {
     }
 
     async fn send_correlated(&mut self, correlations: &[Block]) -> Result<Vec<Block>, OtError> {
-        let mut out = Vec::with_capacity(correlations.len());
+        self.check_hashed()?;
+        let mut out = try_vec("correlated OT count", correlations.len())?;
         self.hashed_then_send(correlations.len(), |off, h0, h1| {
             let mut d = Vec::with_capacity(16 * h0.len());
             for ((x, a), b) in correlations[off..off + h0.len()].iter().zip(h0).zip(h1) {
@@ -383,7 +447,7 @@ impl<C: Channel> KosReceiver<C> {
         width: usize,
         pick: impl Fn(bool, Block, &[Block]) -> Block,
     ) -> Result<Vec<Block>, OtError> {
-        let mut out = Vec::with_capacity(choices.len());
+        let mut out = try_vec("OT count", choices.len())?;
         for (done, len) in chunk_ranges(choices.len(), self.chunk) {
             let (bits, t) = self.chunk(len, Some(&choices[done..done + len])).await?;
             let tweak = self.tweaks.take(len)?;
@@ -399,7 +463,7 @@ impl<C: Channel> KosReceiver<C> {
 
 impl<C: Channel> CotReceiver for KosReceiver<C> {
     async fn receive_cot(&mut self, choices: &[bool]) -> Result<Vec<Block>, OtError> {
-        let mut out = Vec::with_capacity(choices.len());
+        let mut out = try_vec("Δ-OT count", choices.len())?;
         self.cot_stream(choices, |_, m| out.extend_from_slice(m)).await?;
         Ok(out)
     }
@@ -407,8 +471,8 @@ impl<C: Channel> CotReceiver for KosReceiver<C> {
 
 impl<C: Channel> RotReceiver for KosReceiver<C> {
     async fn receive_random(&mut self, n: usize) -> Result<(Vec<bool>, Vec<Block>), OtError> {
-        let mut bits = Vec::with_capacity(n);
-        let mut out = Vec::with_capacity(n);
+        let mut bits = try_vec("random OT count", n)?;
+        let mut out = try_vec("random OT count", n)?;
         self.random_stream(n, |_, b, m| {
             bits.extend_from_slice(b);
             out.extend_from_slice(m);

@@ -14,8 +14,17 @@
 //! Conventions: Δ-OT sender holds keys `K_j` and Δ; the receiver with choice bit `b_j` holds
 //! `M_j = K_j ⊕ b_j·Δ`. Random OT sender holds `(m0_j, m1_j)`; the receiver holds `b_j` and
 //! `m_{b_j}`. Choice bits are `bool`s at the API and never branch the code that handles them.
+//!
+//! **Security.** KOS is secure against a malicious sender or receiver, with abort; its one
+//! known, tolerable leakage (a cheating receiver can guess bits of Δ, being caught with
+//! probability ½ per guess) is why **Δ is never zero and never reused after an abort**, and why
+//! hashed outputs on a caller-chosen Δ need an explicit opt-in. The rules are in [`kos`]; the
+//! ideal functionality enforces the same ones, so code tested against it behaves the same with
+//! the real protocol.
 
 pub mod base;
+#[cfg(feature = "ideal")]
+pub mod contract;
 #[cfg(feature = "ideal")]
 pub mod ideal;
 pub mod kos;
@@ -26,6 +35,37 @@ use webmpc_core::channel::{ChannelError, PartyId};
 use webmpc_core::{Block, KernelError};
 
 pub use kos::{KosReceiver, KosSender};
+
+/// Refuses Δ = 0, the one value that makes Δ-OT transfer nothing (`M_j = K_j` for every choice)
+/// and hashed OT give the receiver both messages. Shared by [`kos`] and [`ideal`].
+pub(crate) fn check_delta(delta: Block) -> Result<(), OtError> {
+    use subtle::ConstantTimeEq;
+    // Constant time, although only the error path depends on it: Δ is the sender's secret.
+    if bool::from(delta.0.ct_eq(&[0u8; 16])) {
+        return Err(OtError::InvalidArgument("Δ must be nonzero (with Δ = 0 the receiver gets both messages)".into()));
+    }
+    Ok(())
+}
+
+/// The error of a hashed-output call on an instance whose Δ the caller chose without opting in.
+pub(crate) fn hashed_outputs_refused() -> OtError {
+    OtError::InvalidArgument(
+        "random, correlated and chosen-message OT need a random Δ or the explicit opt-in for a caller-chosen Δ \
+         (KosSender::setup_hashed_with_delta, ideal::pair_hashed_with_delta)"
+            .into(),
+    )
+}
+
+/// An empty vector with room for `n` items, or a typed error when memory cannot hold them (a
+/// huge OT count must not abort the process, or trap a Wasm instance).
+pub(crate) fn try_vec<T>(what: &'static str, n: usize) -> Result<Vec<T>, OtError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        let limit = isize::MAX as usize / core::mem::size_of::<T>().max(1);
+        OtError::Kernel(KernelError::TooLarge { what, requested: n.to_string(), limit })
+    })?;
+    Ok(v)
+}
 
 /// Identifies one protocol instance. Both parties must use the same value, and no two instances
 /// between the same parties may share one (derive per-instance ids with [`SessionId::derive`]).

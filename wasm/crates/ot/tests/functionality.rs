@@ -4,65 +4,17 @@
 
 mod common;
 
-use common::{blocks, bools, kos};
+use common::{kos, kos_hashed_with, kos_random};
+use webmpc_ot::contract::{blocks, bools, check_chosen, check_correlated, check_cot, check_random, SIZES};
 use futures::executor::block_on;
 use futures::join;
 use webmpc_core::Block;
-use webmpc_ot::{ideal, CotReceiver, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
+use webmpc_ot::{ideal, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
 
-const SIZES: [usize; 8] = [0, 1, 127, 128, 129, 1000, 70_000, 1_000_000];
 
-fn check_cot<S: CotSender, R: CotReceiver>(s: &mut S, r: &mut R, n: usize) {
-    let choices = bools(n, n as u64);
-    let (k, m) = block_on(async { join!(s.send_cot(n), r.receive_cot(&choices)) });
-    let (k, m) = (k.unwrap(), m.unwrap());
-    assert_eq!((k.len(), m.len()), (n, n));
-    let delta = s.delta();
-    for j in 0..n {
-        let want = if choices[j] { k[j] ^ delta } else { k[j] };
-        assert_eq!(m[j], want, "Δ-OT {j} of {n}");
-    }
-}
 
-fn check_random<S: RotSender, R: RotReceiver>(s: &mut S, r: &mut R, n: usize) {
-    let (p, c) = block_on(async { join!(s.send_random(n), r.receive_random(n)) });
-    let (pairs, (choices, got)) = (p.unwrap(), c.unwrap());
-    assert_eq!((pairs.len(), choices.len(), got.len()), (n, n, n));
-    for j in 0..n {
-        assert_eq!(got[j], pairs[j][choices[j] as usize], "random OT {j} of {n}");
-        assert_ne!(got[j], pairs[j][!choices[j] as usize], "random OT {j}: other message leaked");
-    }
-    if n >= 1000 {
-        // Random choices are balanced (a loose bound: failing it means they are not random).
-        let ones = choices.iter().filter(|b| **b).count();
-        assert!(ones > n * 45 / 100 && ones < n * 55 / 100, "{ones} ones in {n}");
-    }
-}
 
-fn check_chosen<S: OtSender, R: OtReceiver>(s: &mut S, r: &mut R, n: usize) {
-    let choices = bools(n, 7 + n as u64);
-    let flat = blocks(2 * n, n as u64);
-    let msgs: Vec<[Block; 2]> = flat.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
-    let (a, b) = block_on(async { join!(s.send_chosen(&msgs), r.receive_chosen(&choices)) });
-    a.unwrap();
-    let got = b.unwrap();
-    assert_eq!(got.len(), n);
-    for j in 0..n {
-        assert_eq!(got[j], msgs[j][choices[j] as usize], "chosen OT {j} of {n}");
-    }
-}
 
-fn check_correlated<S: OtSender, R: OtReceiver>(s: &mut S, r: &mut R, n: usize) {
-    let choices = bools(n, 11 + n as u64);
-    let x = blocks(n, 5 + n as u64);
-    let (a, b) = block_on(async { join!(s.send_correlated(&x), r.receive_correlated(&choices)) });
-    let (m0, got) = (a.unwrap(), b.unwrap());
-    assert_eq!((m0.len(), got.len()), (n, n));
-    for j in 0..n {
-        let want = if choices[j] { m0[j] ^ x[j] } else { m0[j] };
-        assert_eq!(got[j], want, "correlated OT {j} of {n}");
-    }
-}
 
 fn delta() -> Block {
     // Lowest bit set, as garbling wants (point-and-permute); otherwise random.
@@ -71,7 +23,7 @@ fn delta() -> Block {
 
 #[test]
 fn ideal_functionality_meets_the_contract() {
-    let (mut s, mut r) = ideal::pair(delta()).unwrap();
+    let (mut s, mut r) = ideal::pair_random().unwrap();
     for n in SIZES {
         check_cot(&mut s, &mut r, n);
         check_random(&mut s, &mut r, n);
@@ -83,7 +35,7 @@ fn ideal_functionality_meets_the_contract() {
 #[test]
 fn kos_meets_the_contract_at_every_size() {
     // One instance across all calls: the PRG streams and tweak counters carry over.
-    let (mut s, mut r) = kos(delta());
+    let (mut s, mut r) = kos_random();
     for n in SIZES {
         check_cot(&mut s, &mut r, n);
         check_random(&mut s, &mut r, n);
@@ -94,7 +46,7 @@ fn kos_meets_the_contract_at_every_size() {
 
 #[test]
 fn kos_with_small_chunks_splits_calls_correctly() {
-    let (mut s, mut r) = kos(delta());
+    let (mut s, mut r) = kos_random();
     s.set_chunk_size(256).unwrap();
     r.set_chunk_size(256).unwrap();
     for n in [255, 256, 257, 1000] {
@@ -119,4 +71,120 @@ fn invalid_chunk_sizes_are_refused() {
     for n in [0, 100, (1 << 20) + 128] {
         assert_eq!(s.set_chunk_size(n).unwrap_err().code(), "INVALID_ARGUMENT");
     }
+}
+
+/// Every hashed-output kind once: when `served`, both ends run and must succeed; otherwise only
+/// the sender is called (a refused call sends nothing, so a receiver would wait for its peer)
+/// and its verdicts are returned.
+fn hashed_calls<S: RotSender + OtSender, R: RotReceiver + OtReceiver>(
+    s: &mut S,
+    r: &mut R,
+    served: bool,
+) -> Vec<webmpc_ot::OtError> {
+    let c = bools(10, 1);
+    let m = vec![[Block::ZERO, Block::ONES]; 10];
+    let x = blocks(10, 2);
+    if served {
+        let (a, b) = block_on(async { join!(s.send_random(10), r.receive_random(10)) });
+        a.unwrap();
+        b.unwrap();
+        let (a, b) = block_on(async { join!(s.send_chosen(&m), r.receive_chosen(&c)) });
+        a.unwrap();
+        b.unwrap();
+        let (a, b) = block_on(async { join!(s.send_correlated(&x), r.receive_correlated(&c)) });
+        a.unwrap();
+        b.unwrap();
+        return Vec::new();
+    }
+    vec![
+        block_on(s.send_random(10)).unwrap_err(),
+        block_on(s.send_chosen(&m)).unwrap_err(),
+        block_on(s.send_correlated(&x)).unwrap_err(),
+    ]
+}
+
+#[test]
+fn zero_delta_is_refused_by_kos_and_by_the_ideal_functionality() {
+    // With Δ = 0, Δ-OT hands the receiver K_j whatever its choice and hashed OT gives m0 = m1.
+    assert_eq!(ideal::pair(Block::ZERO).err().unwrap().code(), "INVALID_ARGUMENT");
+    assert_eq!(ideal::pair_hashed_with_delta(Block::ZERO).err().unwrap().code(), "INVALID_ARGUMENT");
+    for hashed in [false, true] {
+        let (a, b) = webmpc_core::channel::memory::pair();
+        let sid = webmpc_ot::SessionId::random().unwrap();
+        let (s, _r) = block_on(async {
+            join!(
+                async move {
+                    if hashed {
+                        webmpc_ot::KosSender::setup_hashed_with_delta(a, 1, &sid, Block::ZERO).await
+                    } else {
+                        webmpc_ot::KosSender::setup(a, 1, &sid, Block::ZERO).await
+                    }
+                },
+                // The sender refuses before sending; its dropped channel ends the receiver's wait.
+                webmpc_ot::KosReceiver::setup(b, 0, &sid)
+            )
+        });
+        assert_eq!(s.err().unwrap().code(), "INVALID_ARGUMENT", "hashed opt-in: {hashed}");
+    }
+}
+
+#[test]
+fn hashed_outputs_on_a_caller_chosen_delta_need_the_explicit_opt_in() {
+    // KOS: Δ-OT with the caller's Δ works; random/chosen/correlated OT are refused.
+    let (mut s, mut r) = kos(delta());
+    assert!(!s.hashed_outputs_allowed());
+    let refused = hashed_calls(&mut s, &mut r, false);
+    assert_eq!(refused.len(), 3);
+    for (kind, e) in ["random", "chosen", "correlated"].iter().zip(refused) {
+        assert_eq!(e.code(), "INVALID_ARGUMENT", "KOS {kind} OT on a chosen Δ");
+    }
+    // So is the streaming form.
+    assert_eq!(block_on(s.random_stream(5, |_, _, _| {})).unwrap_err().code(), "INVALID_ARGUMENT");
+    // The refusals happen before any message, so the instance is still in step for Δ-OT.
+    check_cot(&mut s, &mut r, 300);
+    // With the opt-in every kind is served, and it is the caller's Δ.
+    let d = delta();
+    let (a, b) = webmpc_core::channel::memory::pair();
+    let (mut s, mut r) = kos_hashed_with(a, b, webmpc_ot::SessionId::random().unwrap(), d);
+    assert!(s.hashed_outputs_allowed());
+    assert_eq!(s.delta(), d);
+    hashed_calls(&mut s, &mut r, true);
+    check_random(&mut s, &mut r, 200);
+    check_correlated(&mut s, &mut r, 200);
+    assert!(kos_random().0.hashed_outputs_allowed(), "a random Δ serves every kind");
+
+    // The ideal functionality keeps the same rules.
+    let (mut s, mut r) = ideal::pair(delta()).unwrap();
+    for (kind, e) in ["random", "chosen", "correlated"].iter().zip(hashed_calls(&mut s, &mut r, false)) {
+        assert_eq!(e.code(), "INVALID_ARGUMENT", "ideal {kind} OT on a chosen Δ");
+    }
+    check_cot(&mut s, &mut r, 300);
+    let (mut s, mut r) = ideal::pair_hashed_with_delta(d).unwrap();
+    assert_eq!(s.delta(), d);
+    hashed_calls(&mut s, &mut r, true);
+    check_random(&mut s, &mut r, 200);
+}
+
+#[test]
+fn one_global_delta_serves_delta_ot_towards_several_peers() {
+    // Authenticated garbling: party 0 keeps one Δ for its KOS sender instances towards parties 1
+    // and 2, and uses only their unhashed Δ-OT outputs.
+    use webmpc_core::channel::memory::network;
+    let d = delta();
+    let mut net = network(3).into_iter();
+    let (p0, p1, p2) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    let sid = webmpc_ot::SessionId::random().unwrap();
+    let (s01, s02) = (sid.derive(b"0->1"), sid.derive(b"0->2"));
+    let (a, b, c, e) = block_on(async {
+        join!(
+            webmpc_ot::KosSender::setup(&p0, 1, &s01, d),
+            webmpc_ot::KosSender::setup(&p0, 2, &s02, d),
+            webmpc_ot::KosReceiver::setup(&p1, 0, &s01),
+            webmpc_ot::KosReceiver::setup(&p2, 0, &s02)
+        )
+    });
+    let (mut to1, mut to2, mut r1, mut r2) = (a.unwrap(), b.unwrap(), c.unwrap(), e.unwrap());
+    assert_eq!((to1.delta(), to2.delta()), (d, d));
+    check_cot(&mut to1, &mut r1, 1000);
+    check_cot(&mut to2, &mut r2, 1000);
 }

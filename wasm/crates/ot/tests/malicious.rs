@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::{bools, kos, kos_with};
+use common::{kos, kos_hashed_with, kos_random, kos_with};
+use webmpc_ot::contract::bools;
 use futures::executor::block_on;
 use futures::join;
 use webmpc_core::channel::memory::{pair, Tamper};
@@ -216,7 +217,7 @@ fn sender_garbage_is_caught_or_typed() {
             m.truncate(m.len() - 3);
         }
     });
-    let (s, r) = kos_with(a, b, SessionId::random().unwrap(), random_delta());
+    let (s, r) = kos_hashed_with(a, b, SessionId::random().unwrap(), random_delta());
     let msgs = vec![[Block::ZERO, Block::ONES]; 50];
     let (x, y) = block_on(async {
         join!(
@@ -239,7 +240,7 @@ fn tweaks_never_repeat_across_batches_sessions_and_directions() {
     use webmpc_ot::RotSender;
     let mut ranges: Vec<(u128, u128)> = Vec::new();
     for _session in 0..2 {
-        let (mut s, mut r) = kos(random_delta());
+        let (mut s, mut r) = kos_random();
         for batch in [1000usize, 70_000] {
             let start = s.next_tweak();
             assert_eq!(start, r.next_tweak(), "both parties agree on the tweak");

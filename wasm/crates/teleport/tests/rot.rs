@@ -2,37 +2,19 @@
 //! correct chosen message, the other one unrelated, balanced random choices, at the same sizes),
 //! in both modes through the `RotSender` / `RotReceiver` traits; and a malicious enclave or sender
 //! caught by the chunk τ.
-//!
-//! `check_random` states the same contract as `ot/tests/functionality.rs::check_random`; it is
-//! written to move into `webmpc_ot::ideal` so both crates call one copy (see the report).
 
 mod common;
 
-use futures::executor::block_on;
 use futures::join;
 use webmpc_core::channel::memory::{network, run_local, Tamper};
 use webmpc_core::channel::PartyId;
 use webmpc_core::prg::Prg;
-use webmpc_ot::{RotReceiver, RotSender};
+use webmpc_ot::contract::{check_random, SIZES};
 use webmpc_teleport::driver::{self, EvaluatorSession, GarblerSession, Peers};
 use webmpc_teleport::local::{self, random_sid, rot_pair};
 use webmpc_teleport::{Check, JobHeader, JobKind, Mode, TeleportError};
 
-const SIZES: [usize; 8] = [0, 1, 127, 128, 129, 1000, 70_000, 1_000_000];
 
-fn check_random<S: RotSender, R: RotReceiver>(s: &mut S, r: &mut R, n: usize) {
-    let (p, c) = block_on(async { join!(s.send_random(n), r.receive_random(n)) });
-    let (pairs, (choices, got)) = (p.unwrap(), c.unwrap());
-    assert_eq!((pairs.len(), choices.len(), got.len()), (n, n, n));
-    for j in 0..n {
-        assert_eq!(got[j], pairs[j][choices[j] as usize], "random OT {j} of {n}");
-        assert_ne!(got[j], pairs[j][!choices[j] as usize], "random OT {j}: other message leaked");
-    }
-    if n >= 1000 {
-        let ones = choices.iter().filter(|b| **b).count();
-        assert!(ones > n * 45 / 100 && ones < n * 55 / 100, "{ones} ones in {n}");
-    }
-}
 
 #[test]
 fn teleported_rot_meets_the_kos_contract_at_every_size() {
@@ -47,7 +29,7 @@ fn teleported_rot_meets_the_kos_contract_at_every_size() {
 #[test]
 fn the_ideal_functionality_meets_the_same_contract() {
     // The check itself is sound: the trusted dealer passes it too.
-    let (mut s, mut r) = webmpc_ot::ideal::pair(webmpc_core::Block::from_u128(1)).unwrap();
+    let (mut s, mut r) = webmpc_ot::ideal::pair_random().unwrap();
     for n in [0, 1, 1000] {
         check_random(&mut s, &mut r, n);
     }

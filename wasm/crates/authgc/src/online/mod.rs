@@ -1,2 +1,1025 @@
 //! Distributed garbling, input processing, evaluation and output (WRK17 Figs. 2–3) over any
-//! [`Preprocessor`](crate::preprocess::Preprocessor).
+//! [`Preprocessor`]: the n-party authenticated-garbling protocol proper.
+//!
+//! # What it protects against
+//!
+//! Malicious security **with abort** against any n − 1 corrupted parties, in the F_Pre-hybrid
+//! model (F_Pre is the [`Preprocessor`]), with the row hash below in place of the paper's random
+//! oracle. A cheater can make honest parties abort; it cannot make an honest party accept a wrong
+//! output or learn more than its own outputs. Aborts are *designated* once private outputs exist:
+//! a corrupt party may abort after it learned its own outputs (WRK17 note this is what several
+//! output parties give with standard techniques).
+//!
+//! # The protocol
+//!
+//! One party, `roles.evaluator` (any party), evaluates; every other party i garbles with its
+//! global key Δ_i as free-XOR offset (Δ_i is also its MAC key, which is what turns the BDOZ tags
+//! into label shares). Per run:
+//!
+//! 1. **Agreement.** All parties exchange the circuit's content hash and a digest of the roles,
+//!    options, run number and preprocessing state; any difference aborts with
+//!    `PARAMETER_MISMATCH` before a secret-dependent message.
+//! 2. **Masks and labels.** Input wires and AND outputs get a random authenticated mask ⟨λ_w⟩
+//!    (F_Pre *random*); every garbler picks a random zero-label for them. XOR gates XOR masks and
+//!    labels; INV adds the public constant 1 to the mask (so masked values and labels pass
+//!    through); a CONST gate has mask 0 and zero-label c·Δ_i (its active label is the public 0).
+//! 3. **F_Pre.AND** ([`and_from_triples`], one opening round per chunk) gives ⟨λ_α λ_β⟩; the four
+//!    rows' masked outputs ⟨r_ℓ⟩ follow locally (r_0 = λ_αλ_β ⊕ λ_γ, r_ℓ = r_0 ⊕ b·λ_α ⊕ a·λ_β ⊕ ab
+//!    for ℓ = 2a + b, the constant added by
+//!    [`CONSTANT_HOLDER`](crate::preprocess::CONSTANT_HOLDER)).
+//! 4. **Tables.** Garbler i sends, per AND gate and row, H(L^i_{α,a}, L^i_{β,b}, γ, ℓ) ⊕
+//!    (r^i_ℓ, {M_j[r^i_ℓ]}_{j≠i}, L^i_{γ,0} ⊕ ⊕_{j≠i} K_i[r^j_ℓ] ⊕ r^i_ℓ·Δ_i): 4·(nκ + 1) bits.
+//! 5. **Inputs.** The mask shares of each input wire are opened to its owner only (MAC-checked,
+//!    [`open`] with [`Reveal::Each`]); every owner (the evaluator included, the paper's step 6)
+//!    sends x̂ = x ⊕ λ to every party; the broadcast check (below); every garbler sends its
+//!    label for x̂ to the evaluator.
+//! 6. **Evaluation.** The evaluator decrypts, per AND gate and garbler, the row its masked inputs
+//!    select and **checks the tag under its own key of every garbler's row before using any
+//!    of them** (pitfall 7); a failure aborts naming the garbler. x̂_γ = ⊕ r^i_ℓ and
+//!    L^i_γ = (label share) ⊕ ⊕_{j≠i} M_i[r^j_ℓ]. Independent AND gates of a chunk (one level
+//!    of the garble crate's hazard-aware schedule) are hashed in one batch per garbler. The row
+//!    is selected by x̂, which the evaluator is meant to see (uniform, independent of the
+//!    inputs), so indexing by it leaks no secret.
+//! 7. **Outputs** (below), to all parties or to designated ones.
+//!
+//! # The row hash
+//!
+//! Each row needs n·κ + 1 pad bits. With π = fixed-key AES (the public key of
+//! [`webmpc_core::aes::FIXED_KEY`]), for garbler i, AND gate γ and row ℓ = 2a + b:
+//!
+//! * x = L^i_{α,a} ⊕ σ(L^i_{β,b}) ⊕ t_γ, with σ the orthomorphism of [`webmpc_core::hash::sigma`];
+//! * u = π(x); the masked bit's pad is lsb(u);
+//! * block k (k < n: the n − 1 tags, then the label share) is padded with
+//!   π(u ⊕ t_{γ,ℓ,k}) ⊕ u, which is exactly TMMO(x, t_{γ,ℓ,k}) of Guo–Katz–Wang–Yu
+//!   ([`webmpc_core::hash::tccr`]) with the inner call shared by the row's blocks.
+//!
+//! The tweaks t_γ and t_{γ,ℓ,k} are unique per (session, run, garbler, AND gate, row, output
+//! block): a 64-bit tag from SHA-256(session, run, garbler), then the AND-gate index, the row and
+//! the block ([`gc_core::Tweaks`]). **Cost:** 1 + n AES calls per row, so 4(n + 1) per AND gate
+//! per garbler, and (n − 1)(n + 1) per AND gate for the evaluator.
+//!
+//! **Why it has the property the proof needs.** The proof (Thm. A.1) uses that the three rows
+//! the evaluator does not open have pads it cannot tell from random, although (i) their inputs
+//! are correlated with the opened row's through Δ_i, (ii) the row contents contain multiples of
+//! Δ_i (the label share is L_{γ,0} ⊕ …⊕ r·Δ_i, and the evaluator may know it up to b·Δ_i), and
+//! (iii) garbling is free-XOR, so the evaluator knows many XOR relations among labels. Here the
+//! unopened rows' x differ from the opened one by Δ_i, σ(Δ_i) or Δ_i ⊕ σ(Δ_i) = σ²(Δ_i); since
+//! σ is an orthomorphism with σ³ = id, every one of these and every difference of two of them is
+//! an invertible linear image of Δ_i, so no two rows (of any gates) have inner inputs that
+//! coincide or can be predicted except with probability ~2^-128 per pair: in the
+//! ideal-permutation model u is a fresh uniform value for each unopened row, and each pad block
+//! π(u ⊕ t) ⊕ u masks the content with a fresh permutation output whose input the evaluator
+//! cannot know. This is the TCCR argument of Guo et al. (TMMO is tweakable *circular*
+//! correlation robust: H(x ⊕ R, i) ⊕ b·R looks random), which is why plain MMO (π(y) ⊕ y, not
+//! circular: for y = x ⊕ Δ its output ⊕ Δ reveals π(y) and so Δ) and a sum of per-label hashes
+//! (the XOR of a gate's four pads would vanish, and the XOR of its four label shares is Δ_i)
+//! are not used. lsb(u) is uniform for the same reason (u is only ever used under a fresh π
+//! output). The tweak in x makes the inner input of two gates with the same input wires
+//! different, and the outer tweaks make every block's pad distinct.
+//!
+//! # Inputs and outputs
+//!
+//! **Masked inputs are broadcast with abort** through a [`BroadcastLog`] (Goldwasser–Lindell's
+//! echo, deferred to one digest round): every party records every owner's x̂, and the digests
+//! are compared right after the masked-input round — before any label is sent, so before
+//! evaluation and long before any output. One round covers all owners' values, instead of an
+//! echo per value; and checking it that early means an owner who shows different x̂ to
+//! different parties is always caught *by this check* (every honest party aborts with
+//! "broadcast consistency check"), rather than later as a tag failure that would seem to blame
+//! the honest garbler whose label then belongs to the other value.
+//!
+//! **A wrong input label** from garbler i (anything but L^i_{w,x̂}) is caught by the evaluator's
+//! tag check at the first AND gate whose input depends on w: the row is then decrypted under a
+//! hash of the wrong input, so the tag is random. A wrong label on a wire that reaches no AND
+//! gate cannot be caught, and is harmless: garbler i's labels are used only to decrypt garbler
+//! i's rows and to authenticate outputs *to garbler i* (below), while x̂ values, and so every
+//! honest party's outputs, never depend on labels on XOR-only paths.
+//!
+//! **Outputs** go to all parties or to designated ones ([`Recipients`]). A private output's mask
+//! shares go to its recipients only ([`Reveal::Each`], MAC-checked). The evaluator sends each
+//! other recipient p the masked output x̂_w **and the label L^p_{w,x̂_w}** it holds from p; p
+//! checks it against its own L^p_{w,0} ⊕ x̂_w·Δ_p. To claim the other value the evaluator would
+//! need L^p_{w,0} ⊕ (1 ⊕ x̂_w)·Δ_p, i.e. Δ_p, which even a coalition of all other parties does not
+//! have; so a lying evaluator is caught. (Every recipient other than the evaluator is a garbler.)
+//!
+//! **Openings cannot equivocate either**: every share opened anywhere (input and output masks,
+//! the d and e of F_Pre.AND) travels with a digest of its tags under the recipient's key, so a
+//! party that shows a flipped share to one recipient needs that recipient's Δ.
+//!
+//! # Phases
+//!
+//! * setup: constructing the preprocessor (base OTs);
+//! * function-independent: [`AuthGcParty::preprocess`] pools AND triples and masks for a bound;
+//! * function-dependent: [`AuthGcParty::prepare`] garbles a known circuit (tables stored at the
+//!   evaluator) before inputs exist;
+//! * online: [`AuthGcParty::run`] processes inputs, evaluates and outputs.
+//!
+//! [`AuthGcParty::run`] on a circuit that was not prepared (a streamed circuit, typically) runs
+//! **interleaved**: inputs first, then per chunk of gates masks, F_Pre.AND, tables and
+//! evaluation, so memory is bounded by a chunk and the live wires (compacted circuits reuse wires:
+//! all state is per live wire) whatever the circuit's size. Preprocessed material is drawn from
+//! the pool and, when it runs out, from the preprocessor: what the chunk lacks, or
+//! [`Options::batch`] at once while more of the circuit is to come.
+//!
+//! # Messages between a pair (for tests that deviate)
+//!
+//! Per run, in order: the agreement; then, if the circuit has inputs, the input-mask opening, the
+//! masked inputs, the broadcast check and (garbler → evaluator) the input labels; per chunk with
+//! AND gates, whatever the preprocessor sends, the F_Pre.AND opening and (garbler → evaluator)
+//! the table; then (evaluator → each other recipient with outputs) the masked outputs with
+//! labels, and the output-mask opening. [`AuthGcParty::prepare`] sends the agreement and the
+//! chunks; the run after it sends everything else.
+
+pub mod gc_core;
+#[cfg(feature = "ideal")]
+pub mod local;
+mod shared;
+
+pub use gc_core::{MAX_AND_GATES, MAX_PARTIES};
+pub use shared::SharedChannel;
+
+use crate::net::{exchange, exchange_same, open, peers, BroadcastLog, Reveal};
+use crate::preprocess::{and_from_triples, Preprocessor, Triples};
+use crate::share::{mask, pack_bits, unpack_bits, AuthShares};
+use crate::{AuthGcError, Phase};
+use futures::future::try_join_all;
+use gc_core::{and_count, table_bytes, AndInputs, EvalRows, EvalState, GarbleRows, Tweaks, WireState};
+use sha2::{Digest, Sha256};
+use webmpc_circuit::Gate;
+use webmpc_core::channel::{Channel, PartyId};
+use webmpc_core::prg::Prg;
+use webmpc_core::Block;
+pub use webmpc_garble::{GateSource, PreparedCircuit, Shape};
+use webmpc_garble::YaoError;
+
+/// Who learns an output value: a set of parties (bit p = party p).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Recipients(u64);
+
+impl Recipients {
+    /// Every party.
+    pub const ALL: Recipients = Recipients(u64::MAX);
+
+    /// Exactly `parties`.
+    pub fn only(parties: &[PartyId]) -> Recipients {
+        Recipients(parties.iter().filter(|&&p| p < 64).fold(0, |m, &p| m | 1 << p))
+    }
+
+    /// From a bit mask (bit p = party p).
+    pub fn from_mask(mask: u64) -> Recipients {
+        Recipients(mask)
+    }
+
+    /// Whether party `p` learns the value.
+    pub fn includes(self, p: PartyId) -> bool {
+        p < 64 && self.0 >> p & 1 == 1
+    }
+
+    /// The mask restricted to a session of `parties` parties.
+    pub fn mask(self, parties: usize) -> u64 {
+        if parties >= 64 {
+            self.0
+        } else {
+            self.0 & ((1u64 << parties) - 1)
+        }
+    }
+}
+
+/// The public roles of a run; every party must pass the same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Roles {
+    /// The evaluating party.
+    pub evaluator: PartyId,
+    /// The owner of each input value, in circuit order.
+    pub owners: Vec<PartyId>,
+    /// The recipients of each output value, in circuit order.
+    pub outputs: Vec<Recipients>,
+}
+
+/// Tuning that every party must set alike (it is part of the agreement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Gates per chunk: the unit of F_Pre.AND rounds, table messages and (interleaved) memory.
+    /// A table message is at most 64·n bytes per AND gate of a chunk.
+    pub chunk_gates: usize,
+    /// Most triples (or masks) fetched from the preprocessor at once when the pool runs dry
+    /// during an interleaved run.
+    pub batch: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { chunk_gates: 1 << 16, batch: 1 << 16 }
+    }
+}
+
+/// Output values as bits (wire k = bit k), `None` for values this party does not learn.
+pub type Outputs = Vec<Option<Vec<bool>>>;
+
+/// What the last [`AuthGcParty::run`] (or [`AuthGcParty::prepare`]) held at most, for tests that
+/// check memory stays bounded and for benches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Whether the run used material from [`AuthGcParty::prepare`].
+    pub phased: bool,
+    /// Chunks processed.
+    pub chunks: u64,
+    /// AND gates garbled.
+    pub and_gates: u64,
+    /// Most AND gates in one chunk.
+    pub max_chunk_and_gates: usize,
+    /// Most AND triples in the pool at once.
+    pub max_pooled_triples: usize,
+    /// Most random masks in the pool at once.
+    pub max_pooled_shares: usize,
+    /// Largest table message sent or received (per garbler).
+    pub max_table_bytes: usize,
+    /// Wires of per-wire state held.
+    pub wire_state: usize,
+    /// Bytes of garbled material stored by [`AuthGcParty::prepare`] (evaluator).
+    pub stored_bytes: usize,
+}
+
+/// Progress of a phase: (phase, done, total) — gates for the dependent and online phases,
+/// triples for the function-independent one.
+pub trait Progress: FnMut(Phase, u64, u64) {}
+impl<F: FnMut(Phase, u64, u64)> Progress for F {}
+
+/// The function-dependent material of a prepared circuit.
+struct Prepared {
+    hash: [u8; 32],
+    roles: Roles,
+    /// The run whose tweaks the tables were garbled under.
+    run: u64,
+    inputs: Ends,
+    outputs: Ends,
+    /// The evaluator's per-chunk material (empty for garblers).
+    chunks: Vec<ChunkMaterial>,
+}
+
+/// Mask views (and a garbler's zero-labels) of the input or output wires.
+struct Ends {
+    masks: AuthShares,
+    zero: Vec<Block>,
+}
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        Block::wipe(&mut self.zero);
+    }
+}
+
+/// What the evaluator keeps of a chunk for evaluation.
+struct ChunkMaterial {
+    r0: AuthShares,
+    alpha: AuthShares,
+    beta: AuthShares,
+    tables: Vec<Vec<u8>>,
+}
+
+impl ChunkMaterial {
+    fn bytes(&self) -> usize {
+        let per = |s: &AuthShares| s.len() * (1 + 32 * (s.parties() - 1));
+        per(&self.r0) + per(&self.alpha) + per(&self.beta) + self.tables.iter().map(Vec::len).sum::<usize>()
+    }
+}
+
+/// One party of an authenticated-garbling session: its preprocessor (F_Pre), its channel and the
+/// pools of preprocessed material. Runs any number of circuits; every party must make the same
+/// calls in the same order.
+pub struct AuthGcParty<P, C> {
+    pre: P,
+    ch: C,
+    session: [u8; 32],
+    options: Options,
+    runs: u64,
+    triples: Option<Triples>,
+    shares: Option<AuthShares>,
+    labels: Prg,
+    prepared: Option<Prepared>,
+    stats: RunStats,
+}
+
+const MODE_PREPARE: u8 = 0;
+const MODE_PHASED: u8 = 1;
+const MODE_INTERLEAVED: u8 = 2;
+
+/// Maps a circuit source's failure onto this crate's errors.
+impl From<YaoError> for AuthGcError {
+    fn from(e: YaoError) -> Self {
+        match e {
+            YaoError::Circuit(c) => AuthGcError::Circuit(c),
+            YaoError::ParameterMismatch(what) => AuthGcError::CircuitMismatch(what),
+            YaoError::Channel(c) => AuthGcError::Channel(c),
+            YaoError::Ot(o) => AuthGcError::Ot(o),
+            YaoError::InvalidArgument(s) => AuthGcError::InvalidArgument(s),
+            YaoError::Garble(g) => AuthGcError::InvalidArgument(g.to_string()),
+        }
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> AuthGcError {
+    AuthGcError::InvalidArgument(msg.into())
+}
+
+/// Fills `out` with exactly `max` gates (fewer only at the end), whatever piece sizes the
+/// source delivers, so that every party cuts the same chunks; refuses wires outside the shape.
+async fn next_full_chunk<S: GateSource>(
+    source: &mut S,
+    max: usize,
+    out: &mut Vec<Gate>,
+    piece: &mut Vec<Gate>,
+) -> Result<(), AuthGcError> {
+    out.clear();
+    while out.len() < max {
+        source.next_chunk(max - out.len(), piece).await?;
+        if piece.is_empty() {
+            break;
+        }
+        out.extend_from_slice(piece);
+    }
+    gc_core::check_wires(out, source.shape().wires)
+        .map_err(|i| invalid(format!("the circuit source gave a gate (chunk position {i}) with a wire out of range")))
+}
+
+/// The wires of each input bit (input values first, in order) with its owner.
+fn input_owners(shape: &Shape, roles: &Roles) -> Vec<PartyId> {
+    roles.owners.iter().zip(&shape.inputs).flat_map(|(&p, &w)| core::iter::repeat_n(p, w as usize)).collect()
+}
+
+/// The output wires, in order (outputs are the last wires).
+fn output_wires(shape: &Shape) -> Vec<usize> {
+    let total: u64 = shape.outputs.iter().map(|&w| u64::from(w)).sum();
+    let first = u64::from(shape.wires) - total;
+    (first..u64::from(shape.wires)).map(|w| w as usize).collect()
+}
+
+/// Per party, the positions (among the output bits) it learns.
+fn output_recipients(shape: &Shape, roles: &Roles, parties: usize) -> Vec<Vec<usize>> {
+    let mut idx = vec![Vec::new(); parties];
+    let mut at = 0;
+    for (&width, r) in shape.outputs.iter().zip(&roles.outputs) {
+        for bit in at..at + width as usize {
+            for (p, list) in idx.iter_mut().enumerate() {
+                if r.includes(p) {
+                    list.push(bit);
+                }
+            }
+        }
+        at += width as usize;
+    }
+    idx
+}
+
+impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
+    /// A party over `pre` (already set up) and `ch`, in the session `session` (a public id every
+    /// party shares; it is bound into every hash tweak, so it must differ between sessions).
+    pub fn new(pre: P, ch: C, session: [u8; 32], options: Options) -> Result<Self, AuthGcError> {
+        let n = ch.parties();
+        if pre.party() != ch.party() || pre.parties() != n {
+            return Err(invalid("the preprocessor and the channel disagree on the party or the party count"));
+        }
+        if !(2..=MAX_PARTIES).contains(&n) {
+            return Err(invalid(format!("authenticated garbling needs 2 to {MAX_PARTIES} parties")));
+        }
+        if options.chunk_gates == 0 || options.batch == 0 {
+            return Err(invalid("chunk_gates and batch must be positive"));
+        }
+        Ok(AuthGcParty {
+            pre,
+            ch,
+            session,
+            options,
+            runs: 0,
+            triples: None,
+            shares: None,
+            labels: Prg::from_entropy()?,
+            prepared: None,
+            stats: RunStats::default(),
+        })
+    }
+
+    /// This party's index.
+    pub fn party(&self) -> PartyId {
+        self.ch.party()
+    }
+
+    /// The number of parties.
+    pub fn parties(&self) -> usize {
+        self.ch.parties()
+    }
+
+    /// The channel.
+    pub fn channel(&self) -> &C {
+        &self.ch
+    }
+
+    /// The preprocessor.
+    pub fn preprocessor(&self) -> &P {
+        &self.pre
+    }
+
+    /// Pooled AND triples and random masks.
+    pub fn pooled(&self) -> (usize, usize) {
+        (self.triples.as_ref().map_or(0, Triples::len), self.shares.as_ref().map_or(0, AuthShares::len))
+    }
+
+    /// What the last run held at most.
+    pub fn last_stats(&self) -> &RunStats {
+        &self.stats
+    }
+
+    /// Function-independent preprocessing: adds `and_gates` AND triples and `masks` random
+    /// authenticated masks (one per input bit and per AND gate of the circuits to come) to the
+    /// pools, before any circuit or input is known. Every party must call it with the same sizes.
+    pub async fn preprocess(
+        &mut self,
+        and_gates: usize,
+        masks: usize,
+        mut progress: impl Progress,
+    ) -> Result<(), AuthGcError> {
+        let total = (and_gates + masks) as u64;
+        self.fetch_triples(and_gates).await?;
+        progress(Phase::Independent, and_gates as u64, total);
+        self.fetch_shares(masks).await?;
+        progress(Phase::Independent, total, total);
+        Ok(())
+    }
+
+    async fn fetch_triples(&mut self, n: usize) -> Result<(), AuthGcError> {
+        if n == 0 {
+            return Ok(());
+        }
+        let mut t = self.pre.and_triples(n).await?;
+        if t.len() != n {
+            return Err(invalid("the preprocessor returned the wrong number of triples"));
+        }
+        match &mut self.triples {
+            Some(pool) => {
+                pool.x.extend(&t.x);
+                pool.y.extend(&t.y);
+                pool.z.extend(&t.z);
+                t.x.wipe();
+                t.y.wipe();
+                t.z.wipe();
+            }
+            None => self.triples = Some(t),
+        }
+        let len = self.triples.as_ref().map_or(0, Triples::len);
+        self.stats.max_pooled_triples = self.stats.max_pooled_triples.max(len);
+        Ok(())
+    }
+
+    async fn fetch_shares(&mut self, n: usize) -> Result<(), AuthGcError> {
+        if n == 0 {
+            return Ok(());
+        }
+        let s = self.pre.random_shares(n).await?;
+        if s.len() != n {
+            return Err(invalid("the preprocessor returned the wrong number of masks"));
+        }
+        match &mut self.shares {
+            Some(pool) => pool.extend(&s),
+            None => self.shares = Some(s),
+        }
+        let len = self.shares.as_ref().map_or(0, AuthShares::len);
+        self.stats.max_pooled_shares = self.stats.max_pooled_shares.max(len);
+        Ok(())
+    }
+
+    /// How many to fetch when `need` are wanted and `have` pooled: the deficit, or a batch when
+    /// more of the circuit (`upcoming` gates after this chunk) will need more.
+    fn fetch_size(&self, need: usize, have: usize, upcoming: u64) -> usize {
+        let deficit = need - have;
+        if upcoming == 0 {
+            deficit
+        } else {
+            let ahead = usize::try_from(upcoming).unwrap_or(usize::MAX).saturating_add(deficit);
+            deficit.max(self.options.batch.min(ahead))
+        }
+    }
+
+    async fn take_triples(&mut self, k: usize, upcoming: u64) -> Result<Triples, AuthGcError> {
+        let have = self.triples.as_ref().map_or(0, Triples::len);
+        if have < k {
+            self.fetch_triples(self.fetch_size(k, have, upcoming)).await?;
+        }
+        let pool = self.triples.as_mut().expect("fetched");
+        Ok(pool.split_off(pool.len() - k))
+    }
+
+    async fn take_shares(&mut self, k: usize, upcoming: u64) -> Result<AuthShares, AuthGcError> {
+        let have = self.shares.as_ref().map_or(0, AuthShares::len);
+        if have < k {
+            self.fetch_shares(self.fetch_size(k, have, upcoming)).await?;
+        }
+        if k == 0 {
+            return Ok(AuthShares::empty(self.party(), self.parties()));
+        }
+        let pool = self.shares.as_mut().expect("fetched");
+        Ok(pool.split_off(pool.len() - k))
+    }
+
+    fn check_roles(&self, shape: &Shape, roles: &Roles) -> Result<(), AuthGcError> {
+        let n = self.parties();
+        if roles.evaluator >= n {
+            return Err(invalid(format!("the evaluator must be a party (0..{n})")));
+        }
+        if roles.owners.len() != shape.inputs.len() || roles.outputs.len() != shape.outputs.len() {
+            return Err(invalid(format!(
+                "{} input owners and {} output assignments given for a circuit with {} inputs and {} outputs",
+                roles.owners.len(),
+                roles.outputs.len(),
+                shape.inputs.len(),
+                shape.outputs.len()
+            )));
+        }
+        if roles.owners.iter().any(|&p| p >= n) {
+            return Err(invalid("every input owner must be a party"));
+        }
+        if roles.outputs.iter().any(|r| r.mask(n) == 0) {
+            return Err(invalid("every output needs at least one recipient among the parties"));
+        }
+        let outputs: u64 = shape.outputs.iter().map(|&w| u64::from(w)).sum();
+        let inputs: u64 = shape.inputs.iter().map(|&w| u64::from(w)).sum();
+        if outputs > u64::from(shape.wires) || inputs > u64::from(shape.wires) {
+            return Err(invalid("the circuit's inputs and outputs do not fit its wires"));
+        }
+        Ok(())
+    }
+
+    /// This party's input bits as (wire, value), checked against the circuit.
+    fn my_inputs(&self, shape: &Shape, roles: &Roles, inputs: &[Vec<bool>]) -> Result<Vec<bool>, AuthGcError> {
+        let me = self.party();
+        let mine: Vec<usize> = (0..roles.owners.len()).filter(|&i| roles.owners[i] == me).collect();
+        if inputs.len() != mine.len() {
+            return Err(invalid(format!("{} input values given; this party owns {}", inputs.len(), mine.len())));
+        }
+        let mut bits = Vec::new();
+        for (v, &i) in inputs.iter().zip(&mine) {
+            if v.len() != shape.inputs[i] as usize {
+                return Err(invalid(format!(
+                    "input value {} has {} bits; the circuit wants {}",
+                    i + 1,
+                    v.len(),
+                    shape.inputs[i]
+                )));
+            }
+            bits.extend_from_slice(v);
+        }
+        Ok(bits)
+    }
+
+    /// Step 1: every party checks that every other runs the same circuit, roles and options.
+    async fn agree(&self, shape: &Shape, roles: &Roles, mode: u8, run: u64) -> Result<(), AuthGcError> {
+        let n = self.parties();
+        let mut h = Sha256::new();
+        h.update(b"webmpc/authgc/agreement/v1");
+        h.update(self.session);
+        h.update((n as u64).to_le_bytes());
+        h.update(run.to_le_bytes());
+        h.update([mode]);
+        h.update((roles.evaluator as u64).to_le_bytes());
+        h.update((roles.owners.len() as u64).to_le_bytes());
+        for &o in &roles.owners {
+            h.update((o as u64).to_le_bytes());
+        }
+        h.update((roles.outputs.len() as u64).to_le_bytes());
+        for r in &roles.outputs {
+            h.update(r.mask(n).to_le_bytes());
+        }
+        h.update((self.options.chunk_gates as u64).to_le_bytes());
+        h.update((self.options.batch as u64).to_le_bytes());
+        let (t, s) = self.pooled();
+        h.update((t as u64).to_le_bytes());
+        h.update((s as u64).to_le_bytes());
+        let mut mine = shape.hash.to_vec();
+        mine.extend_from_slice(&h.finalize());
+        let theirs = exchange_same(&self.ch, &mine, 64).await?;
+        for j in peers(&self.ch) {
+            if theirs[j][..32] != mine[..32] {
+                return Err(AuthGcError::ParameterMismatch { peer: j, what: "circuit (content hash)" });
+            }
+            if theirs[j] != mine {
+                return Err(AuthGcError::ParameterMismatch {
+                    peer: j,
+                    what: "roles, options, run or preprocessing state",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn next_run(&mut self) -> u64 {
+        let r = self.runs;
+        self.runs += 1;
+        r
+    }
+
+    fn tweaks(&self, run: u64) -> Vec<Tweaks> {
+        (0..self.parties()).map(|i| Tweaks::new(&self.session, run, i)).collect()
+    }
+
+    /// The wire state at the start of garbling: masks from the pool for the input wires and, for
+    /// a garbler, fresh zero-labels. Returns it with a copy of the inputs' ends.
+    async fn begin(&mut self, shape: &Shape, evaluator: PartyId, upcoming: u64) -> Result<(WireState, Ends), AuthGcError> {
+        let (me, n) = (self.party(), self.parties());
+        let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
+        let wires = shape.wires as usize;
+        let input_masks = self.take_shares(input_bits, upcoming).await?;
+        let mut masks = AuthShares::zeros(me, n, wires);
+        for k in 0..input_bits {
+            masks.bits[k] = input_masks.bits[k];
+            for j in (0..n).filter(|&j| j != me) {
+                masks.macs[j][k] = input_masks.macs[j][k];
+                masks.keys[j][k] = input_masks.keys[j][k];
+            }
+        }
+        let mut zero = Vec::new();
+        if me != evaluator {
+            zero = vec![Block::ZERO; wires];
+            self.labels.fill_blocks(&mut zero[..input_bits]);
+        }
+        let ends = Ends { masks: input_masks, zero: zero.get(..input_bits).map_or(Vec::new(), <[Block]>::to_vec) };
+        self.stats.wire_state = wires;
+        Ok((WireState { masks, zero }, ends))
+    }
+
+    /// The function-dependent work of one chunk: masks and labels through its gates, F_Pre.AND on
+    /// its AND gates, and the garbled table from every garbler to the evaluator. Returns the
+    /// evaluator's material (`None` for a garbler or a chunk without AND gates).
+    async fn garble_chunk(
+        &mut self,
+        state: &mut WireState,
+        gates: &[Gate],
+        evaluator: PartyId,
+        tweaks: &Tweaks,
+        ands_done: u64,
+        upcoming: u64,
+    ) -> Result<Option<ChunkMaterial>, AuthGcError> {
+        let (me, n) = (self.party(), self.parties());
+        let delta = self.pre.delta();
+        let k = and_count(gates);
+        if ands_done + k as u64 > MAX_AND_GATES {
+            return Err(invalid(format!("at most {MAX_AND_GATES} AND gates per run")));
+        }
+        let fresh = self.take_shares(k, upcoming).await?;
+        let mut fresh_labels = Vec::new();
+        if me != evaluator {
+            fresh_labels = vec![Block::ZERO; k];
+            self.labels.fill_blocks(&mut fresh_labels);
+        }
+        let mut inputs = AndInputs::with_capacity(me, n, k, me != evaluator);
+        gc_core::propagate(state, gates, &fresh, &fresh_labels, delta, &mut inputs);
+        Block::wipe(&mut fresh_labels);
+        if k == 0 {
+            return Ok(None);
+        }
+        self.stats.chunks += 1;
+        self.stats.and_gates += k as u64;
+        self.stats.max_chunk_and_gates = self.stats.max_chunk_and_gates.max(k);
+        let triples = self.take_triples(k, upcoming).await?;
+        let mut r0 = and_from_triples(&self.ch, delta, &inputs.alpha, &inputs.beta, triples).await?;
+        r0.xor_assign(&inputs.gamma);
+        let len = table_bytes(k, n);
+        self.stats.max_table_bytes = self.stats.max_table_bytes.max(len);
+        if me != evaluator {
+            let rows = GarbleRows {
+                r0: &r0,
+                alpha: &inputs.alpha,
+                beta: &inputs.beta,
+                l_alpha: &inputs.l_alpha,
+                l_beta: &inputs.l_beta,
+                l_gamma: &inputs.l_gamma,
+            };
+            let mut table = Vec::with_capacity(len);
+            gc_core::garble_rows(tweaks, delta, ands_done, &rows, &mut table);
+            Block::wipe(&mut inputs.l_alpha);
+            Block::wipe(&mut inputs.l_beta);
+            Block::wipe(&mut inputs.l_gamma);
+            self.ch.send(evaluator, table).await?;
+            return Ok(None);
+        }
+        let ch = &self.ch;
+        let got = try_join_all(peers(ch).map(|i| async move {
+            let t = ch.recv(i).await?;
+            if t.len() != len {
+                return Err(AuthGcError::Malformed { phase: Phase::Dependent, peer: i, what: "garbled table chunk" });
+            }
+            Ok((i, t))
+        }))
+        .await?;
+        let mut tables = vec![Vec::new(); n];
+        for (i, t) in got {
+            tables[i] = t;
+        }
+        let AndInputs { alpha, beta, .. } = inputs;
+        Ok(Some(ChunkMaterial { r0, alpha, beta, tables }))
+    }
+
+    /// Input processing (steps 5–6): mask shares to owners, masked inputs to everyone, the
+    /// broadcast check, labels to the evaluator (whose state gets x̂ and the labels).
+    async fn process_inputs(
+        &self,
+        shape: &Shape,
+        roles: &Roles,
+        ends: &Ends,
+        my_bits: &[bool],
+        eval: Option<&mut EvalState>,
+    ) -> Result<(), AuthGcError> {
+        let (me, n) = (self.party(), self.parties());
+        let owners = input_owners(shape, roles);
+        if owners.is_empty() {
+            return Ok(());
+        }
+        let delta = self.pre.delta();
+        let idx: Vec<Vec<usize>> = (0..n).map(|p| (0..owners.len()).filter(|&w| owners[w] == p).collect()).collect();
+        let lambda = open(&self.ch, Phase::Online, "input mask shares to their owner", &ends.masks, delta, Reveal::Each(&idx))
+            .await?;
+        let mine: Vec<bool> = my_bits.iter().zip(&lambda).map(|(x, l)| x ^ l).collect();
+        let packed = pack_bits(&mine);
+        let mut log = BroadcastLog::new();
+        let msgs = exchange(&self.ch, |_| packed.clone(), |p| idx[p].len().div_ceil(8)).await?;
+        let mut xhat = vec![false; owners.len()];
+        for p in 0..n {
+            let (bytes, bits) = if p == me {
+                (&packed, mine.clone())
+            } else {
+                let bits = unpack_bits(&msgs[p], idx[p].len()).ok_or(AuthGcError::Malformed {
+                    phase: Phase::Online,
+                    peer: p,
+                    what: "masked inputs",
+                })?;
+                (&msgs[p], bits)
+            };
+            log.record(p, b"masked inputs", bytes);
+            for (&w, b) in idx[p].iter().zip(bits) {
+                xhat[w] = b;
+            }
+        }
+        // Broadcast with abort: everyone saw the same x̂ before anything depends on them.
+        log.check(&self.ch, Phase::Online).await?;
+        if me != roles.evaluator {
+            let mut labels = Vec::with_capacity(16 * owners.len());
+            for (z, &x) in ends.zero.iter().zip(&xhat) {
+                labels.extend_from_slice(&(*z ^ (delta & mask(x))).0);
+            }
+            self.ch.send(roles.evaluator, labels).await?;
+            return Ok(());
+        }
+        let eval = eval.expect("the evaluator has a state");
+        let ch = &self.ch;
+        let len = 16 * owners.len();
+        let got = try_join_all(peers(ch).map(|i| async move { Ok::<_, AuthGcError>((i, ch.recv_exact(i, len).await?)) })).await?;
+        for (i, bytes) in got {
+            for (w, l) in Block::slice_from_bytes(&bytes).expect("a multiple of 16 bytes").iter().enumerate() {
+                eval.set_label(w, i, *l);
+            }
+        }
+        eval.xhat[..owners.len()].copy_from_slice(&xhat);
+        Ok(())
+    }
+
+    /// Outputs: masked values with labels from the evaluator, mask shares to the recipients.
+    async fn process_outputs(
+        &self,
+        shape: &Shape,
+        roles: &Roles,
+        ends: &Ends,
+        eval: Option<&EvalState>,
+    ) -> Result<Outputs, AuthGcError> {
+        let (me, n) = (self.party(), self.parties());
+        let e = roles.evaluator;
+        let delta = self.pre.delta();
+        let wires = output_wires(shape);
+        let idx = output_recipients(shape, roles, n);
+        let mut xhat = vec![false; wires.len()];
+        if me == e {
+            let eval = eval.expect("the evaluator has a state");
+            for (x, &w) in xhat.iter_mut().zip(&wires) {
+                *x = eval.xhat[w];
+            }
+            let ch = &self.ch;
+            let (wires, idx, xhat) = (&wires, &idx, &xhat);
+            try_join_all(peers(ch).filter(|&p| !idx[p].is_empty()).map(|p| async move {
+                let bits: Vec<bool> = idx[p].iter().map(|&k| xhat[k]).collect();
+                let mut msg = pack_bits(&bits);
+                for &k in &idx[p] {
+                    msg.extend_from_slice(&eval.label(wires[k], p).0);
+                }
+                ch.send(p, msg).await
+            }))
+            .await?;
+        } else if !idx[me].is_empty() {
+            let count = idx[me].len();
+            let msg = self.ch.recv_exact(e, count.div_ceil(8) + 16 * count).await?;
+            let (packed, labels) = msg.split_at(count.div_ceil(8));
+            let bits = unpack_bits(packed, count).ok_or(AuthGcError::Malformed {
+                phase: Phase::Online,
+                peer: e,
+                what: "masked outputs",
+            })?;
+            let labels = Block::slice_from_bytes(labels).expect("a multiple of 16 bytes");
+            // The evaluator holds one of L_0, L_0 ⊕ Δ_me; it must hand over the one for x̂.
+            let mut diff = 0u128;
+            for ((&k, &x), l) in idx[me].iter().zip(&bits).zip(labels) {
+                diff |= (*l ^ ends.zero[k] ^ (delta & mask(x))).to_u128();
+                xhat[k] = x;
+            }
+            if diff != 0 {
+                return Err(AuthGcError::cheating(Phase::Online, Some(e), "output label check (masked output value)"));
+            }
+        }
+        let lambda =
+            open(&self.ch, Phase::Online, "output mask shares to their recipients", &ends.masks, delta, Reveal::Each(&idx))
+                .await?;
+        let mut mine = vec![false; wires.len()];
+        for (&k, l) in idx[me].iter().zip(lambda) {
+            mine[k] = xhat[k] ^ l;
+        }
+        let mut out = Vec::with_capacity(shape.outputs.len());
+        let mut at = 0;
+        for (&width, r) in shape.outputs.iter().zip(&roles.outputs) {
+            let range = at..at + width as usize;
+            out.push(r.includes(me).then(|| mine[range].to_vec()));
+            at += width as usize;
+        }
+        Ok(out)
+    }
+
+    /// The ends of the output wires from the final wire state.
+    fn output_ends(&self, shape: &Shape, state: &WireState) -> Ends {
+        let wires = output_wires(shape);
+        let zero = if state.zero.is_empty() { Vec::new() } else { wires.iter().map(|&w| state.zero[w]).collect() };
+        Ends { masks: state.masks.select(&wires), zero }
+    }
+
+    /// Function-dependent preprocessing for a known circuit (before inputs): tops the pools up to
+    /// what the circuit needs, garbles it, and leaves the tables with the evaluator. The next
+    /// [`run`](Self::run) of the same circuit and roles is then only the online phase.
+    pub async fn prepare(
+        &mut self,
+        circuit: &PreparedCircuit,
+        roles: &Roles,
+        mut progress: impl Progress,
+    ) -> Result<(), AuthGcError> {
+        self.prepared = None;
+        self.stats = RunStats::default();
+        let shape = circuit.source().shape().clone();
+        self.check_roles(&shape, roles)?;
+        let run = self.next_run();
+        self.agree(&shape, roles, MODE_PREPARE, run).await?;
+        let gates = &circuit.circuit().gates;
+        let ands = and_count(gates);
+        let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
+        let (t, s) = self.pooled();
+        self.fetch_triples(ands.saturating_sub(t)).await?;
+        self.fetch_shares((ands + input_bits).saturating_sub(s)).await?;
+        progress(Phase::Independent, 1, 1);
+        let e = roles.evaluator;
+        let tweaks = Tweaks::new(&self.session, run, self.party());
+        let (mut state, inputs) = self.begin(&shape, e, 0).await?;
+        let mut chunks = Vec::new();
+        let (mut done, mut ands_done) = (0u64, 0u64);
+        for chunk in gates.chunks(self.options.chunk_gates) {
+            let k = and_count(chunk) as u64;
+            if let Some(m) = self.garble_chunk(&mut state, chunk, e, &tweaks, ands_done, 0).await? {
+                self.stats.stored_bytes += m.bytes();
+                chunks.push(m);
+            }
+            ands_done += k;
+            done += chunk.len() as u64;
+            progress(Phase::Dependent, done, shape.gates);
+        }
+        let outputs = self.output_ends(&shape, &state);
+        self.prepared = Some(Prepared { hash: shape.hash, roles: roles.clone(), run, inputs, outputs, chunks });
+        Ok(())
+    }
+
+    /// Runs a circuit with this party's `inputs` (one value per input it owns, in circuit order,
+    /// wire k = bit k). If [`prepare`](Self::prepare) garbled this circuit with these roles, only
+    /// the online phase runs; otherwise garbling and evaluation interleave chunk by chunk (for
+    /// streamed circuits). Returns the outputs this party learns.
+    pub async fn run<S: GateSource>(
+        &mut self,
+        source: &mut S,
+        roles: &Roles,
+        inputs: &[Vec<bool>],
+        mut progress: impl Progress,
+    ) -> Result<Outputs, AuthGcError> {
+        let shape = source.shape().clone();
+        self.check_roles(&shape, roles)?;
+        let my_bits = self.my_inputs(&shape, roles, inputs)?;
+        let prepared = self.prepared.take().filter(|p| p.hash == shape.hash && p.roles == *roles);
+        let run = self.next_run();
+        let (n, e) = (self.parties(), roles.evaluator);
+        let is_eval = self.party() == e;
+        let mut piece = Vec::new();
+        let mut chunk = Vec::new();
+        if let Some(p) = prepared {
+            self.stats.phased = true;
+            self.agree(&shape, roles, MODE_PHASED, run).await?;
+            let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
+            self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut()).await?;
+            if let Some(state) = eval.as_mut() {
+                let tweaks = self.tweaks(p.run);
+                let delta = self.pre.delta();
+                let mut materials = p.chunks.iter();
+                let (mut done, mut ands_done) = (0u64, 0u64);
+                loop {
+                    next_full_chunk(source, self.options.chunk_gates, &mut chunk, &mut piece).await?;
+                    if chunk.is_empty() {
+                        break;
+                    }
+                    let k = and_count(&chunk);
+                    let m = if k > 0 {
+                        Some(materials.next().ok_or_else(|| invalid("the prepared material does not match the circuit"))?)
+                    } else {
+                        None
+                    };
+                    evaluate(state, e, &chunk, &tweaks, delta, ands_done, m)?;
+                    ands_done += k as u64;
+                    done += chunk.len() as u64;
+                    progress(Phase::Online, done, shape.gates);
+                }
+            } else {
+                // Garblers need the circuit only to have checked it; drain a stream anyway so
+                // that a streamed source is verified against its hash before outputs.
+                loop {
+                    next_full_chunk(source, self.options.chunk_gates, &mut chunk, &mut piece).await?;
+                    if chunk.is_empty() {
+                        break;
+                    }
+                }
+                progress(Phase::Online, shape.gates, shape.gates);
+            }
+            return self.process_outputs(&shape, roles, &p.outputs, eval.as_ref()).await;
+        }
+
+        self.stats = RunStats::default();
+        self.agree(&shape, roles, MODE_INTERLEAVED, run).await?;
+        let tweaks_all = self.tweaks(run);
+        let delta = self.pre.delta();
+        let (mut state, input_ends) = self.begin(&shape, e, shape.gates).await?;
+        let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
+        self.process_inputs(&shape, roles, &input_ends, &my_bits, eval.as_mut()).await?;
+        drop(input_ends);
+        let (mut done, mut ands_done) = (0u64, 0u64);
+        loop {
+            next_full_chunk(source, self.options.chunk_gates, &mut chunk, &mut piece).await?;
+            if chunk.is_empty() {
+                break;
+            }
+            let upcoming = shape.gates.saturating_sub(done + chunk.len() as u64);
+            let k = and_count(&chunk) as u64;
+            let me = self.party();
+            let material =
+                self.garble_chunk(&mut state, &chunk, e, &tweaks_all[me], ands_done, upcoming).await?;
+            done += chunk.len() as u64;
+            progress(Phase::Dependent, done, shape.gates);
+            if let Some(st) = eval.as_mut() {
+                evaluate(st, e, &chunk, &tweaks_all, delta, ands_done, material.as_ref())?;
+            }
+            ands_done += k;
+            progress(Phase::Online, done, shape.gates);
+        }
+        let output_ends = self.output_ends(&shape, &state);
+        drop(state);
+        self.process_outputs(&shape, roles, &output_ends, eval.as_ref()).await
+    }
+}
+
+fn row_failure(garbler: PartyId) -> AuthGcError {
+    AuthGcError::cheating(Phase::Online, Some(garbler), "tag check on a decrypted garbled row")
+}
+
+/// Evaluates one chunk with its material (`None` for a chunk without AND gates, whose XOR, INV,
+/// CONST and COPY gates still move masked values and labels); a failed tag check names the
+/// garbler.
+fn evaluate(
+    state: &mut EvalState,
+    evaluator: PartyId,
+    gates: &[Gate],
+    tweaks: &[Tweaks],
+    delta: Block,
+    first_gate: u64,
+    m: Option<&ChunkMaterial>,
+) -> Result<(), AuthGcError> {
+    let order = webmpc_garble::halfgates::plan_chunk(state.wires() as u32, gates)
+        .map_err(|e| AuthGcError::InvalidArgument(e.to_string()))?;
+    let result = match m {
+        Some(m) => {
+            let rows = EvalRows { r0: &m.r0, alpha: &m.alpha, beta: &m.beta, tables: &m.tables };
+            gc_core::evaluate_chunk(state, gates, &order, tweaks, delta, first_gate, &rows)
+        }
+        None => {
+            let n = tweaks.len();
+            let empty = AuthShares::empty(evaluator, n);
+            let none = vec![Vec::new(); n];
+            let rows = EvalRows { r0: &empty, alpha: &empty, beta: &empty, tables: &none };
+            gc_core::evaluate_chunk(state, gates, &order, tweaks, delta, first_gate, &rows)
+        }
+    };
+    result.map_err(|b| row_failure(b.garbler))
+}
+

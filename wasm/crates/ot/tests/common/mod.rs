@@ -5,26 +5,14 @@ use futures::executor::block_on;
 use futures::join;
 use webmpc_core::channel::memory::{pair, MemoryChannel};
 use webmpc_core::channel::Channel;
-use webmpc_core::prg::Prg;
 use webmpc_core::Block;
 use webmpc_ot::{KosReceiver, KosSender, SessionId};
 
 /// Deterministic test randomness (the protocol itself draws from the CSPRNG).
-pub fn bools(n: usize, seed: u64) -> Vec<bool> {
-    let mut prg = Prg::from_seed(Block::from_u128(seed as u128 | 1 << 100));
-    let mut bytes = vec![0u8; n];
-    prg.fill_bytes(&mut bytes);
-    bytes.iter().map(|b| b & 1 == 1).collect()
-}
 
-pub fn blocks(n: usize, seed: u64) -> Vec<Block> {
-    let mut prg = Prg::from_seed(Block::from_u128(seed as u128 | 1 << 101));
-    let mut v = vec![Block::ZERO; n];
-    prg.fill_blocks(&mut v);
-    v
-}
 
-/// A KOS pair between parties 0 (sender) and 1 (receiver) over the given channels.
+/// A KOS pair between parties 0 (sender) and 1 (receiver) over the given channels, with the
+/// caller's Δ for Δ-OT only (`KosSender::setup`).
 pub fn kos_with<C0: Channel, C1: Channel>(
     a: C0,
     b: C1,
@@ -35,7 +23,29 @@ pub fn kos_with<C0: Channel, C1: Channel>(
     (s.expect("sender setup"), r.expect("receiver setup"))
 }
 
+/// Like [`kos_with`] with the explicit opt-in for hashed outputs on the caller's Δ.
+pub fn kos_hashed_with<C0: Channel, C1: Channel>(
+    a: C0,
+    b: C1,
+    sid: SessionId,
+    delta: Block,
+) -> (KosSender<C0>, KosReceiver<C1>) {
+    let (s, r) = block_on(async {
+        join!(KosSender::setup_hashed_with_delta(a, 1, &sid, delta), KosReceiver::setup(b, 0, &sid))
+    });
+    (s.expect("sender setup"), r.expect("receiver setup"))
+}
+
+/// A Δ-OT-only pair with the caller's Δ.
 pub fn kos(delta: Block) -> (KosSender<MemoryChannel>, KosReceiver<MemoryChannel>) {
     let (a, b) = pair();
     kos_with(a, b, SessionId::random().unwrap(), delta)
+}
+
+/// A pair with a random Δ and every output kind.
+pub fn kos_random() -> (KosSender<MemoryChannel>, KosReceiver<MemoryChannel>) {
+    let (a, b) = pair();
+    let sid = SessionId::random().unwrap();
+    let (s, r) = block_on(async { join!(KosSender::setup_random(a, 1, &sid), KosReceiver::setup(b, 0, &sid)) });
+    (s.expect("sender setup"), r.expect("receiver setup"))
 }

@@ -1,0 +1,223 @@
+// The `mascot` suite: MASCOT preprocessing (triples/s, bytes per triple against the paper's
+// 180·n(n−1) kbit), online multiplications/s and the Vickrey auction, measured in the same run:
+//   native                      bench-mascot: every party in one process on one thread over the
+//                               Rust in-memory network;
+//   wasm-node  in-wasm-memory   MascotLocalBench: the same, inside one Wasm instance (one thread
+//                               does every party's work);
+//   wasm-node  workers-ws       one worker_thread per party (one core each on this 2-core
+//                               machine for 2 parties), each with its own Wasm instance, over the
+//                               SDK's WebSocket mesh on loopback, through the MascotSession
+//                               binding: what a deployment with one party per process does.
+// Also the F_p multiplication rate in Wasm (p = 2^128 − 173, 32-bit limbs), the figure behind
+// the choice of prime.
+//
+// This file is also the worker: `new Worker(mascot.mjs, { workerData })` runs one party.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+
+const SUITE = 'mascot';
+const SELF = fileURLToPath(import.meta.url);
+/** The paper's communication per triple, in bytes: (τλk + (τ+5)k²)·n(n−1)/8 with τ = 3. */
+const paperBytes = (n) => ((3 * 128 * 128 + 8 * 128 * 128) * n * (n - 1)) / 8;
+
+async function loadBindings(root) {
+  const gen = join(root, 'dist', 'wasm-gen');
+  const mod = await import(pathToFileURL(join(gen, 'webmpc.js')).href);
+  await mod.default({ module_or_path: await readFile(join(gen, 'webmpc_bg.wasm')) });
+  return mod;
+}
+
+const secs = (t0) => (performance.now() - t0) / 1000;
+
+/** One party in a worker: WebSocket mesh, MascotSession, then the measured work. */
+async function workerMain() {
+  const { root, party, parties, session, sid, triples, field, vickreyBids } = workerData;
+  const wasm = await loadBindings(root);
+  const net = await import(pathToFileURL(join(root, 'dist', 'net', 'node.js')).href);
+  const listener = party > 0 ? await net.listenWebSocket() : undefined;
+  parentPort.postMessage({ type: 'url', party, url: listener?.url });
+  const peers = await new Promise((resolve) => parentPort.once('message', (m) => resolve(m.peers)));
+  const t = await net.connectWebSocketMesh({ party, parties, session, peers, listener, recvTimeoutMs: 600_000 });
+  let sent = 0;
+  const counted = {
+    party: t.party,
+    parties: t.parties,
+    send(to, data) {
+      sent += data.byteLength;
+      return t.send(to, data);
+    },
+    recv: (from) => t.recv(from),
+  };
+  const result = {};
+  let t0 = performance.now();
+  const s = await wasm.mascotSetup(counted, field, Uint8Array.from(sid));
+  result.setupMs = secs(t0) * 1e3;
+  // Auctions first, from an empty store: each run generates exactly what it needs.
+  if (vickreyBids.length) {
+    result.vickrey = [];
+    for (const bids of vickreyBids) {
+      const program = wasm.mascotVickreyProgram(parties, bids, 32);
+      const mine = [];
+      for (let i = party; i < bids; i += parties) mine.push(...le16(BigInt((i * 2654435761) % 1000003)));
+      t0 = performance.now();
+      const out = await s.run(program, Uint8Array.from(mine), undefined);
+      result.vickrey.push({ bids, ms: secs(t0) * 1e3, winner: Number(fromLe(out[0])), price: Number(fromLe(out[1])) });
+    }
+  }
+  await s.preprocess(1024, 0, undefined); // warm-up batch
+  const sent0 = sent;
+  t0 = performance.now();
+  await s.preprocess(triples, 0, undefined);
+  result.triplesSecs = secs(t0);
+  result.bytes = sent - sent0;
+  s.free();
+  parentPort.postMessage({ type: 'done', result });
+  await t.close();
+}
+
+function le16(x) {
+  const b = new Uint8Array(16);
+  for (let i = 0; i < 16; i++) b[i] = Number((x >> BigInt(8 * i)) & 0xffn);
+  return b;
+}
+
+function fromLe(b) {
+  let x = 0n;
+  for (let i = b.length - 1; i >= 0; i--) x = (x << 8n) | BigInt(b[i]);
+  return x;
+}
+
+function vickreyPlain(bids) {
+  const values = Array.from({ length: bids }, (_, i) => (i * 2654435761) % 1000003);
+  const max = Math.max(...values);
+  const winner = values.indexOf(max);
+  const price = Math.max(0, ...values.filter((_, i) => i !== winner));
+  return { winner, price };
+}
+
+/** Runs one party per worker thread over the WebSocket mesh; returns every party's result. */
+async function withWorkers(root, parties, field, triples, vickreyBids) {
+  const session = `mascot-bench-${randomBytes(4).toString('hex')}`;
+  const sid = [...randomBytes(32)];
+  const workers = Array.from({ length: parties }, (_, party) =>
+    new Worker(SELF, { workerData: { root, party, parties, session, sid, triples, field, vickreyBids } }),
+  );
+  const urls = [];
+  const results = [];
+  await new Promise((resolve, reject) => {
+    let done = 0;
+    let announced = 0;
+    for (const w of workers) {
+      w.on('error', reject);
+      w.on('message', (m) => {
+        if (m.type === 'url') {
+          urls[m.party] = m.url;
+          if (++announced === parties) for (const x of workers) x.postMessage({ peers: urls });
+        } else if (m.type === 'done') {
+          results.push(m.result);
+          if (++done === parties) resolve();
+        }
+      });
+    }
+  });
+  await Promise.all(workers.map((w) => w.terminate()));
+  return results;
+}
+
+export async function run({ root, emit, quick }) {
+  const row = (kase, metric, value, unit, runtime, impl) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime, impl });
+  const count = quick ? 2000 : 10000;
+
+  // 1. Native.
+  const native = spawnSync(join(root, 'wasm', 'target', 'release', 'bench-mascot'), [String(count)], { encoding: 'utf8' });
+  if (native.status !== 0) throw new Error(`bench-mascot failed: ${native.stderr || native.error}`);
+  const nativeRate = {};
+  for (const line of native.stdout.split('\n').filter(Boolean)) {
+    const r = JSON.parse(line);
+    emit(r);
+    if (r.metric === 'throughput') nativeRate[r.case] = r.value;
+  }
+
+  // 2. Wasm, every party in one instance.
+  const wasm = await loadBindings(root);
+  {
+    const n = 2_000_000;
+    wasm.mascotFieldMulLoop(100_000);
+    const t0 = performance.now();
+    wasm.mascotFieldMulLoop(n);
+    row('fp-mul', 'throughput', n / secs(t0) / 1e6, 'M mul/s', 'wasm-node', 'in-wasm-memory');
+  }
+  for (const field of ['prime', 'binary']) {
+    const name = field === 'prime' ? 'fp' : 'gf2k';
+    for (const [n, frac] of [[2, 1], [3, 3], [5, 10]]) {
+      const k = Math.max(256, Math.floor(count / frac / (quick ? 2 : 1)));
+      let t0 = performance.now();
+      const bench = new wasm.MascotLocalBench(n, field);
+      row(`setup-${name}-${n}p`, 'time', secs(t0) * 1e3, 'ms', 'wasm-node', 'in-wasm-memory');
+      bench.generateTriples(1024);
+      const b0 = bench.bytesSent();
+      t0 = performance.now();
+      const got = bench.generateTriples(k);
+      const rate = got / secs(t0);
+      const kase = `triples-${name}-${n}p`;
+      row(kase, 'throughput', rate, 'triples/s', 'wasm-node', 'in-wasm-memory');
+      const per = (bench.bytesSent() - b0) / got;
+      row(kase, 'communication', per, 'bytes/triple', 'wasm-node', 'in-wasm-memory');
+      row(kase, 'communication_vs_paper', per / paperBytes(n), 'x', 'wasm-node', 'in-wasm-memory');
+      if (nativeRate[kase]) row(kase, 'ratio_native_to_wasm', nativeRate[kase] / rate, 'x', 'wasm-node', 'in-wasm-memory');
+      if (n === 2 && field === 'prime') {
+        const m = 100_000;
+        bench.preprocess(m, 0);
+        const program = wasm.mascotProductsProgram('prime', 2, m);
+        const inputs = [Uint8Array.from(le16(3n)), Uint8Array.from(le16(5n))];
+        t0 = performance.now();
+        const out = bench.run(program, inputs);
+        const mulRate = m / secs(t0);
+        if (fromLe(out[0]) !== 15n * BigInt(m)) throw new Error('mascot bench: wrong product sum');
+        row(`online-mul-fp-2p-${m}`, 'throughput', mulRate, 'mul/s', 'wasm-node', 'in-wasm-memory');
+        for (const bids of quick ? [2, 10] : [2, 10, 100]) {
+          const vb = new wasm.MascotLocalBench(2, 'prime');
+          const prog = wasm.mascotVickreyProgram(2, bids, 32);
+          const mine = [[], []];
+          for (let i = 0; i < bids; i++) mine[i % 2].push(...le16(BigInt((i * 2654435761) % 1000003)));
+          t0 = performance.now();
+          const res = vb.run(prog, mine.map((x) => Uint8Array.from(x)));
+          const ms = secs(t0) * 1e3;
+          const want = vickreyPlain(bids);
+          if (Number(fromLe(res[0])) !== want.winner || Number(fromLe(res[1])) !== want.price) throw new Error('mascot bench: wrong auction result');
+          row(`vickrey-${bids}-bids-2p`, 'time_end_to_end', ms, 'ms', 'wasm-node', 'in-wasm-memory');
+          vb.free();
+        }
+      }
+      bench.free();
+    }
+  }
+
+  // 3. Wasm, one worker thread per party over the WebSocket mesh on loopback.
+  for (const n of quick ? [2] : [2, 3]) {
+    const k = quick ? 2048 : n === 2 ? 8192 : 2048;
+    const vickreyBids = n === 2 ? (quick ? [10] : [2, 10, 100]) : [];
+    const results = await withWorkers(root, n, 'prime', k, vickreyBids);
+    const slowest = Math.max(...results.map((r) => r.triplesSecs));
+    const kase = `triples-fp-${n}p`;
+    row(kase, 'throughput', k / slowest, 'triples/s', 'wasm-node', 'workers-ws');
+    const bytes = results.reduce((a, r) => a + r.bytes, 0) / k;
+    row(kase, 'communication', bytes, 'bytes/triple', 'wasm-node', 'workers-ws');
+    row(kase, 'communication_vs_paper', bytes / paperBytes(n), 'x', 'wasm-node', 'workers-ws');
+    row(`setup-fp-${n}p`, 'time', Math.max(...results.map((r) => r.setupMs)), 'ms', 'wasm-node', 'workers-ws');
+    for (const [i, v] of (results[0].vickrey ?? []).entries()) {
+      const want = vickreyPlain(v.bids);
+      if (v.winner !== want.winner || v.price !== want.price) throw new Error('mascot bench: wrong auction result (workers)');
+      const ms = Math.max(...results.map((r) => r.vickrey[i].ms));
+      row(`vickrey-${v.bids}-bids-2p`, 'time_end_to_end', ms, 'ms', 'wasm-node', 'workers-ws');
+    }
+  }
+}
+
+if (!isMainThread && workerData?.party !== undefined) {
+  await workerMain();
+}

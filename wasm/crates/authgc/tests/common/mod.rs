@@ -1,0 +1,558 @@
+//! Shared helpers for the online-protocol tests: a preprocessor constructor the tests are generic
+//! over ([`PreSetup`]: the trusted dealer now, the real F_Pre by adding one impl), a runner for n
+//! parties over the in-memory network with an optional deviating party, reference circuits,
+//! a small circuit builder (Vickrey auctions, random circuits) and a generated streamed circuit.
+#![allow(dead_code)]
+
+use core::cell::Cell;
+use core::future::Future;
+use core::pin::Pin;
+use futures::future::join_all;
+use std::rc::Rc;
+use std::sync::OnceLock;
+use webmpc_authgc::ideal::IdealPreprocessor;
+use webmpc_authgc::online::{
+    AuthGcParty, GateSource, Options, Outputs, PreparedCircuit, Recipients, Roles, RunStats, Shape, SharedChannel,
+};
+use webmpc_authgc::preprocess::Preprocessor;
+use webmpc_authgc::AuthGcError;
+use webmpc_circuit::{Circuit, Gate};
+use webmpc_core::channel::memory::{network, run_local, MemoryChannel, Tamper};
+use webmpc_core::channel::{Channel, ChannelError, PartyId};
+use webmpc_garble::YaoError;
+
+/// How the tests build a party's preprocessor from its channel: the only thing that changes
+/// between the ideal and the real F_Pre.
+pub trait PreSetup {
+    /// The preprocessor over a channel of type `C`.
+    type Pre<C: Channel + 'static>: Preprocessor;
+    /// Sets it up (base OTs for a real F_Pre). `seed` is shared by all parties of a test (the
+    /// dealer's seed for the ideal F_Pre; ignored by a real one).
+    fn setup<C: Channel + 'static>(
+        ch: SharedChannel<C>,
+        seed: [u8; 32],
+    ) -> impl Future<Output = Result<Self::Pre<C>, AuthGcError>>;
+}
+
+/// The trusted-dealer F_Pre.
+pub struct Ideal;
+
+impl PreSetup for Ideal {
+    type Pre<C: Channel + 'static> = IdealPreprocessor;
+    fn setup<C: Channel + 'static>(
+        ch: SharedChannel<C>,
+        seed: [u8; 32],
+    ) -> impl Future<Output = Result<IdealPreprocessor, AuthGcError>> {
+        let (me, n) = (ch.party(), ch.parties());
+        async move { IdealPreprocessor::new(seed, me, n) }
+    }
+}
+
+/// An edit a deviating party applies to what it sends: `(to, index of the message to `to`, msg)`.
+pub type Edit = Rc<dyn Fn(PartyId, usize, &mut Vec<u8>)>;
+
+/// How one party deviates.
+#[derive(Clone)]
+pub enum Deviation {
+    /// Everyone is honest.
+    None,
+    /// `party` edits its outgoing messages.
+    Tamper { party: PartyId, edit: Edit },
+    /// `party` crashes when it is about to send its `after`-th message (counting all peers, from
+    /// 0), or to receive once it has sent `after` messages.
+    Crash { party: PartyId, after: usize },
+}
+
+/// The edit function inside a test channel's `Tamper`.
+type EditFn = Box<dyn Fn(PartyId, usize, &mut Vec<u8>)>;
+
+/// A party's channel in the tests: the in-memory channel through `Tamper`, and a crash switch.
+pub struct TestChannel {
+    inner: Tamper<MemoryChannel, EditFn>,
+    crash_after: Option<usize>,
+    sent: Cell<usize>,
+}
+
+impl TestChannel {
+    fn new(ch: MemoryChannel, edit: Option<Edit>, crash_after: Option<usize>) -> TestChannel {
+        let f: EditFn = match edit {
+            Some(e) => Box::new(move |to, i, m: &mut Vec<u8>| e(to, i, m)),
+            None => Box::new(|_, _, _: &mut Vec<u8>| {}),
+        };
+        TestChannel { inner: Tamper::new(ch, f), crash_after, sent: Cell::new(0) }
+    }
+
+    fn crashed(&self) -> bool {
+        self.crash_after.is_some_and(|n| self.sent.get() >= n)
+    }
+}
+
+impl Channel for TestChannel {
+    fn party(&self) -> PartyId {
+        self.inner.party()
+    }
+    fn parties(&self) -> usize {
+        self.inner.parties()
+    }
+    async fn send(&self, to: PartyId, msg: Vec<u8>) -> Result<(), ChannelError> {
+        if self.crashed() {
+            return Err(ChannelError::Disconnected { peer: to });
+        }
+        self.sent.set(self.sent.get() + 1);
+        self.inner.send(to, msg).await
+    }
+    async fn recv(&self, from: PartyId) -> Result<Vec<u8>, ChannelError> {
+        if self.crashed() {
+            return Err(ChannelError::Disconnected { peer: from });
+        }
+        self.inner.recv(from).await
+    }
+}
+
+/// How a job runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `run` alone: garbling and evaluation interleaved per chunk, material fetched on demand.
+    Interleaved,
+    /// `prepare` (function-dependent) then `run` (online).
+    Phased,
+    /// `preprocess` for exactly the circuit's needs, then `prepare`, then `run`.
+    Pooled,
+}
+
+/// One computation for n parties.
+pub struct Job<'a> {
+    pub circuit: &'a PreparedCircuit,
+    pub roles: Roles,
+    /// `inputs[p]`: party p's input values, in circuit order of the inputs it owns.
+    pub inputs: Vec<Vec<Vec<bool>>>,
+    pub mode: Mode,
+    pub options: Options,
+}
+
+/// What a party ended with.
+pub struct PartyResult {
+    pub outputs: Result<Outputs, AuthGcError>,
+    pub stats: Option<RunStats>,
+}
+
+fn random_seed() -> [u8; 32] {
+    let mut s = [0u8; 32];
+    webmpc_core::random::fill(&mut s).unwrap();
+    s
+}
+
+/// Runs `job` with n = `job.inputs.len()` parties, one of which may deviate. Every party's future
+/// owns its channel, so a party that fails drops it and its peers see the disconnect: nothing
+/// may hang (`run_local` would report a deadlock, and this panics).
+pub fn run_job<S: PreSetup>(job: &Job<'_>, deviation: &Deviation) -> Vec<PartyResult> {
+    run_job_seeded::<S>(job, deviation, random_seed())
+}
+
+/// [`run_job`] with a chosen dealer seed (a test may then compute the ideal dealer's Δs).
+pub fn run_job_seeded<S: PreSetup>(job: &Job<'_>, deviation: &Deviation, seed: [u8; 32]) -> Vec<PartyResult> {
+    let n = job.inputs.len();
+    let session = random_seed();
+    let futures = network(n).into_iter().map(|mem| {
+        let p = mem.party();
+        let edit = match deviation {
+            Deviation::Tamper { party, edit } if *party == p => Some(edit.clone()),
+            _ => None,
+        };
+        let crash = match deviation {
+            Deviation::Crash { party, after } if *party == p => Some(*after),
+            _ => None,
+        };
+        let inputs = job.inputs[p].clone();
+        Box::pin(async move {
+            let ch = SharedChannel::new(TestChannel::new(mem, edit, crash));
+            let pre = match S::setup(ch.clone(), seed).await {
+                Ok(pre) => pre,
+                Err(e) => return PartyResult { outputs: Err(e), stats: None },
+            };
+            let mut party = match AuthGcParty::new(pre, ch, session, job.options) {
+                Ok(party) => party,
+                Err(e) => return PartyResult { outputs: Err(e), stats: None },
+            };
+            let outputs = drive(&mut party, job, &inputs).await;
+            PartyResult { outputs, stats: Some(party.last_stats().clone()) }
+        }) as Pin<Box<dyn Future<Output = PartyResult> + '_>>
+    });
+    run_local(join_all(futures)).expect("the parties deadlocked")
+}
+
+async fn drive<P: Preprocessor, C: Channel>(
+    party: &mut AuthGcParty<P, C>,
+    job: &Job<'_>,
+    inputs: &[Vec<bool>],
+) -> Result<Outputs, AuthGcError> {
+    let c = job.circuit.circuit();
+    if job.mode == Mode::Pooled {
+        let ands = c.stats().and as usize;
+        let input_bits = c.input_bits().unwrap() as usize;
+        party.preprocess(ands, ands + input_bits, |_, _, _| {}).await?;
+    }
+    if job.mode != Mode::Interleaved {
+        party.prepare(job.circuit, &job.roles, |_, _, _| {}).await?;
+    }
+    party.run(&mut job.circuit.source(), &job.roles, inputs, |_, _, _| {}).await
+}
+
+/// Runs `job` honestly and checks every party's outputs against plaintext evaluation: exactly
+/// the recipients of each output value learn it, and they learn the right value.
+pub fn check_job<S: PreSetup>(job: &Job<'_>) -> Vec<PartyResult> {
+    let results = run_job::<S>(job, &Deviation::None);
+    let want = plaintext(job);
+    let errors: Vec<String> =
+        results.iter().enumerate().filter_map(|(p, r)| r.outputs.as_ref().err().map(|e| format!("party {p}: {e}"))).collect();
+    assert!(errors.is_empty(), "honest run failed: {errors:?}");
+    for (p, r) in results.iter().enumerate() {
+        let out = r.outputs.as_ref().expect("checked");
+        assert_eq!(out.len(), want.len());
+        for (i, (got, want)) in out.iter().zip(&want).enumerate() {
+            if job.roles.outputs[i].includes(p) {
+                assert_eq!(got.as_ref(), Some(want), "party {p}, output {i}, evaluator {}", job.roles.evaluator);
+            } else {
+                assert_eq!(got, &None, "party {p} must not learn output {i}");
+            }
+        }
+    }
+    results
+}
+
+/// The circuit's outputs on the job's inputs, in plaintext.
+pub fn plaintext(job: &Job<'_>) -> Vec<Vec<bool>> {
+    let c = job.circuit.circuit();
+    let mut next = vec![0usize; job.inputs.len()];
+    let all: Vec<Vec<bool>> = job
+        .roles
+        .owners
+        .iter()
+        .map(|&p| {
+            let v = job.inputs[p][next[p]].clone();
+            next[p] += 1;
+            v
+        })
+        .collect();
+    c.evaluate(&all).expect("plaintext evaluation")
+}
+
+/// The ideal dealer's Δ of every party for `seed`.
+pub fn ideal_deltas(seed: [u8; 32], n: usize) -> Vec<webmpc_core::Block> {
+    IdealPreprocessor::new(seed, 0, n).unwrap().deltas().to_vec()
+}
+
+/// Whether wire `w`'s value reaches an input of an AND gate through XOR, INV and COPY gates
+/// (for a single-assignment circuit).
+pub fn feeds_and(c: &Circuit, w: u32) -> bool {
+    let mut tainted = vec![false; c.wires as usize];
+    tainted[w as usize] = true;
+    for g in &c.gates {
+        match *g {
+            Gate::And { a, b, .. } if tainted[a as usize] || tainted[b as usize] => return true,
+            Gate::Xor { a, b, out } => tainted[out as usize] = tainted[a as usize] || tainted[b as usize],
+            Gate::Inv { a, out } | Gate::Copy { a, out } => tainted[out as usize] = tainted[a as usize],
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Splits per-value inputs (circuit order) among their owners.
+pub fn by_owner(owners: &[PartyId], values: &[Vec<bool>], parties: usize) -> Vec<Vec<Vec<bool>>> {
+    let mut out = vec![Vec::new(); parties];
+    for (&p, v) in owners.iter().zip(values) {
+        out[p].push(v.clone());
+    }
+    out
+}
+
+/// Every honest party (all but `cheater`) failed, and none of them learned anything.
+pub fn assert_all_abort(results: &[PartyResult], cheater: PartyId) -> Vec<AuthGcError> {
+    results
+        .iter()
+        .enumerate()
+        .filter(|(p, _)| *p != cheater)
+        .map(|(p, r)| match &r.outputs {
+            Ok(out) => panic!("honest party {p} finished with outputs {out:?} although party {cheater} cheated"),
+            Err(e) => e.clone(),
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Circuits.
+
+/// A reference circuit by file name, parsed and prepared once per test binary.
+pub fn reference(name: &str) -> &'static PreparedCircuit {
+    static CACHE: OnceLock<Vec<(&'static str, PreparedCircuit)>> = OnceLock::new();
+    const FILES: [&str; 7] =
+        ["aes_128.txt", "sha256.txt", "adder64.txt", "sub64.txt", "mult64.txt", "neg64.txt", "zero_equal.txt"];
+    let all = CACHE.get_or_init(|| {
+        FILES
+            .iter()
+            .map(|&f| {
+                let path = webmpc_circuit::testing::reference_dir().join(f);
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                (f, PreparedCircuit::new(Circuit::parse_bristol(&text).unwrap()).unwrap())
+            })
+            .collect()
+    });
+    &all.iter().find(|(f, _)| *f == name).unwrap_or_else(|| panic!("no circuit {name}")).1
+}
+
+pub fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+pub fn u64_bits(x: u64, width: usize) -> Vec<bool> {
+    (0..width).map(|k| (x >> k) & 1 == 1).collect()
+}
+
+pub fn bits_u64(bits: &[bool]) -> u64 {
+    bits.iter().enumerate().fold(0, |acc, (k, &b)| acc | (u64::from(b) << k))
+}
+
+/// A tiny single-assignment circuit builder for test circuits.
+pub struct Builder {
+    inputs: Vec<u32>,
+    wires: u32,
+    gates: Vec<Gate>,
+}
+
+impl Builder {
+    /// A builder whose input values have these widths (their wires come first).
+    pub fn new(inputs: &[u32]) -> Builder {
+        Builder { inputs: inputs.to_vec(), wires: inputs.iter().sum(), gates: Vec::new() }
+    }
+
+    /// The wires of input value i.
+    pub fn input(&self, i: usize) -> Vec<u32> {
+        let start: u32 = self.inputs[..i].iter().sum();
+        (start..start + self.inputs[i]).collect()
+    }
+
+    fn fresh(&mut self) -> u32 {
+        self.wires += 1;
+        self.wires - 1
+    }
+
+    pub fn xor(&mut self, a: u32, b: u32) -> u32 {
+        let out = self.fresh();
+        self.gates.push(Gate::Xor { a, b, out });
+        out
+    }
+
+    pub fn and(&mut self, a: u32, b: u32) -> u32 {
+        let out = self.fresh();
+        self.gates.push(Gate::And { a, b, out });
+        out
+    }
+
+    pub fn not(&mut self, a: u32) -> u32 {
+        let out = self.fresh();
+        self.gates.push(Gate::Inv { a, out });
+        out
+    }
+
+    pub fn constant(&mut self, value: bool) -> u32 {
+        let out = self.fresh();
+        self.gates.push(Gate::Const { value, out });
+        out
+    }
+
+    /// x > y (unsigned): no carry out of y + ¬x + 1; one AND per bit.
+    pub fn gt(&mut self, x: &[u32], y: &[u32]) -> u32 {
+        let mut carry = self.constant(true);
+        for (&xk, &yk) in x.iter().zip(y) {
+            let nx = self.not(xk);
+            // maj(y, ¬x, c) = c ⊕ ((y ⊕ c) ∧ (¬x ⊕ c))
+            let a = self.xor(yk, carry);
+            let b = self.xor(nx, carry);
+            let t = self.and(a, b);
+            carry = self.xor(carry, t);
+        }
+        self.not(carry)
+    }
+
+    /// s ? a : b, bitwise; one AND per bit.
+    pub fn mux(&mut self, s: u32, a: &[u32], b: &[u32]) -> Vec<u32> {
+        a.iter()
+            .zip(b)
+            .map(|(&ak, &bk)| {
+                let d = self.xor(ak, bk);
+                let t = self.and(s, d);
+                self.xor(bk, t)
+            })
+            .collect()
+    }
+
+    /// The circuit, with `outputs` (values, in order) copied to the last wires.
+    pub fn finish(mut self, outputs: &[Vec<u32>]) -> Circuit {
+        for value in outputs {
+            for &w in value {
+                let out = self.fresh();
+                self.gates.push(Gate::Copy { a: w, out });
+            }
+        }
+        Circuit {
+            wires: self.wires,
+            inputs: self.inputs,
+            outputs: outputs.iter().map(|v| v.len() as u32).collect(),
+            gates: self.gates,
+        }
+    }
+}
+
+/// Bits needed to write 0..n−1.
+pub fn index_bits(n: usize) -> usize {
+    (usize::BITS - (n - 1).max(1).leading_zeros()) as usize
+}
+
+/// A sealed-bid second-price (Vickrey) auction of `bidders` bids of `width` bits: outputs the
+/// winner's index (the first highest bidder) and the second-highest bid.
+pub fn vickrey(bidders: usize, width: u32) -> Circuit {
+    let mut b = Builder::new(&vec![width; bidders]);
+    let ib = index_bits(bidders);
+    let consts = |b: &mut Builder, v: usize| -> Vec<u32> { (0..ib).map(|k| b.constant((v >> k) & 1 == 1)).collect() };
+    let mut best = b.input(0);
+    let mut second: Vec<u32> = (0..width).map(|_| b.constant(false)).collect();
+    let mut winner = consts(&mut b, 0);
+    for i in 1..bidders {
+        let bid = b.input(i);
+        let above_best = b.gt(&bid, &best);
+        let above_second = b.gt(&bid, &second);
+        // second ← above_best ? best : (above_second ? bid : second)
+        let runner = b.mux(above_second, &bid, &second);
+        second = b.mux(above_best, &best, &runner);
+        best = b.mux(above_best, &bid, &best);
+        let idx = consts(&mut b, i);
+        winner = b.mux(above_best, &idx, &winner);
+    }
+    b.finish(&[winner, second])
+}
+
+/// The auction's outcome in plaintext.
+pub fn vickrey_reference(bids: &[u64]) -> (usize, u64) {
+    let mut winner = 0;
+    for (i, &x) in bids.iter().enumerate() {
+        if x > bids[winner] {
+            winner = i;
+        }
+    }
+    let second = bids.iter().enumerate().filter(|&(i, _)| i != winner).map(|(_, &x)| x).max().unwrap_or(0);
+    (winner, second)
+}
+
+/// A random circuit over the given input widths using every gate kind; its last 8 wires are the
+/// output (copied there).
+pub fn random_circuit(seed: &[u8], inputs: &[u32]) -> Circuit {
+    let n_in: u32 = inputs.iter().sum();
+    let mut gates = Vec::new();
+    let mut wires = n_in;
+    for (k, &byte) in seed.iter().enumerate() {
+        let pick = |x: u32| x % wires;
+        let (a, b) = (pick(byte as u32 * 31 + k as u32), pick(byte as u32 * 7 + 3 * k as u32 + 1));
+        let out = wires;
+        gates.push(match byte % 6 {
+            0..=2 => Gate::And { a, b, out },
+            3 => Gate::Xor { a, b, out },
+            4 => Gate::Inv { a, out },
+            _ => {
+                if byte & 0x80 == 0 {
+                    Gate::Const { value: byte & 0x40 != 0, out }
+                } else {
+                    Gate::Copy { a, out }
+                }
+            }
+        });
+        wires += 1;
+    }
+    for i in 0..8 {
+        gates.push(Gate::Copy { a: wires - 8 + i, out: wires + i });
+    }
+    Circuit { wires: wires + 8, inputs: inputs.to_vec(), outputs: vec![8], gates }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A streamed circuit generated on the fly.
+
+/// `rounds` rounds over a 64-bit state s (initially x ⊕ y), each bit i in turn:
+/// s_i ← s_{i+1} ⊕ (s_i ∧ y_i), updated in place (wires are overwritten), so the circuit has 320
+/// wires whatever its length: 64 AND gates per round. Input 0 (x) and 1 (y), 64 bits each;
+/// output 64 bits. The gates are generated as they are asked for; nothing is stored.
+pub struct Recurrence {
+    rounds: u64,
+    pos: u64,
+    shape: Shape,
+}
+
+const STATE: u32 = 64;
+const S: u32 = 128;
+const T: u32 = 192;
+const O: u32 = 256;
+
+impl Recurrence {
+    pub fn new(rounds: u64) -> Recurrence {
+        let gates = 2 * u64::from(STATE) + 2 * u64::from(STATE) * rounds;
+        let mut hash = [0u8; 32];
+        hash[..8].copy_from_slice(&rounds.to_le_bytes());
+        hash[8..16].copy_from_slice(b"recurren");
+        Recurrence { rounds, pos: 0, shape: Shape { wires: 320, inputs: vec![64, 64], outputs: vec![64], gates, hash } }
+    }
+
+    fn gate(&self, g: u64) -> Gate {
+        let st = u64::from(STATE);
+        if g < st {
+            let i = g as u32;
+            return Gate::Xor { a: i, b: 64 + i, out: S + i };
+        }
+        let body = 2 * st * self.rounds;
+        if g < st + body {
+            let k = g - st;
+            let i = ((k / 2) % st) as u32;
+            return if k % 2 == 0 {
+                Gate::And { a: S + i, b: 64 + i, out: T + i }
+            } else {
+                Gate::Xor { a: S + (i + 1) % STATE, b: T + i, out: S + i }
+            };
+        }
+        let i = (g - st - body) as u32;
+        Gate::Copy { a: S + i, out: O + i }
+    }
+
+    /// The same recurrence in plaintext.
+    pub fn reference(x: u64, y: u64, rounds: u64) -> u64 {
+        let mut s = x ^ y;
+        for _ in 0..rounds {
+            for i in 0..64 {
+                let si = (s >> i) & 1;
+                let next = (s >> ((i + 1) % 64)) & 1;
+                let yi = (y >> i) & 1;
+                let v = next ^ (si & yi);
+                s = (s & !(1 << i)) | (v << i);
+            }
+        }
+        s
+    }
+}
+
+impl GateSource for Recurrence {
+    fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    async fn next_chunk(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError> {
+        out.clear();
+        // Odd piece sizes on purpose: the protocol must cut its own chunks.
+        let take = (max.max(1) as u64).min(777).min(self.shape.gates - self.pos);
+        out.extend((self.pos..self.pos + take).map(|g| self.gate(g)));
+        self.pos += take;
+        Ok(())
+    }
+}
+
+/// Roles with party `evaluator` evaluating, `owners` owning the inputs and every output to all.
+pub fn roles_all(evaluator: PartyId, owners: &[PartyId], outputs: usize) -> Roles {
+    Roles { evaluator, owners: owners.to_vec(), outputs: vec![Recipients::ALL; outputs] }
+}

@@ -1,0 +1,350 @@
+//! Every check of the online protocol, each with a deviating party that it catches: tampered
+//! garbled rows, a wrong mask share to an input owner, wrong input labels, an inconsistent
+//! broadcast of a masked input, a wrong output mask share, a lying evaluator, a wrong F_Pre.AND
+//! opening, malformed or truncated messages, and a party that disconnects at every point of a
+//! run. Every honest party must end with a typed error (never a hang, never an output computed
+//! from the cheater's deviation), and the party whose check fires must name the check and, where
+//! it can, the cheater.
+//!
+//! Deviations edit what the cheater sends (`Tamper` inside the test channel), by the message's
+//! index per destination. For the job used here (interleaved run, 3 parties, evaluator 0, adder64
+//! with input 0 from party 1 and input 1 from party 2, one chunk) the schedule per pair is:
+//!
+//! | index | garbler → evaluator | garbler → garbler | evaluator → garbler |
+//! |---|---|---|---|
+//! | 0 | agreement (64 B) | agreement | agreement |
+//! | 1 | input-mask opening (32 B) | input-mask opening (40 B) | input-mask opening |
+//! | 2 | masked inputs (8 B from an owner) | masked inputs | masked inputs |
+//! | 3 | broadcast check | broadcast check | broadcast check |
+//! | 4 | input labels (2048 B) | F_Pre.AND opening (48 B) | F_Pre.AND opening |
+//! | 5 | F_Pre.AND opening | output-mask opening (40 B) | masked outputs + labels (1032 B) |
+//! | 6 | garbled table (12128 B) | | output-mask opening |
+//! | 7 | output-mask opening | | |
+//!
+//! Every edit asserts the length it expects, so a change of schedule fails loudly instead of
+//! tampering with another message.
+//!
+//! Generic over the preprocessor: `Pre` is the only line to change to run on another F_Pre.
+
+mod common;
+
+use common::*;
+use std::rc::Rc;
+use webmpc_authgc::online::{Options, Recipients, Roles};
+use webmpc_authgc::{AuthGcError, Phase};
+use webmpc_core::channel::PartyId;
+use webmpc_core::Block;
+
+type Pre = Ideal;
+
+const N: usize = 3;
+const EVAL: PartyId = 0;
+const TABLE: usize = 63 * 4 * N * 16 + 32;
+
+fn adder_job(outputs: Recipients) -> Job<'static> {
+    let c = reference("adder64.txt");
+    let owners = [1, 2];
+    let values = vec![u64_bits(0x0123_4567_89ab_cdef, 64), u64_bits(0xfedc_ba98_7654_3210, 64)];
+    Job {
+        circuit: c,
+        roles: Roles { evaluator: EVAL, owners: owners.to_vec(), outputs: vec![outputs] },
+        inputs: by_owner(&owners, &values, N),
+        mode: Mode::Interleaved,
+        options: Options::default(),
+    }
+}
+
+/// Party `cheater` applies `f` to its `index`-th message to `to`, which must be `len` bytes.
+fn edit(cheater: PartyId, to: PartyId, index: usize, len: usize, f: impl Fn(&mut Vec<u8>) + 'static) -> Deviation {
+    Deviation::Tamper {
+        party: cheater,
+        edit: Rc::new(move |dest, i, m: &mut Vec<u8>| {
+            if dest == to && i == index {
+                assert_eq!(m.len(), len, "message {index} to party {to} is not the one this test means to edit");
+                f(m);
+            }
+        }),
+    }
+}
+
+fn cheating(phase: Phase, culprit: Option<PartyId>, check: &'static str) -> AuthGcError {
+    AuthGcError::cheating(phase, culprit, check)
+}
+
+/// Runs the adder job with `deviation` by `cheater`; checks that `detector` reports `expected`
+/// and that every honest party aborted. Returns the honest parties' errors.
+fn caught(deviation: Deviation, cheater: PartyId, detector: PartyId, expected: AuthGcError) -> Vec<AuthGcError> {
+    caught_in(&adder_job(Recipients::ALL), deviation, cheater, detector, expected)
+}
+
+fn caught_in(job: &Job<'_>, deviation: Deviation, cheater: PartyId, detector: PartyId, expected: AuthGcError) -> Vec<AuthGcError> {
+    let results = run_job::<Pre>(job, &deviation);
+    let errors = assert_all_abort(&results, cheater);
+    check_detector(&results, detector, expected);
+    errors
+}
+
+fn check_detector(results: &[PartyResult], detector: PartyId, expected: AuthGcError) {
+    let got = results[detector].outputs.as_ref().unwrap_err();
+    assert_eq!(got, &expected, "party {detector} must name the check");
+    assert_eq!(got.code(), expected.code());
+}
+
+/// For deviations in the last round (output masks): the recipient that is cheated aborts naming
+/// the check, and an honest party that had already received everything it needs may finish —
+/// but only with the right outputs (security with abort; designated abort for private outputs).
+fn caught_in_last_round(deviation: Deviation, cheater: PartyId, detector: PartyId, expected: AuthGcError) {
+    let job = adder_job(Recipients::ALL);
+    let results = run_job::<Pre>(&job, &deviation);
+    check_detector(&results, detector, expected);
+    let want = plaintext(&job);
+    for (p, r) in results.iter().enumerate().filter(|(p, _)| *p != cheater) {
+        if let Ok(out) = &r.outputs {
+            assert_eq!(out[0].as_ref(), Some(&want[0]), "party {p} finished, so with the right output");
+        }
+    }
+}
+
+#[test]
+fn the_schedule_in_the_docs_is_the_honest_run() {
+    // Counts every message per pair of an honest run of the job and checks the table above.
+    use std::cell::RefCell;
+    let log: Rc<RefCell<Vec<(PartyId, usize, usize)>>> = Rc::default();
+    let l = log.clone();
+    let dev = Deviation::Tamper { party: 1, edit: Rc::new(move |to, i, m: &mut Vec<u8>| l.borrow_mut().push((to, i, m.len()))) };
+    let results = run_job::<Pre>(&adder_job(Recipients::ALL), &dev);
+    assert!(results.iter().all(|r| r.outputs.is_ok()));
+    let to_eval: Vec<usize> = log.borrow().iter().filter(|m| m.0 == EVAL).map(|m| m.2).collect();
+    assert_eq!(to_eval, vec![64, 32, 8, 32, 2048, 48, TABLE, 40]);
+    let to_garbler: Vec<usize> = log.borrow().iter().filter(|m| m.0 == 2).map(|m| m.2).collect();
+    assert_eq!(to_garbler, vec![64, 40, 8, 32, 48, 40]);
+}
+
+#[test]
+fn a_tampered_garbled_row_is_caught_naming_the_garbler() {
+    let expected = cheating(Phase::Online, Some(2), "tag check on a decrypted garbled row");
+    let bits_at = 63 * 4 * N * 16;
+    // The masked bits of every row.
+    caught(edit(2, EVAL, 6, TABLE, move |m| m[bits_at..].iter_mut().for_each(|b| *b ^= 0xff)), 2, EVAL, expected.clone());
+    // The tag under the evaluator's key (garbler 2's slot for party 0 is block 0 of each row).
+    caught(
+        edit(2, EVAL, 6, TABLE, |m| {
+            for row in 0..63 * 4 {
+                m[row * N * 16] ^= 1;
+            }
+        }),
+        2,
+        EVAL,
+        expected.clone(),
+    );
+    // The tag under garbler 1's key: not checked at this gate, but the evaluator then derives a
+    // wrong label for garbler 1, whose next row decrypts to garbage (caught, naming garbler 1's
+    // row — the deviation makes an honest garbler's row fail, which still aborts everyone).
+    let errors = run_job::<Pre>(
+        &adder_job(Recipients::ALL),
+        &edit(2, EVAL, 6, TABLE, |m| {
+            for row in 0..63 * 4 {
+                m[(row * N + 1) * 16] ^= 1;
+            }
+        }),
+    );
+    assert_all_abort(&errors, 2);
+    assert_eq!(errors[EVAL].outputs.as_ref().unwrap_err().code(), "CHEATING_DETECTED");
+    // The label share: the evaluator's label for garbler 2 is wrong, caught at the next AND gate.
+    caught(
+        edit(2, EVAL, 6, TABLE, |m| {
+            for row in 0..63 * 4 {
+                m[(row * N + 2) * 16 + 5] ^= 0x40;
+            }
+        }),
+        2,
+        EVAL,
+        expected,
+    );
+}
+
+#[test]
+fn a_wrong_mask_share_to_an_input_owner_is_caught() {
+    // Garbler 2 (and, separately, the evaluator) flips a share bit it opens to owner 1.
+    let expected = |c| cheating(Phase::Online, Some(c), "input mask shares to their owner");
+    caught(edit(2, 1, 1, 40, |m| m[0] ^= 1), 2, 1, expected(2));
+    caught(edit(EVAL, 1, 1, 40, |m| m[3] ^= 0x10), EVAL, 1, expected(EVAL));
+    // Or sends a wrong tag digest with the right bits.
+    caught(edit(1, 2, 1, 40, |m| m[20] ^= 1), 1, 2, expected(1));
+}
+
+#[test]
+fn a_wrong_input_label_is_caught_at_the_next_and_gate() {
+    let c = reference("adder64.txt").circuit();
+    assert!(feeds_and(c, 0), "input bit 0 reaches an AND gate");
+    let expected = cheating(Phase::Online, Some(2), "tag check on a decrypted garbled row");
+    // A garbage label for input bit 0 (wire 0).
+    caught(edit(2, EVAL, 4, 2048, |m| m[7] ^= 0x80), 2, EVAL, expected.clone());
+    // The *other* valid label, L ⊕ Δ (what a garbler that wants to flip the input would send):
+    // the evaluator decrypts the row its x̂ selects under the key of another row.
+    let mut seed = [0u8; 32];
+    webmpc_core::random::fill(&mut seed).unwrap();
+    let delta = ideal_deltas(seed, N)[2];
+    for bit in [0usize, 64, 70] {
+        let dev = edit(2, EVAL, 4, 2048, move |m| {
+            let l = Block::slice_from_bytes_mut(&mut m[16 * bit..16 * bit + 16]).unwrap();
+            l[0] ^= delta;
+        });
+        let results = run_job_seeded::<Pre>(&adder_job(Recipients::ALL), &dev, seed);
+        assert_all_abort(&results, 2);
+        assert_eq!(results[EVAL].outputs.as_ref().unwrap_err(), &expected, "input bit {bit}");
+    }
+}
+
+#[test]
+fn a_wrong_label_on_a_wire_that_reaches_no_and_gate_is_harmless() {
+    // adder64's top input bits only reach the top sum bit through XOR gates: no row is decrypted
+    // under their labels, so a wrong label there cannot be seen — and cannot change anything but
+    // what the evaluator would forward to the cheater itself.
+    let c = reference("adder64.txt").circuit();
+    let w = (0..128).find(|&w| !feeds_and(c, w)).expect("some input bit reaches no AND gate") as usize;
+    let mut seed = [0u8; 32];
+    webmpc_core::random::fill(&mut seed).unwrap();
+    let delta = ideal_deltas(seed, N)[2];
+    let job = adder_job(Recipients::only(&[0, 1]));
+    let dev = edit(2, EVAL, 4, 2048, move |m| {
+        let l = Block::slice_from_bytes_mut(&mut m[16 * w..16 * w + 16]).unwrap();
+        l[0] ^= delta;
+    });
+    let results = run_job_seeded::<Pre>(&job, &dev, seed);
+    let want = plaintext(&job);
+    for p in [0, 1] {
+        assert_eq!(results[p].outputs.as_ref().unwrap()[0].as_ref(), Some(&want[0]), "party {p}'s output is right");
+    }
+}
+
+#[test]
+fn an_inconsistent_broadcast_of_a_masked_input_is_caught_by_everyone() {
+    let expected = cheating(Phase::Online, None, "broadcast consistency check");
+    // Owner 1 shows garbler 2 a different x̂ than the evaluator; then the evaluator's own input
+    // (a 3-party adder with input 0 from the evaluator) shown differently to garbler 1.
+    for (cheater, to) in [(1, 2), (1, EVAL)] {
+        let errors = caught(edit(cheater, to, 2, 8, |m| m[0] ^= 1), cheater, to, expected.clone());
+        assert!(errors.iter().all(|e| e == &expected), "every honest party names the check: {errors:?}");
+    }
+    let mut job = adder_job(Recipients::ALL);
+    job.roles.owners = vec![EVAL, 2];
+    job.inputs = by_owner(&[EVAL, 2], &[u64_bits(5, 64), u64_bits(6, 64)], N);
+    let errors = caught_in(&job, edit(EVAL, 1, 2, 8, |m| m[7] ^= 0x80), EVAL, 1, expected.clone());
+    assert!(errors.iter().all(|e| e == &expected));
+}
+
+#[test]
+fn a_wrong_output_mask_share_is_caught_by_its_recipient() {
+    let expected = |c| cheating(Phase::Online, Some(c), "output mask shares to their recipients");
+    // Garbler 2 to the evaluator, garbler 1 to garbler 2, the evaluator to garbler 1.
+    caught_in_last_round(edit(2, EVAL, 7, 40, |m| m[0] ^= 4), 2, EVAL, expected(2));
+    caught_in_last_round(edit(1, 2, 5, 40, |m| m[1] ^= 1), 1, 2, expected(1));
+    caught_in_last_round(edit(EVAL, 1, 6, 40, |m| m[39] ^= 1), EVAL, 1, expected(EVAL));
+}
+
+#[test]
+fn a_lying_evaluator_is_caught_by_every_other_recipient() {
+    let expected = cheating(Phase::Online, Some(EVAL), "output label check (masked output value)");
+    let len = 8 + 16 * 64;
+    // Flip a masked output bit (keeping the label it holds), for each garbler recipient.
+    for to in [1, 2] {
+        caught(edit(EVAL, to, 5, len, |m| m[0] ^= 1), EVAL, to, expected.clone());
+    }
+    // Flip a bit and send a random label; or keep the bits and alter a label.
+    caught(
+        edit(EVAL, 1, 5, len, |m| {
+            m[0] ^= 2;
+            m[8 + 16..8 + 32].copy_from_slice(&[0x5a; 16]);
+        }),
+        EVAL,
+        1,
+        expected.clone(),
+    );
+    caught(edit(EVAL, 2, 5, len, |m| m[8 + 16 * 63] ^= 1), EVAL, 2, expected);
+    // A recipient-only output: the evaluator sends nothing to the others (no message 5 for them).
+    let mut job = adder_job(Recipients::only(&[2]));
+    job.mode = Mode::Phased;
+    let results = check_job::<Pre>(&job);
+    assert_eq!(results[1].outputs.as_ref().unwrap()[0], None);
+}
+
+#[test]
+fn a_wrong_f_pre_and_opening_is_caught() {
+    // Garbler 1 flips one of its d shares to garbler 2 (message 4) and to the evaluator (5).
+    let expected = cheating(Phase::Dependent, Some(1), "F_Pre.AND opening of d and e");
+    caught(edit(1, 2, 4, 48, |m| m[0] ^= 1), 1, 2, expected.clone());
+    caught(edit(1, EVAL, 5, 48, |m| m[15] ^= 0x01), 1, EVAL, expected);
+}
+
+#[test]
+fn malformed_and_truncated_messages_are_typed_errors() {
+    // Tables one byte short and one byte long.
+    let expected = AuthGcError::Malformed { phase: Phase::Dependent, peer: 2, what: "garbled table chunk" };
+    caught(edit(2, EVAL, 6, TABLE, |m| m.truncate(m.len() - 1)), 2, EVAL, expected.clone());
+    caught(edit(2, EVAL, 6, TABLE, |m| m.push(0)), 2, EVAL, expected.clone());
+    caught(edit(2, EVAL, 6, TABLE, |m| m.clear()), 2, EVAL, expected);
+    // Masked inputs with a nonzero padding bit, or of the wrong length.
+    let mut job = adder_job(Recipients::ALL);
+    let c = webmpc_authgc::online::PreparedCircuit::new(random_circuit(&[1, 2, 3, 4, 5, 6, 7, 8, 9], &[3, 3])).unwrap();
+    job.circuit = &c;
+    job.inputs = by_owner(&[1, 2], &[vec![true; 3], vec![false; 3]], N);
+    caught_in(
+        &job,
+        edit(1, EVAL, 2, 1, |m| m[0] |= 0x80),
+        1,
+        EVAL,
+        AuthGcError::Malformed { phase: Phase::Online, peer: 1, what: "masked inputs" },
+    );
+    for (cheater, to, index, len) in [(1, 2, 2, 8), (2, EVAL, 4, 2048), (EVAL, 2, 5, 1032), (2, EVAL, 0, 64)] {
+        let results = run_job::<Pre>(&adder_job(Recipients::ALL), &edit(cheater, to, index, len, |m| m.truncate(m.len() - 1)));
+        assert_all_abort(&results, cheater);
+        let err = results[to].outputs.as_ref().unwrap_err();
+        assert_eq!(err.code(), "MALFORMED_MESSAGE", "message {index} from {cheater} to {to}: {err}");
+        assert_eq!(err.peer(), Some(cheater));
+    }
+}
+
+#[test]
+fn a_party_that_disconnects_at_any_point_makes_every_honest_party_abort() {
+    // For the evaluator and a garbler, crash before each of its sends in turn (and also run the
+    // job phased). Nothing may hang; every honest party ends with a typed error — except that
+    // once the crashing party has sent everything a peer needs, that peer may finish, and then
+    // only with the right outputs.
+    for mode in [Mode::Interleaved, Mode::Phased] {
+        let mut job = adder_job(Recipients::ALL);
+        job.mode = mode;
+        let want = plaintext(&job);
+        for cheater in [EVAL, 1, 2] {
+            let mut after = 0;
+            let mut finished_at = Vec::new();
+            loop {
+                let results = run_job::<Pre>(&job, &Deviation::Crash { party: cheater, after });
+                if results[cheater].outputs.is_ok() {
+                    break; // it sent everything before the crash point
+                }
+                let mut finished = 0;
+                for (p, r) in results.iter().enumerate().filter(|(p, _)| *p != cheater) {
+                    match &r.outputs {
+                        Ok(out) => {
+                            finished += 1;
+                            assert_eq!(out[0].as_ref(), Some(&want[0]), "party {p} finished with a wrong output");
+                        }
+                        Err(e) => assert_eq!(e.code(), "PEER_DISCONNECTED", "party {p}, crash of {cheater} after {after}: {e}"),
+                    }
+                }
+                finished_at.push(finished);
+                after += 1;
+                assert!(after < 40, "the run has more messages than expected");
+            }
+            // The crash also fires on a receive once `after` messages are sent, so the party
+            // sends `after - 1` messages in a run. Until it has sent the first of its
+            // output-mask shares (the last round, one message per peer), nobody can finish.
+            let sends = after - 1;
+            for (k, &f) in finished_at.iter().enumerate().take(sends - (N - 1) + 1) {
+                assert_eq!(f, 0, "crash of {cheater} after {k} sends in {mode:?}");
+            }
+            assert!(sends >= 10, "{cheater} sends at least 10 messages ({sends})");
+        }
+    }
+}

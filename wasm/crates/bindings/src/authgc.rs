@@ -1,0 +1,484 @@
+//! n-party authenticated garbling (malicious, with abort) over a JavaScript transport: one
+//! `AuthGcSession` per party, set up once (the preprocessor's setup), then function-independent
+//! preprocessing, function-dependent preprocessing of a known circuit, and runs of prepared or
+//! streamed circuits. Also `AuthGcLocal`: every party in this Wasm instance over the Rust
+//! in-memory network, for benchmarks and single-process runs.
+//!
+//! **The preprocessor is built in one place**, [`make_preprocessor`] (with its type [`Pre`]):
+//! until the real F_Pre lands it is the trusted dealer `IdealPreprocessor`, seeded from the
+//! session id, which is **not secure** (anyone who knows the session id knows every party's
+//! keys); `AuthGcSession.preprocessor` says so (`"ideal-insecure"`) so the SDK can refuse or warn.
+//!
+//! Errors are JS `Error`s: the transport's own error when the network failed; a `CircuitError`
+//! for a circuit that does not decode; otherwise `name = "ProtocolError"` with a stable `code`
+//! (`CHEATING_DETECTED`, `MALFORMED_MESSAGE`, `PARAMETER_MISMATCH`, `INVALID_ARGUMENT`, `BUSY`,
+//! …), and when known `peer` (the party at fault), `phase` (`"setup"`,
+//! `"function-independent preprocessing"`, `"function-dependent preprocessing"`, `"online"`) and
+//! `check` (which check failed). Never a secret.
+
+use crate::channel::{JsChannel, JsTransport};
+use crate::ot::{protocol_error, with_instance, JsChannelProbe, Shared};
+use crate::yao::{JsPieces, JsPreparedCircuit};
+use core::cell::RefCell;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use sha2::{Digest, Sha256};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+use webmpc_authgc::ideal::IdealPreprocessor;
+use webmpc_authgc::online::local::{LocalAuthGc, LocalChannel};
+use webmpc_authgc::online::{
+    AuthGcParty, GateSource, Options, Outputs, Recipients, Roles, Shape, SharedChannel, MAX_PARTIES,
+};
+use webmpc_authgc::{AuthGcError, Phase};
+use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits};
+use webmpc_core::channel::{Channel, ChannelError};
+use webmpc_ot::OtError;
+
+/// The preprocessor every party uses. Swap for the real F_Pre here and in
+/// [`make_preprocessor`].
+pub type Pre = IdealPreprocessor;
+
+/// What [`AuthGcSession::preprocessor`] reports for [`Pre`].
+const PRE_KIND: &str = "ideal-insecure";
+
+/// Builds this party's preprocessor over its channel (the setup phase: base OTs for the real
+/// F_Pre). The trusted dealer derives its seed from the session id, which every party knows:
+/// a test double only.
+pub fn make_preprocessor<C: Channel + 'static>(
+    ch: SharedChannel<C>,
+    session: [u8; 32],
+) -> impl Future<Output = Result<Pre, AuthGcError>> {
+    let (me, n) = (ch.party(), ch.parties());
+    async move {
+        let mut h = Sha256::new();
+        h.update(b"webmpc/authgc/ideal-dealer-seed/v1");
+        h.update(session);
+        IdealPreprocessor::new(h.finalize().into(), me, n)
+    }
+}
+
+type Party = AuthGcParty<Pre, SharedChannel<JsChannel>>;
+
+/// Polls `F`, clearing the stack region its callees used after every poll: garbling spills
+/// labels, keys and tags onto Wasm's shadow stack, which outlives the call.
+struct Scrubbed<F>(F);
+
+impl<F: Future> Future for Scrubbed<F> {
+    type Output = F::Output;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: structural pinning of the only field; it is never moved out.
+        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
+        let out = inner.poll(cx);
+        crate::scrub_stack();
+        out
+    }
+}
+
+fn is_transport(e: &AuthGcError) -> bool {
+    matches!(
+        e,
+        AuthGcError::Channel(ChannelError::Transport { .. }) | AuthGcError::Ot(OtError::Channel(ChannelError::Transport { .. }))
+    )
+}
+
+/// The JS error for `e` (see the module docs).
+fn authgc_error(e: &AuthGcError, ch: Option<&JsChannel>) -> JsValue {
+    if let AuthGcError::Circuit(c) = e {
+        return crate::circuit::circuit_error(c.clone());
+    }
+    let transport = is_transport(e) && ch.is_some();
+    let err = protocol_error(e.to_string(), e.code(), e.peer(), is_transport(e), ch);
+    if !transport {
+        annotate(&err, e);
+    }
+    err
+}
+
+/// Adds `phase` and `check` to a ProtocolError.
+fn annotate(err: &JsValue, e: &AuthGcError) {
+    if let Some(phase) = e.phase() {
+        let _ = Reflect::set(err, &"phase".into(), &phase.name().into());
+    }
+    let check = match e {
+        AuthGcError::CheatingDetected { check, .. } => Some(*check),
+        AuthGcError::Malformed { what, .. } | AuthGcError::ParameterMismatch { what, .. } => Some(*what),
+        _ => None,
+    };
+    if let Some(check) = check {
+        let _ = Reflect::set(err, &"check".into(), &check.into());
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> JsValue {
+    authgc_error(&AuthGcError::InvalidArgument(msg.into()), None)
+}
+
+/// Most bytes of one garbled-table message: well under the channel's message limit
+/// ([`crate::channel::MAX_MESSAGE_BYTES`]), since a chunk's table takes 64·n bytes per AND gate.
+const MAX_TABLE_BYTES: usize = 48 << 20;
+
+/// Reads the options object `{ chunkGates?, batch? }` (both whole numbers ≥ 1) for `parties`
+/// parties: `chunkGates` defaults to 2^16 and may not let a table message exceed
+/// [`MAX_TABLE_BYTES`].
+fn options(obj: &JsValue, parties: usize) -> Result<Options, JsValue> {
+    let most_gates = MAX_TABLE_BYTES / (64 * parties.max(1));
+    let mut o = Options { chunk_gates: Options::default().chunk_gates.min(most_gates), ..Options::default() };
+    if obj.is_undefined() || obj.is_null() {
+        return Ok(o);
+    }
+    let get = |key: &str, limit: usize| -> Result<Option<usize>, JsValue> {
+        let v = Reflect::get(obj, &key.into()).map_err(|_| invalid("options must be an object"))?;
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        let n = v.as_f64().ok_or_else(|| invalid(format!("options.{key} must be a number")))?;
+        if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0 && n <= limit as f64) {
+            return Err(invalid(format!("options.{key} must be a whole number in 1..={limit}")));
+        }
+        Ok(Some(n as usize))
+    };
+    if let Some(c) = get("chunkGates", most_gates)? {
+        o.chunk_gates = c;
+    }
+    if let Some(b) = get("batch", 1 << 22)? {
+        o.batch = b;
+    }
+    Ok(o)
+}
+
+fn session_bytes(bytes: &[u8]) -> Result<[u8; 32], JsValue> {
+    bytes.try_into().map_err(|_| invalid("the session id must be 32 bytes"))
+}
+
+/// One party of an authenticated-garbling session.
+#[wasm_bindgen(js_name = AuthGcSession)]
+pub struct AuthGcSession {
+    inner: Shared<Party>,
+    party: usize,
+    parties: usize,
+}
+
+/// Sets up this party of an n-party session over `transport` (its `party` and `parties` fields
+/// say who and how many): builds the preprocessor (the setup phase). `session` is a 32-byte id
+/// all parties share and that differs between sessions; `options` is `{ chunkGates?, batch? }`
+/// (every party must pass the same; `chunkGates` at most 48 MiB / (64·parties), default
+/// 2^16 or that bound). Resolves to an `AuthGcSession`.
+#[wasm_bindgen(js_name = authgcSetup)]
+pub fn authgc_setup(transport: JsTransport, session: &[u8], options_obj: JsValue) -> Promise {
+    let prepared = (|| -> Result<_, JsValue> {
+        let sid = session_bytes(session)?;
+        let ch = JsChannel::new(transport).map_err(invalid)?;
+        if ch.parties() < 2 || ch.parties() > MAX_PARTIES {
+            return Err(invalid(format!("authenticated garbling needs 2 to {MAX_PARTIES} parties")));
+        }
+        let opts = options(&options_obj, ch.parties())?;
+        Ok((sid, opts, ch))
+    })();
+    let (sid, opts, ch) = match prepared {
+        Ok(p) => p,
+        Err(e) => return Promise::reject(&e),
+    };
+    future_to_promise(Scrubbed(async move {
+        let probe = JsChannelProbe::new(&ch);
+        let (party, parties) = (ch.party(), ch.parties());
+        let ch = SharedChannel::new(ch);
+        let built = match make_preprocessor(ch.clone(), sid).await {
+            Ok(pre) => AuthGcParty::new(pre, ch, sid, opts),
+            Err(e) => Err(e),
+        };
+        match built {
+            Ok(p) => Ok(AuthGcSession { inner: Rc::new(RefCell::new(Some(p))), party, parties }.into()),
+            Err(e) => {
+                let err = probe.error_with(e.to_string(), e.code(), e.peer(), is_transport(&e));
+                if !is_transport(&e) {
+                    annotate(&err, &e);
+                }
+                Err(err)
+            }
+        }
+    }))
+}
+
+/// Calls `progress(phaseName, done, total)`, ignoring what it throws.
+fn reporter(progress: Option<Function>) -> impl FnMut(Phase, u64, u64) {
+    move |phase, done, total| {
+        if let Some(f) = &progress {
+            let _ = f.call3(&JsValue::NULL, &phase.name().into(), &(done as f64).into(), &(total as f64).into());
+        }
+    }
+}
+
+/// Roles from JS: `evaluator`, `owners` (party of each input value) and `outputs` (recipient bit
+/// mask of each output value: bit p = party p; 0xffffffff = every party).
+fn roles(shape: &Shape, parties: usize, evaluator: u32, owners: &[u32], outputs: &[u32]) -> Result<Roles, JsValue> {
+    if owners.len() != shape.inputs.len() || outputs.len() != shape.outputs.len() {
+        return Err(invalid("owners/outputs must have one entry per input/output value"));
+    }
+    let roles = Roles {
+        evaluator: evaluator as usize,
+        owners: owners.iter().map(|&p| p as usize).collect(),
+        outputs: outputs.iter().map(|&m| if m == u32::MAX { Recipients::ALL } else { Recipients::from_mask(u64::from(m)) }).collect(),
+    };
+    if roles.evaluator >= parties || roles.owners.iter().any(|&p| p >= parties) {
+        return Err(invalid("the evaluator and every owner must be a party of the session"));
+    }
+    if roles.outputs.iter().any(|r| r.mask(parties) == 0) {
+        return Err(invalid("every output needs a recipient among the parties"));
+    }
+    Ok(roles)
+}
+
+/// This party's input values (big-endian bytes, ceil(width / 8) each, for the inputs it owns
+/// in circuit order) as bits.
+fn input_bits(shape: &Shape, roles: &Roles, me: usize, inputs: &Array) -> Result<Vec<Vec<bool>>, JsValue> {
+    let widths: Vec<u32> = (0..roles.owners.len()).filter(|&i| roles.owners[i] == me).map(|i| shape.inputs[i]).collect();
+    if inputs.length() as usize != widths.len() {
+        return Err(invalid(format!("{} input values given; this party owns {}", inputs.length(), widths.len())));
+    }
+    widths
+        .iter()
+        .enumerate()
+        .map(|(k, &w)| {
+            let bytes: Uint8Array =
+                inputs.get(k as u32).dyn_into().map_err(|_| invalid("each input value must be a Uint8Array"))?;
+            if bytes.length() as usize != (w as usize).div_ceil(8) {
+                return Err(invalid(format!("input value {} must be {} bytes", k + 1, (w as usize).div_ceil(8))));
+            }
+            Ok(bits_from_bytes_be(&bytes.to_vec(), w))
+        })
+        .collect()
+}
+
+fn outputs_to_js(out: &Outputs) -> JsValue {
+    let arr = Array::new();
+    for v in out {
+        match v {
+            Some(bits) => arr.push(&Uint8Array::from(bytes_be_from_bits(bits).as_slice())),
+            None => arr.push(&JsValue::UNDEFINED),
+        };
+    }
+    arr.into()
+}
+
+/// Runs `f` on the party taken out of the session, putting it back only on success, with the
+/// stack scrubbed after every poll.
+fn with_party<F, Fut>(slot: &Shared<Party>, f: F) -> Promise
+where
+    F: FnOnce(Party) -> Fut + 'static,
+    Fut: Future<Output = (Party, Result<JsValue, AuthGcError>)> + 'static,
+{
+    with_instance(slot, move |p| {
+        Scrubbed(async move {
+            let (p, r) = f(p).await;
+            match r {
+                Ok(v) => (Some(p), Ok(v)),
+                Err(e) => {
+                    let err = authgc_error(&e, Some(p.channel().inner()));
+                    (None, Err(err))
+                }
+            }
+        })
+    })
+}
+
+#[wasm_bindgen(js_class = AuthGcSession)]
+impl AuthGcSession {
+    /// This party's index.
+    #[wasm_bindgen(getter)]
+    pub fn party(&self) -> u32 {
+        self.party as u32
+    }
+
+    /// The number of parties.
+    #[wasm_bindgen(getter)]
+    pub fn parties(&self) -> u32 {
+        self.parties as u32
+    }
+
+    /// Which preprocessor runs underneath: `"ideal-insecure"` (the trusted dealer, a test
+    /// double) until the real F_Pre is wired in.
+    #[wasm_bindgen(getter)]
+    pub fn preprocessor(&self) -> String {
+        PRE_KIND.into()
+    }
+
+    /// Pooled material: `{ triples, masks }` (fails with `BUSY` while a call runs).
+    pub fn pooled(&self) -> Result<JsValue, JsValue> {
+        let slot = self.inner.borrow();
+        let p = slot.as_ref().ok_or_else(crate::ot::busy)?;
+        let (t, m) = p.pooled();
+        let obj = Object::new();
+        let _ = Reflect::set(&obj, &"triples".into(), &(t as f64).into());
+        let _ = Reflect::set(&obj, &"masks".into(), &(m as f64).into());
+        Ok(obj.into())
+    }
+
+    /// Function-independent preprocessing: pools `andGates` AND triples and `masks` random masks
+    /// (one per input bit and per AND gate of the circuits to come). Every party must call it
+    /// with the same sizes. `progress(phase, done, total)` is optional.
+    pub fn preprocess(&self, and_gates: f64, masks: f64, progress: Option<Function>) -> Result<Promise, JsValue> {
+        let limit = 1usize << 30;
+        let a = crate::js_size("andGates", and_gates, limit).map_err(|_| invalid(format!("andGates must be a whole number ≤ {limit}")))?;
+        let m = crate::js_size("masks", masks, limit).map_err(|_| invalid(format!("masks must be a whole number ≤ {limit}")))?;
+        Ok(with_party(&self.inner, move |mut p| async move {
+            let r = p.preprocess(a, m, reporter(progress)).await.map(|_| JsValue::UNDEFINED);
+            (p, r)
+        }))
+    }
+
+    /// Function-dependent preprocessing of `circuit` (a `PreparedCircuit`) for these roles,
+    /// before inputs: garbles it and leaves the tables with the evaluator. `owners[i]`: the party
+    /// of input value i; `outputs[i]`: the recipient mask of output value i (bit p = party p,
+    /// 0xffffffff = all).
+    pub fn prepare(
+        &self,
+        circuit: &JsPreparedCircuit,
+        evaluator: u32,
+        owners: &[u32],
+        outputs: &[u32],
+        progress: Option<Function>,
+    ) -> Result<Promise, JsValue> {
+        let prepared = circuit.0.clone();
+        let roles = roles(prepared.source().shape(), self.parties, evaluator, owners, outputs)?;
+        Ok(with_party(&self.inner, move |mut p| async move {
+            let r = p.prepare(&prepared, &roles, reporter(progress)).await.map(|_| JsValue::UNDEFINED);
+            (p, r)
+        }))
+    }
+
+    /// Runs `circuit` with this party's `inputs` (its input values in circuit order, big-endian
+    /// bytes, ceil(width / 8) each). After a matching `prepare` only the online phase runs.
+    /// Resolves to one entry per output value: big-endian bytes, or `undefined` when the value
+    /// is not revealed to this party.
+    pub fn run(
+        &self,
+        circuit: &JsPreparedCircuit,
+        evaluator: u32,
+        owners: &[u32],
+        outputs: &[u32],
+        inputs: Array,
+        progress: Option<Function>,
+    ) -> Result<Promise, JsValue> {
+        let prepared = circuit.0.clone();
+        let shape = prepared.source().shape().clone();
+        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
+        let values = input_bits(&shape, &roles, self.party, &inputs)?;
+        Ok(with_party(&self.inner, move |mut p| async move {
+            let mut source = prepared.source();
+            let r = p.run(&mut source, &roles, &values, reporter(progress)).await.map(|o| outputs_to_js(&o));
+            (p, r)
+        }))
+    }
+
+    /// Like [`run`](Self::run) for a circuit streamed from JavaScript (garbling and evaluation
+    /// interleave chunk by chunk, so memory does not grow with the circuit): `prefix` holds the
+    /// start of the binary encoding (at least its header), `hash` the content hash every party
+    /// agreed on (checked against the streamed bytes before any output), and `pull()` resolves
+    /// to the next piece of the encoding, or `null` after the last.
+    #[wasm_bindgen(js_name = runStream)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_stream(
+        &self,
+        prefix: &[u8],
+        hash: &[u8],
+        pull: Function,
+        evaluator: u32,
+        owners: &[u32],
+        outputs: &[u32],
+        inputs: Array,
+        progress: Option<Function>,
+    ) -> Result<Promise, JsValue> {
+        let hash: [u8; 32] = hash.try_into().map_err(|_| invalid("the declared circuit hash must be 32 bytes"))?;
+        let mut source =
+            webmpc_garble::StreamSource::new(prefix, hash, JsPieces(pull)).map_err(|e| authgc_error(&e.into(), None))?;
+        let shape = source.shape().clone();
+        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
+        let values = input_bits(&shape, &roles, self.party, &inputs)?;
+        Ok(with_party(&self.inner, move |mut p| async move {
+            let r = p.run(&mut source, &roles, &values, reporter(progress)).await.map(|o| outputs_to_js(&o));
+            (p, r)
+        }))
+    }
+}
+
+/// Every party of a session in this Wasm instance over the Rust in-memory network, with the same
+/// preprocessor as [`AuthGcSession`]: what the benchmarks time phase by phase (each call runs all
+/// parties on this thread and returns when they are done).
+#[wasm_bindgen(js_name = AuthGcLocal)]
+pub struct AuthGcLocal {
+    local: LocalAuthGc<Pre>,
+    parties: usize,
+}
+
+fn local_error(e: AuthGcError) -> JsValue {
+    authgc_error(&e, None)
+}
+
+#[wasm_bindgen(js_class = AuthGcLocal)]
+impl AuthGcLocal {
+    /// Sets up `parties` parties (the setup phase). `options` as for `authgcSetup`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(parties: u32, options_obj: JsValue) -> Result<AuthGcLocal, JsValue> {
+        let n = parties as usize;
+        if !(2..=MAX_PARTIES).contains(&n) {
+            return Err(invalid(format!("authenticated garbling needs 2 to {MAX_PARTIES} parties")));
+        }
+        let opts = options(&options_obj, n)?;
+        let mut session = [0u8; 32];
+        webmpc_core::random::fill(&mut session).map_err(crate::js_error)?;
+        crate::scrubbed(|| {
+            let local = LocalAuthGc::setup(n, opts, |ch: LocalChannel| make_preprocessor(ch, session)).map_err(local_error)?;
+            Ok(AuthGcLocal { local, parties: n })
+        })
+    }
+
+    /// Bytes each party has sent so far.
+    #[wasm_bindgen(js_name = bytesSent)]
+    pub fn bytes_sent(&self) -> Vec<f64> {
+        self.local.bytes_sent().into_iter().map(|b| b as f64).collect()
+    }
+
+    /// Function-independent preprocessing at every party.
+    pub fn preprocess(&mut self, and_gates: f64, masks: f64) -> Result<(), JsValue> {
+        let limit = 1usize << 30;
+        let a = crate::js_size("andGates", and_gates, limit)?;
+        let m = crate::js_size("masks", masks, limit)?;
+        crate::scrubbed(|| self.local.preprocess(a, m).map_err(local_error))
+    }
+
+    /// Function-dependent preprocessing of `circuit` at every party.
+    pub fn prepare(&mut self, circuit: &JsPreparedCircuit, evaluator: u32, owners: &[u32], outputs: &[u32]) -> Result<(), JsValue> {
+        let roles = roles(circuit.0.source().shape(), self.parties, evaluator, owners, outputs)?;
+        crate::scrubbed(|| self.local.prepare(&circuit.0, &roles).map_err(local_error))
+    }
+
+    /// Runs `circuit`; `inputs[p]` is party p's array of input values (as for
+    /// `AuthGcSession.run`). Returns every party's outputs (an array per party).
+    pub fn run(
+        &mut self,
+        circuit: &JsPreparedCircuit,
+        evaluator: u32,
+        owners: &[u32],
+        outputs: &[u32],
+        inputs: Array,
+    ) -> Result<Array, JsValue> {
+        let shape = circuit.0.source().shape().clone();
+        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
+        if inputs.length() as usize != self.parties {
+            return Err(invalid("one array of input values per party"));
+        }
+        let mut values = Vec::with_capacity(self.parties);
+        for p in 0..self.parties {
+            let mine: Array = inputs.get(p as u32).dyn_into().map_err(|_| invalid("inputs[p] must be an array"))?;
+            values.push(input_bits(&shape, &roles, p, &mine)?);
+        }
+        crate::scrubbed(|| {
+            let all = self.local.run(&circuit.0, &roles, &values).map_err(local_error)?;
+            Ok(all.iter().map(outputs_to_js).collect())
+        })
+    }
+}

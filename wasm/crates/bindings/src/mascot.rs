@@ -1,0 +1,382 @@
+//! MASCOT (arithmetic MPC with malicious security, any n ≥ 2) over a JavaScript transport: one
+//! `MascotSession` per party, set up once per session (base OTs and COPE with every peer), then
+//! `preprocess` (triples, random bits) and `run` (programs in the `webmpc_spdz::program` format)
+//! any number of times. Errors are `ProtocolError`s with stable codes (`MAC_CHECK_FAILED`,
+//! `SACRIFICE_FAILED`, `CHEATING_DETECTED`, `MALFORMED_MESSAGE`, `PARAMETER_MISMATCH`,
+//! `MALFORMED_PROGRAM`, `PROGRAM_TOO_LARGE`, `INVALID_ARGUMENT`, `BUSY`, …) and a `peer` when
+//! the failed check can name one; a failure of the transport rethrows the transport's own error.
+//! Nothing secret is ever in an error.
+//!
+//! `MascotLocalBench` runs every party inside this Wasm instance over the Rust in-memory network:
+//! what the benchmark suite measures as "in-wasm-memory".
+
+use crate::channel::{JsChannel, JsTransport};
+use crate::ot::{channel, protocol_error, session_id, with_instance, JsChannelProbe, Shared};
+use crate::{js_size, JsResult};
+use core::cell::RefCell;
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+use webmpc_spdz::local::Local;
+use webmpc_spdz::program::Program;
+use webmpc_spdz::store::Counts;
+use webmpc_spdz::{Field, FieldKind, Fp, Gf128, Party, ProgramError, SpdzError};
+
+/// Most triples or bits one `preprocess` call may ask for (memory: ~100 bytes per item).
+const MAX_PREPROCESS: usize = 10_000_000;
+/// Largest program accepted (bytes).
+const MAX_PROGRAM_BYTES: usize = 256 << 20;
+
+enum Role {
+    Prime(Party<Fp, JsChannel>),
+    Binary(Party<Gf128, JsChannel>),
+}
+
+impl Role {
+    fn channel(&self) -> &JsChannel {
+        match self {
+            Role::Prime(p) => p.channel(),
+            Role::Binary(p) => p.channel(),
+        }
+    }
+}
+
+fn spdz_error(e: &SpdzError, ch: Option<&JsChannel>) -> JsValue {
+    protocol_error(e.to_string(), e.code(), e.peer(), e.is_transport(), ch)
+}
+
+fn invalid(msg: impl Into<String>) -> JsValue {
+    spdz_error(&SpdzError::InvalidArgument(msg.into()), None)
+}
+
+fn field_kind(field: &str) -> Result<FieldKind, JsValue> {
+    match field {
+        "prime" => Ok(FieldKind::Prime),
+        "binary" => Ok(FieldKind::Binary),
+        _ => Err(invalid("field must be \"prime\" or \"binary\"")),
+    }
+}
+
+fn decode_program(bytes: &[u8]) -> Result<Program, JsValue> {
+    if bytes.len() > MAX_PROGRAM_BYTES {
+        return Err(spdz_error(&ProgramError::TooLarge { what: "encoding", limit: MAX_PROGRAM_BYTES }.into(), None));
+    }
+    Program::decode(bytes).map_err(|e| spdz_error(&e.into(), None))
+}
+
+fn inputs_of(bytes: &[u8]) -> Result<Vec<[u8; 16]>, JsValue> {
+    if bytes.len() % 16 != 0 {
+        return Err(invalid("inputs must be 16 bytes (little-endian) per value"));
+    }
+    Ok(bytes.chunks_exact(16).map(|c| c.try_into().expect("16 bytes")).collect())
+}
+
+fn outputs_to_js(out: &[Option<[u8; 16]>]) -> JsValue {
+    let arr = Array::new();
+    for v in out {
+        match v {
+            Some(b) => arr.push(&Uint8Array::from(&b[..])),
+            None => arr.push(&JsValue::UNDEFINED),
+        };
+    }
+    arr.into()
+}
+
+fn counts_to_js(c: &Counts) -> JsValue {
+    let obj = Object::new();
+    let _ = Reflect::set(&obj, &"triples".into(), &(c.triples as f64).into());
+    let _ = Reflect::set(&obj, &"bits".into(), &(c.bits as f64).into());
+    let masks = Array::new();
+    for m in &c.masks {
+        masks.push(&(*m as f64).into());
+    }
+    let _ = Reflect::set(&obj, &"masks".into(), &masks);
+    obj.into()
+}
+
+/// The preprocessed material a program needs: `{ triples, bits, masks: number[] }` (masks per
+/// party: one per input it owns and one per output revealed to it alone).
+#[wasm_bindgen(js_name = mascotRequirements)]
+pub fn mascot_requirements(program: &[u8]) -> JsResult<JsValue> {
+    crate::scrubbed(|| Ok(counts_to_js(&decode_program(program)?.requirements())))
+}
+
+/// One party of a MASCOT session.
+#[wasm_bindgen(js_name = MascotSession)]
+pub struct MascotSession {
+    inner: Shared<Role>,
+    field: FieldKind,
+    party: usize,
+    parties: usize,
+}
+
+/// Sets up this party (`field`: `"prime"` for F_p with p = 2^128 − 173, `"binary"` for
+/// GF(2^128)); `session` is the 32-byte id all parties agreed on, fresh per session. Resolves to
+/// a `MascotSession` once the base OTs and COPE with every peer are done.
+#[wasm_bindgen(js_name = mascotSetup)]
+pub fn mascot_setup(transport: JsTransport, field: &str, session: &[u8]) -> Promise {
+    let prepared = (|| -> Result<_, JsValue> { Ok((field_kind(field)?, channel(transport)?, session_id(session)?)) })();
+    let (field, ch, sid) = match prepared {
+        Ok(p) => p,
+        Err(e) => return Promise::reject(&e),
+    };
+    let (party, parties) = (webmpc_core::channel::Channel::party(&ch), webmpc_core::channel::Channel::parties(&ch));
+    future_to_promise(async move {
+        let probe = JsChannelProbe::new(&ch);
+        let role = match field {
+            FieldKind::Prime => Party::<Fp, _>::setup(ch, &sid).await.map(Role::Prime),
+            FieldKind::Binary => Party::<Gf128, _>::setup(ch, &sid).await.map(Role::Binary),
+        };
+        match role {
+            Ok(r) => Ok(MascotSession { inner: Rc::new(RefCell::new(Some(r))), field, party, parties }.into()),
+            Err(e) => Err(probe.error_with(e.to_string(), e.code(), e.peer(), e.is_transport())),
+        }
+    })
+}
+
+fn report(progress: &Option<Function>, phase: &str, done: usize, total: usize) {
+    if let Some(f) = progress {
+        // A throwing progress callback must not abort the protocol.
+        let _ = f.call3(&JsValue::NULL, &phase.into(), &(done as f64).into(), &(total as f64).into());
+    }
+}
+
+async fn preprocess_role<F: Field>(
+    p: &mut Party<F, JsChannel>,
+    triples: usize,
+    bits: usize,
+    progress: &Option<Function>,
+) -> Result<(), SpdzError> {
+    p.preprocess_triples(triples, |d, t| report(progress, "triples", d, t)).await?;
+    p.preprocess_bits(bits, |d, t| report(progress, "bits", d, t)).await
+}
+
+async fn run_role<F: Field>(
+    p: &mut Party<F, JsChannel>,
+    program: &Program,
+    inputs: &[[u8; 16]],
+    progress: &Option<Function>,
+) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
+    p.run(program, inputs, |d, t| report(progress, "run", d, t)).await
+}
+
+#[wasm_bindgen(js_class = MascotSession)]
+impl MascotSession {
+    /// This party's index.
+    #[wasm_bindgen(getter)]
+    pub fn party(&self) -> u32 {
+        self.party as u32
+    }
+
+    /// The number of parties.
+    #[wasm_bindgen(getter)]
+    pub fn parties(&self) -> u32 {
+        self.parties as u32
+    }
+
+    /// `"prime"` or `"binary"`.
+    #[wasm_bindgen(getter)]
+    pub fn field(&self) -> String {
+        match self.field {
+            FieldKind::Prime => "prime".into(),
+            FieldKind::Binary => "binary".into(),
+        }
+    }
+
+    /// What the store holds now (`{ triples, bits, masks }`), or `undefined` while a call runs.
+    #[wasm_bindgen(getter)]
+    pub fn stored(&self) -> JsValue {
+        match &*self.inner.borrow() {
+            Some(Role::Prime(p)) => counts_to_js(&p.store().counts()),
+            Some(Role::Binary(p)) => counts_to_js(&p.store().counts()),
+            None => JsValue::UNDEFINED,
+        }
+    }
+
+    /// Triples per preprocessing batch (all parties must use the same; default 1024).
+    #[wasm_bindgen(js_name = setBatch)]
+    pub fn set_batch(&self, batch: f64) -> JsResult<()> {
+        let b = js_size("batch", batch, webmpc_spdz::party::MAX_BATCH)?;
+        let r = match self.inner.borrow_mut().as_mut() {
+            Some(Role::Prime(p)) => p.set_batch(b),
+            Some(Role::Binary(p)) => p.set_batch(b),
+            None => return Err(crate::ot::busy()),
+        };
+        r.map_err(|e| spdz_error(&e, None))
+    }
+
+    /// Generates `triples` triples and `bits` random bits into the store (all parties must ask
+    /// for the same). `progress(phase, done, total)` with phase `"triples"` or `"bits"`.
+    pub fn preprocess(&self, triples: f64, bits: f64, progress: Option<Function>) -> JsResult<Promise> {
+        let t = js_size("triples", triples, MAX_PREPROCESS)?;
+        let b = js_size("bits", bits, MAX_PREPROCESS)?;
+        Ok(with_instance(&self.inner, move |mut role| async move {
+            let r = match &mut role {
+                Role::Prime(p) => preprocess_role(p, t, b, &progress).await,
+                Role::Binary(p) => preprocess_role(p, t, b, &progress).await,
+            };
+            match r {
+                Ok(()) => (Some(role), Ok(JsValue::UNDEFINED)),
+                Err(e) => {
+                    let err = spdz_error(&e, Some(role.channel()));
+                    (None, Err(err))
+                }
+            }
+        }))
+    }
+
+    /// Runs a program (the `webmpc_spdz::program` encoding; every party passes the same bytes)
+    /// with this party's inputs: 16 little-endian bytes per input it owns, in program order
+    /// (field elements canonical; unsigned integers as is; signed integers in two's complement).
+    /// Preprocessing the program needs beyond the store is generated first.
+    /// `progress("run", done, total)` counts instructions. Resolves to one entry per output: a
+    /// 16-byte `Uint8Array` if this party learns it, else `undefined`.
+    pub fn run(&self, program: &[u8], inputs: &[u8], progress: Option<Function>) -> JsResult<Promise> {
+        let program = decode_program(program)?;
+        if program.field != self.field {
+            return Err(spdz_error(&ProgramError::Mismatch("program is for the other field".into()).into(), None));
+        }
+        let inputs = inputs_of(inputs)?;
+        Ok(with_instance(&self.inner, move |mut role| async move {
+            let r = match &mut role {
+                Role::Prime(p) => run_role(p, &program, &inputs, &progress).await,
+                Role::Binary(p) => run_role(p, &program, &inputs, &progress).await,
+            };
+            match r {
+                Ok(out) => (Some(role), Ok(outputs_to_js(&out))),
+                // Wrong inputs are refused before any traffic: the session stays usable.
+                Err(e @ (SpdzError::InvalidArgument(_) | SpdzError::Program(_))) => {
+                    let err = spdz_error(&e, None);
+                    (Some(role), Err(err))
+                }
+                Err(e) => {
+                    let err = spdz_error(&e, Some(role.channel()));
+                    (None, Err(err))
+                }
+            }
+        }))
+    }
+}
+
+enum LocalRole {
+    Prime(Local<Fp>),
+    Binary(Local<Gf128>),
+}
+
+/// Every party of a session inside this Wasm instance over the in-memory network (benchmarks
+/// and self-tests; synchronous calls).
+#[wasm_bindgen(js_name = MascotLocalBench)]
+pub struct MascotLocalBench(LocalRole);
+
+fn bench_error(e: SpdzError) -> JsValue {
+    spdz_error(&e, None)
+}
+
+#[wasm_bindgen(js_class = MascotLocalBench)]
+impl MascotLocalBench {
+    /// Sets up `parties` parties over `field` (`"prime"` or `"binary"`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(parties: f64, field: &str) -> JsResult<MascotLocalBench> {
+        let n = js_size("parties", parties, 16)?;
+        crate::scrubbed(|| {
+            Ok(MascotLocalBench(match field_kind(field)? {
+                FieldKind::Prime => LocalRole::Prime(Local::setup(n).map_err(bench_error)?),
+                FieldKind::Binary => LocalRole::Binary(Local::setup(n).map_err(bench_error)?),
+            }))
+        })
+    }
+
+    /// Generates `n` triples on every party and discards them; returns how many each got.
+    #[wasm_bindgen(js_name = generateTriples)]
+    pub fn generate_triples(&mut self, n: f64) -> JsResult<f64> {
+        let n = js_size("triples", n, MAX_PREPROCESS)?;
+        crate::scrubbed(|| {
+            Ok(match &mut self.0 {
+                LocalRole::Prime(l) => l.generate_triples(n),
+                LocalRole::Binary(l) => l.generate_triples(n),
+            }
+            .map_err(bench_error)? as f64)
+        })
+    }
+
+    /// Adds `triples` triples and `bits` bits to every party's store.
+    pub fn preprocess(&mut self, triples: f64, bits: f64) -> JsResult<()> {
+        let t = js_size("triples", triples, MAX_PREPROCESS)?;
+        let b = js_size("bits", bits, MAX_PREPROCESS)?;
+        crate::scrubbed(|| {
+            match &mut self.0 {
+                LocalRole::Prime(l) => l.preprocess_bits(b).and_then(|_| l.preprocess_triples(t)),
+                LocalRole::Binary(l) => l.preprocess_bits(b).and_then(|_| l.preprocess_triples(t)),
+            }
+            .map_err(bench_error)
+        })
+    }
+
+    /// Runs a program; `inputs` is an array (one entry per party) of flat 16-byte-per-value
+    /// inputs. Returns party 0's outputs.
+    pub fn run(&mut self, program: &[u8], inputs: Array) -> JsResult<JsValue> {
+        let program = decode_program(program)?;
+        let mut all = Vec::new();
+        for v in inputs.iter() {
+            let bytes: Uint8Array = v.dyn_into().map_err(|_| invalid("each party's inputs must be a Uint8Array"))?;
+            all.push(inputs_of(&bytes.to_vec())?);
+        }
+        crate::scrubbed(|| {
+            let out = match &mut self.0 {
+                LocalRole::Prime(l) => l.run(&program, &all),
+                LocalRole::Binary(l) => l.run(&program, &all),
+            }
+            .map_err(bench_error)?;
+            Ok(outputs_to_js(out.first().map(|v| v.as_slice()).unwrap_or(&[])))
+        })
+    }
+
+    /// Bytes all parties have sent.
+    #[wasm_bindgen(js_name = bytesSent)]
+    pub fn bytes_sent(&self) -> f64 {
+        match &self.0 {
+            LocalRole::Prime(l) => l.bytes_sent() as f64,
+            LocalRole::Binary(l) => l.bytes_sent() as f64,
+        }
+    }
+}
+
+/// `n` multiplications in F_p (p = 2^128 − 173) in a dependent chain; returns a checksum byte.
+/// For timing the field arithmetic in Wasm (the benchmark suite's field row).
+#[wasm_bindgen(js_name = mascotFieldMulLoop)]
+pub fn mascot_field_mul_loop(n: f64) -> JsResult<u8> {
+    let n = js_size("n", n, 1 << 30)?;
+    let mut x = Fp::from_u128(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
+    let y = Fp::from_u128(0xfedc_ba98_7654_3210_8899_aabb_ccdd_eeff);
+    for _ in 0..n {
+        x = x * y + y;
+    }
+    Ok(x.to_bytes()[0])
+}
+
+/// The Vickrey auction program of `bids` unsigned `bits`-bit bids among `parties` parties (bid i
+/// from party i mod n; outputs winner index and price to all; ties to the lowest index), in the
+/// program encoding. For benchmarks, tests and demos until the TypeScript builder exists.
+#[wasm_bindgen(js_name = mascotVickreyProgram)]
+pub fn mascot_vickrey_program(parties: f64, bids: f64, bits: f64) -> JsResult<Vec<u8>> {
+    let n = js_size("parties", parties, webmpc_spdz::program::MAX_PARTIES)?;
+    let k = js_size("bids", bids, 1 << 16)?;
+    let b = js_size("bits", bits, webmpc_spdz::program::MAX_CMP_BITS as usize)?;
+    if n < 2 || k == 0 || b == 0 {
+        return Err(invalid("need at least 2 parties, 1 bid and 1 bit"));
+    }
+    Ok(webmpc_spdz::examples::vickrey(n, k, b as u8).encode())
+}
+
+/// `m` independent products of party 0's and party 1's field inputs in one layer, summed (the
+/// online-multiplication benchmark's program).
+#[wasm_bindgen(js_name = mascotProductsProgram)]
+pub fn mascot_products_program(field: &str, parties: f64, m: f64) -> JsResult<Vec<u8>> {
+    let n = js_size("parties", parties, webmpc_spdz::program::MAX_PARTIES)?;
+    let m = js_size("m", m, 1 << 21)?;
+    if n < 2 || m == 0 {
+        return Err(invalid("need at least 2 parties and 1 product"));
+    }
+    Ok(webmpc_spdz::examples::products(field_kind(field)?, n, m).encode())
+}

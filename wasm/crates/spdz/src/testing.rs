@@ -1,0 +1,121 @@
+//! Deviations a party can be told to commit, for the cheating-party tests (feature `ideal` or
+//! `cfg(test)` only; never compiled into the shipped library). Each names the check that must
+//! catch it.
+
+use crate::field::Field;
+use webmpc_core::channel::PartyId;
+
+/// A deviation from the protocol.
+#[derive(Debug, Clone, Default)]
+pub enum Cheat {
+    /// Honest.
+    #[default]
+    None,
+    /// Feeds a different x into COPE towards `peer` than it keeps as its own share (every row of
+    /// u for one value off by one): caught by the input check (MAC_CHECK_FAILED). (An error in a
+    /// single row i only matters when the peer's Δ_i = 1, so it would be caught half the time.)
+    InconsistentCope {
+        /// The peer whose COPE gets the bad row.
+        peer: PartyId,
+    },
+    /// Uses a Δ^(i) in COPE's Initialize that differs from the one in its own MACs: caught by
+    /// the input check.
+    WrongDelta,
+    /// Sends wrong Gilboa corrections d to `peer` (all k of the first product off by one, i.e.
+    /// a different b): the triple is wrong; caught by the sacrifice (SACRIFICE_FAILED). (A
+    /// single wrong d_h only matters when the receiver's bit a_h = 1: the selective-failure
+    /// leak that Combine's τ = 3 exists for.)
+    WrongD {
+        /// The peer that gets the bad d.
+        peer: PartyId,
+    },
+    /// Adds 1 to its share of one product c in Multiply: caught by the sacrifice.
+    WrongProduct,
+    /// Opens a share off by one (to everyone): caught by the MAC check.
+    WrongOpenShare,
+    /// Sends a different share to `to` than to the others when opening: caught by the broadcast
+    /// consistency check (CHEATING_DETECTED) when another honest party sees the right value.
+    InconsistentOpen {
+        /// The party that gets the bad share.
+        to: PartyId,
+    },
+    /// Sends a different ε for its input to `to` in the online phase: caught by the broadcast
+    /// consistency check.
+    InconsistentInput {
+        /// The party that gets the bad ε.
+        to: PartyId,
+    },
+    /// Commits to a wrong σ in the MAC check: caught by the MAC check.
+    WrongSigma,
+}
+
+fn bump<F: Field>(bytes: &mut [u8]) {
+    if let Some(x) = F::from_bytes(bytes[..16].try_into().expect("16 bytes")) {
+        bytes[..16].copy_from_slice(&(x + F::ONE).to_bytes());
+    }
+}
+
+impl Cheat {
+    pub(crate) fn on_cope<F: Field>(&self, peer: PartyId, msg: &mut [u8]) {
+        if let Cheat::InconsistentCope { peer: p } = self {
+            // Value 1 (value 0 is the dummy) in every row.
+            let l = msg.len() / 16 / 128;
+            if *p == peer && l > 1 {
+                for row in 0..128 {
+                    bump::<F>(&mut msg[16 * (row * l + 1)..]);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn on_gilboa_d<F: Field>(&self, peer: PartyId, d: &mut [F]) {
+        if let Cheat::WrongD { peer: p } = self {
+            if *p == peer {
+                for x in d.iter_mut().take(crate::gilboa::K) {
+                    *x += F::ONE;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn on_product<F: Field>(&self, c: &mut [F]) {
+        if let Cheat::WrongProduct = self {
+            // Every raw product of the first triple: combining cannot cancel the error.
+            for x in c.iter_mut().take(crate::party::TAU) {
+                *x += F::ONE;
+            }
+        }
+    }
+
+    pub(crate) fn on_open<F: Field>(&self, v: &mut [F]) {
+        if let Cheat::WrongOpenShare = self {
+            if let Some(x) = v.first_mut() {
+                *x += F::ONE;
+            }
+        }
+    }
+
+    pub(crate) fn on_open_to<F: Field>(&self, to: PartyId, v: &mut [F]) {
+        if let Cheat::InconsistentOpen { to: t } = self {
+            if *t == to {
+                if let Some(x) = v.first_mut() {
+                    *x += F::ONE;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn on_input_to<F: Field>(&self, to: PartyId, v: &mut [F]) {
+        if let Cheat::InconsistentInput { to: t } = self {
+            if *t == to {
+                if let Some(x) = v.first_mut() {
+                    *x += F::ONE;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn wrong_delta(&self) -> bool {
+        matches!(self, Cheat::WrongDelta)
+    }
+}
