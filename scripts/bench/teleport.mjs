@@ -177,7 +177,10 @@ async function partyMain(cfg) {
     return { result, cpu: cpuMs(process.cpuUsage(c0)), wall, bytes: sent - b0 };
   };
 
+  // WEBMPC_BENCH_DEBUG=1: each case's start on stderr (to find where a run stalls).
+  const debug = process.env.WEBMPC_BENCH_DEBUG ? (m) => process.stderr.write(`[${role} ${new Date().toISOString()}] ${m}\n`) : () => {};
   for (const c of cases) {
+    debug(`start ${c.id}`);
     const sessionId = sidOf(c.id);
     if (c.kind === 'rot') {
       let ot;
@@ -190,7 +193,9 @@ async function partyMain(cfg) {
           ot = party === 0 ? await sdk.teleportOtSender(o) : await sdk.teleportOtReceiver(o);
         }
       });
+      debug(`set up ${c.id}`);
       const call = await measure(() => (party === 0 ? ot.sendRandom(c.n) : ot.receiveRandom(c.n)));
+      debug(`ran ${c.id}`);
       // A cheap consistency check on the first OT: the parties compare through the transport.
       const r = call.result;
       if (party === 0) {

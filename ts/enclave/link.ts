@@ -13,7 +13,16 @@
  */
 import { TransportError, WebmpcError } from '../errors.js';
 import type { RecvOptions, Transport } from '../net/transport.js';
-import { binaryData, closeWebSocket, defaultWebSocket, WS_OPEN, type WebSocketConstructor, type WebSocketLike } from '../net/websocket-like.js';
+import {
+  binaryData,
+  closeWebSocket,
+  defaultWebSocket,
+  WS_OPEN,
+  type WebSocketCloseEvent,
+  type WebSocketConstructor,
+  type WebSocketLike,
+  type WebSocketMessageEvent,
+} from '../net/websocket-like.js';
 
 /** How to reach an enclave-server. */
 export interface EnclaveLinkOptions {
@@ -38,6 +47,13 @@ function unavailable(message: string, cause?: unknown): WebmpcError {
   return new WebmpcError('ENCLAVE_UNAVAILABLE', message, cause === undefined ? undefined : { cause });
 }
 
+/** Socket events between `open` and the link's constructor. */
+interface Early {
+  messages: WebSocketMessageEvent[];
+  close: WebSocketCloseEvent | undefined;
+  error: boolean;
+}
+
 /** An open connection to an enclave-server. */
 export class EnclaveLink {
   readonly url: string;
@@ -50,7 +66,13 @@ export class EnclaveLink {
   #error: Error | undefined;
   #resolveClosed!: (e: Error | undefined) => void;
 
-  private constructor(url: string, socket: WebSocketLike, recvTimeoutMs: number) {
+  /**
+   * `early`: what the socket delivered between its `open` event and this constructor. In Node,
+   * `ws` can emit the first message (the enclave's evidence, when it arrived in the same read as
+   * the upgrade response) in the `process.nextTick` after `open`, before the `await` that
+   * builds the link resumes; those events are replayed here, or the session would wait forever.
+   */
+  private constructor(url: string, socket: WebSocketLike, recvTimeoutMs: number, early: Early) {
     this.url = url;
     this.#socket = socket;
     this.#recvTimeoutMs = recvTimeoutMs;
@@ -79,6 +101,9 @@ export class EnclaveLink {
     socket.onerror = () => {
       this.#fail(unavailable('the connection to the enclave-server failed'));
     };
+    for (const event of early.messages) socket.onmessage?.(event);
+    if (early.close) socket.onclose?.(early.close);
+    else if (early.error) socket.onerror?.(undefined);
   }
 
   /** Opens a connection (a fresh attested session on the server). */
@@ -88,6 +113,7 @@ export class EnclaveLink {
     }
     const Ctor = defaultWebSocket(options.WebSocket);
     const timeoutMs = options.connectTimeoutMs ?? 10_000;
+    const early: Early = { messages: [], close: undefined, error: false };
     const socket = await new Promise<WebSocketLike>((resolve, reject) => {
       let s: WebSocketLike;
       try {
@@ -100,8 +126,13 @@ export class EnclaveLink {
       const done = (err?: Error) => {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
-        s.onopen = s.onerror = s.onclose = null;
+        s.onopen = null;
+        // Until the link takes the socket over, keep what arrives (see the constructor).
+        s.onmessage = (event) => early.messages.push(event);
+        s.onclose = (event) => (early.close ??= event);
+        s.onerror = () => (early.error = true);
         if (err) {
+          s.onmessage = s.onerror = s.onclose = null;
           try {
             s.close();
           } catch {
@@ -120,7 +151,7 @@ export class EnclaveLink {
       s.onerror = () => done(unavailable(`cannot reach the enclave-server at ${options.url}`));
       s.onclose = () => done(unavailable(`the enclave-server at ${options.url} refused the connection`));
     });
-    return new EnclaveLink(options.url, socket, options.recvTimeoutMs ?? 60_000);
+    return new EnclaveLink(options.url, socket, options.recvTimeoutMs ?? 60_000, early);
   }
 
   /** Sends one link frame; waits while the socket's queue is above its high-water mark. */
