@@ -4,6 +4,7 @@
  * | name     | parties | computes on | security                                                    |
  * |----------|---------|-------------|-------------------------------------------------------------|
  * | `yao2pc` | 2       | circuits    | semi-honest: tables unchecked, evaluator picks garbler's outputs |
+ * | `authgc` | 2–32    | circuits    | malicious, any n−1 corrupted, with (possibly non-unanimous) abort |
  * | `plain`  | 2+      | circuits    | none: inputs sent in the clear (debugging, reference)       |
  *
  * To add a protocol, write `./<name>.ts` exporting a {@link ProtocolModule} (see `./types.ts`)
@@ -11,6 +12,7 @@
  * part of `Session.run`/`Session.preprocess`'s types through {@link RoleOptionsOf} and
  * {@link PreprocessOptionsOf}.
  */
+import { authgc } from './authgc.js';
 import { plain } from './plain.js';
 import type { ProtocolModule, TypesOf } from './types.js';
 import { yao2pc } from './yao2pc.js';
@@ -18,6 +20,7 @@ import { yao2pc } from './yao2pc.js';
 /** Every protocol, by the name `Session.run` takes. */
 export const protocols = {
   yao2pc,
+  authgc,
   plain,
 } as const;
 
