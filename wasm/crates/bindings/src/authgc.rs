@@ -1,8 +1,8 @@
 //! n-party authenticated garbling (malicious, with abort) over a JavaScript transport: one
 //! `AuthGcSession` per party, set up once (the preprocessor's setup), then function-independent
 //! preprocessing, function-dependent preprocessing of a known circuit, and runs of prepared or
-//! streamed circuits. Also `AuthGcLocal`: every party in this Wasm instance over the Rust
-//! in-memory network, for benchmarks and single-process runs.
+//! streamed circuits. (The all-parties-in-one-instance runner the benchmarks time, `AuthGcLocal`,
+//! is in the never-shipped `webmpc-baseline` module.)
 //!
 //! **The preprocessor is built in one place**, [`make_preprocessor`] (with its type [`Pre`]): the
 //! real F_Pre of WRK17 (`webmpc_authgc::fpre::RealPreprocessor`: base OTs and KOS Δ-OT with every
@@ -30,7 +30,6 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use webmpc_authgc::fpre::RealPreprocessor;
-use webmpc_authgc::online::local::{LocalAuthGc, LocalChannel};
 use webmpc_authgc::online::{
     AuthGcParty, GateSource, Options, Outputs, Recipients, Roles, Shape, SharedChannel, MAX_PARTIES,
 };
@@ -462,86 +461,5 @@ impl AuthGcSession {
             let r = p.run(&mut source, &roles, &values, reporter(progress)).await.map(|o| outputs_to_js(&o));
             (p, r)
         }))
-    }
-}
-
-/// Every party of a session in this Wasm instance over the Rust in-memory network, with the same
-/// preprocessor as [`AuthGcSession`] (the real F_Pre): what the benchmarks time phase by phase
-/// (each call runs all parties on this thread and returns when they are done). There is no
-/// trusted-dealer variant in the SDK's Wasm; the native bench (`bench-authgc`) has one for
-/// comparison rows.
-#[wasm_bindgen(js_name = AuthGcLocal)]
-pub struct AuthGcLocal {
-    local: LocalAuthGc<Pre<webmpc_core::channel::memory::MemoryChannel>>,
-    parties: usize,
-}
-
-fn local_error(during: Phase) -> impl Fn(AuthGcError) -> JsValue {
-    move |e| authgc_error(&e, None, during)
-}
-
-#[wasm_bindgen(js_class = AuthGcLocal)]
-impl AuthGcLocal {
-    /// Sets up `parties` parties (the setup phase). `options` as for `authgcSetup`.
-    #[wasm_bindgen(constructor)]
-    pub fn new(parties: u32, options_obj: JsValue) -> Result<AuthGcLocal, JsValue> {
-        let n = parties as usize;
-        if !(2..=MAX_PARTIES).contains(&n) {
-            return Err(invalid(format!("authenticated garbling needs 2 to {MAX_PARTIES} parties")));
-        }
-        let opts = options(&options_obj, n)?;
-        let mut session = [0u8; 32];
-        webmpc_core::random::fill(&mut session).map_err(crate::js_error)?;
-        crate::scrubbed(|| {
-            let local = LocalAuthGc::setup(n, opts.run, |ch: LocalChannel| make_preprocessor(ch, session, opts.rho))
-                .map_err(local_error(Phase::Setup))?;
-            Ok(AuthGcLocal { local, parties: n })
-        })
-    }
-
-    /// Bytes each party has sent so far.
-    #[wasm_bindgen(js_name = bytesSent)]
-    pub fn bytes_sent(&self) -> Vec<f64> {
-        self.local.bytes_sent().into_iter().map(|b| b as f64).collect()
-    }
-
-    /// Function-independent preprocessing at every party.
-    pub fn preprocess(&mut self, and_gates: f64, masks: f64) -> Result<(), JsValue> {
-        let limit = 1usize << 30;
-        let a = crate::js_size("andGates", and_gates, limit)?;
-        let m = crate::js_size("masks", masks, limit)?;
-        crate::scrubbed(|| self.local.preprocess(a, m).map_err(local_error(Phase::Independent)))
-    }
-
-    /// Function-dependent preprocessing of `circuit` at every party.
-    pub fn prepare(&mut self, circuit: &JsPreparedCircuit, evaluator: u32, owners: &[u32], outputs: &[u32]) -> Result<(), JsValue> {
-        let roles = roles(circuit.0.source().shape(), self.parties, evaluator, owners, outputs)?;
-        crate::scrubbed(|| self.local.prepare(&circuit.0, &roles).map_err(local_error(Phase::Dependent)))
-    }
-
-    /// Runs `circuit`; `inputs[p]` is party p's array of input values (as for
-    /// `AuthGcSession.run`). Returns every party's outputs (an array per party).
-    pub fn run(
-        &mut self,
-        circuit: &JsPreparedCircuit,
-        evaluator: u32,
-        owners: &[u32],
-        outputs: &[u32],
-        inputs: Array,
-    ) -> Result<Array, JsValue> {
-        let shape = circuit.0.source().shape().clone();
-        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
-        if inputs.length() as usize != self.parties {
-            return Err(invalid("one array of input values per party"));
-        }
-        let mut values = Vec::with_capacity(self.parties);
-        for p in 0..self.parties {
-            let mine: Array = inputs.get(p as u32).dyn_into().map_err(|_| invalid("inputs[p] must be an array"))?;
-            values.push(input_bits(&shape, &roles, p, &mine)?);
-        }
-        crate::scrubbed(|| {
-            let all = self.local.run(&circuit.0, &roles, &values).map_err(local_error(Phase::Online))?;
-            Ok(all.iter().map(outputs_to_js).collect())
-        })
     }
 }
