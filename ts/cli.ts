@@ -444,7 +444,8 @@ const EVAL_USAGE =
   '                   parties: as many as --owners names, or --parties) or plain (no privacy)\n' +
   '  --parties N      authgc, plain: the number of parties (default: the highest owner + 1)\n' +
   '  --evaluator P    authgc: the evaluating party (default 0)\n' +
-  '  --json           print {"outputs": [...], "protocol", "parties", "ms", "andGates"} instead\n';
+  '  --json           print {"outputs": [...], "protocol", "ms", "andGates"} instead (authgc:\n' +
+  '                   also "parties")\n';
 
 async function runEval(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -513,7 +514,7 @@ async function runEval(args: string[]): Promise<number> {
     }
     if (values.json) {
       const andGates = countAnds(circuit.binary);
-      process.stdout.write(`${JSON.stringify({ outputs, protocol, parties, ms: Math.round(ms * 10) / 10, andGates })}\n`);
+      process.stdout.write(`${JSON.stringify({ outputs, protocol, ...(protocol === 'authgc' ? { parties } : {}), ms: Math.round(ms * 10) / 10, andGates })}\n`);
     } else {
       process.stdout.write(outputs.map((o) => `${o}\n`).join(''));
     }
