@@ -5,12 +5,14 @@
  * |----------|---------|-------------|-------------------------------------------------------------|
  * | `yao2pc` | 2       | circuits    | semi-honest: tables unchecked, evaluator picks garbler's outputs |
  * | `plain`  | 2+      | circuits    | none: inputs sent in the clear (debugging, reference)       |
+ * | `mascot` | 2+      | programs    | malicious with abort, n − 1 corrupt (integer inputs not range-checked) |
  *
  * To add a protocol, write `./<name>.ts` exporting a {@link ProtocolModule} (see `./types.ts`)
  * and add one entry below. Its run options (`garbler`, ...) and preprocessing options become
  * part of `Session.run`/`Session.preprocess`'s types through {@link RoleOptionsOf} and
  * {@link PreprocessOptionsOf}.
  */
+import { mascot } from './mascot.js';
 import { plain } from './plain.js';
 import type { ProtocolModule, TypesOf } from './types.js';
 import { yao2pc } from './yao2pc.js';
@@ -19,6 +21,7 @@ import { yao2pc } from './yao2pc.js';
 export const protocols = {
   yao2pc,
   plain,
+  mascot,
 } as const;
 
 /** The name of a protocol in the registry. */
