@@ -8,8 +8,14 @@
 //                               machine for 2 parties), each with its own Wasm instance, over the
 //                               SDK's WebSocket mesh on loopback, through the MascotSession
 //                               binding: what a deployment with one party per process does.
+//   wasm-node  sdk-workers-ws   the same deployment through the SDK: session.preprocess('mascot')
+//                               for triples, and the Vickrey auction written with webmpc/program
+//                               run end to end by session.run (setup, preprocessing from an
+//                               empty store, online) for 2 … 100 bids (see sdkCases below).
 // Also the F_p multiplication rate in Wasm (p = 2^128 − 173, 32-bit limbs), the figure behind
 // the choice of prime.
+//
+// WEBMPC_MASCOT_CASES=sdk runs only the SDK cases.
 //
 // This file is also the worker: `new Worker(mascot.mjs, { workerData })` runs one party.
 import { spawnSync } from 'node:child_process';
@@ -130,6 +136,7 @@ async function withWorkers(root, parties, field, triples, vickreyBids) {
 
 export async function run({ root, emit, quick }) {
   const row = (kase, metric, value, unit, runtime, impl) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime, impl });
+  if (process.env.WEBMPC_MASCOT_CASES === 'sdk') return sdkCases(root, row, quick);
   const count = quick ? 2000 : 10000;
 
   // 1. Native.
@@ -216,8 +223,105 @@ export async function run({ root, emit, quick }) {
       row(`vickrey-${v.bids}-bids-2p`, 'time_end_to_end', ms, 'ms', 'wasm-node', 'workers-ws');
     }
   }
+
+  // 4. The same deployment through the SDK.
+  await sdkCases(root, row, quick);
+}
+
+// --- SDK cases (mascot-sdk) ---------------------------------------------------------------------
+
+/**
+ * One party in a worker, through the SDK: WebSocket mesh, a session, the MASCOT setup, the
+ * Vickrey auctions from an empty store (each run preprocesses exactly what it needs, then runs
+ * the online phase), then triples by session.preprocess.
+ */
+async function sdkWorkerMain() {
+  const { root, party, parties, session: room, sid, triples, vickreyBids } = workerData;
+  const dist = (f) => pathToFileURL(join(root, 'dist', f)).href;
+  const sdk = await import(dist('index.js'));
+  const net = await import(dist('net/node.js'));
+  const programs = await import(dist('program/index.js'));
+  await sdk.init();
+  const listener = party > 0 ? await net.listenWebSocket() : undefined;
+  parentPort.postMessage({ type: 'url', party, url: listener?.url });
+  const peers = await new Promise((resolve) => parentPort.once('message', (m) => resolve(m.peers)));
+  const t = await net.connectWebSocketMesh({ party, parties, session: room, peers, listener, recvTimeoutMs: 600_000 });
+  const s = await sdk.session({ transport: t, party, parties, sessionId: Uint8Array.from(sid) });
+  const result = { vickrey: [] };
+  let t0 = performance.now();
+  await s.preprocess('mascot', { triples: 0 }); // setup only: base OTs and COPE with every peer
+  result.setupMs = secs(t0) * 1e3;
+  for (const bids of vickreyBids) {
+    const auction = await programs.vickreyAuction({ parties, bids, bits: 32 });
+    const mine = auction.inputsOf(party).map((i) => BigInt((i * 2654435761) % 1000003));
+    t0 = performance.now();
+    const out = await s.run(auction, { protocol: 'mascot', inputs: auction.encodeInputs(party, mine) });
+    const [winner, price] = auction.decodeOutputs(out);
+    result.vickrey.push({ bids, ms: secs(t0) * 1e3, winner: Number(winner), price: Number(price) });
+  }
+  await s.preprocess('mascot', { triples: 1024 }); // warm-up batch
+  const sent0 = s.bytesSent;
+  t0 = performance.now();
+  await s.preprocess('mascot', { triples });
+  result.triplesSecs = secs(t0);
+  result.bytes = s.bytesSent - sent0;
+  await s.close();
+  parentPort.postMessage({ type: 'done', result });
+}
+
+/** Every party in its own worker thread through the SDK; returns every party's result. */
+async function withSdkWorkers(root, parties, triples, vickreyBids) {
+  const session = `mascot-sdk-bench-${randomBytes(4).toString('hex')}`;
+  const sid = [...randomBytes(32)];
+  const workers = Array.from({ length: parties }, (_, party) =>
+    new Worker(SELF, { workerData: { sdk: true, root, party, parties, session, sid, triples, vickreyBids } }),
+  );
+  const urls = [];
+  const results = [];
+  await new Promise((resolve, reject) => {
+    let done = 0;
+    let announced = 0;
+    for (const w of workers) {
+      w.on('error', reject);
+      w.on('message', (m) => {
+        if (m.type === 'url') {
+          urls[m.party] = m.url;
+          if (++announced === parties) for (const x of workers) x.postMessage({ peers: urls });
+        } else if (m.type === 'done') {
+          results.push(m.result);
+          if (++done === parties) resolve();
+        }
+      });
+    }
+  });
+  await Promise.all(workers.map((w) => w.terminate()));
+  return results;
+}
+
+/** Triples/s and bytes per triple through session.preprocess; the Vickrey auction end to end. */
+async function sdkCases(root, row, quick) {
+  for (const n of quick ? [2] : [2, 3]) {
+    const k = quick ? 2048 : n === 2 ? 8192 : 2048;
+    const bids = n === 2 ? (quick ? [2, 10] : [2, 10, 30, 100]) : quick ? [] : [3, 10];
+    const results = await withSdkWorkers(root, n, k, bids);
+    const kase = `triples-fp-${n}p`;
+    row(kase, 'throughput', k / Math.max(...results.map((r) => r.triplesSecs)), 'triples/s', 'wasm-node', 'sdk-workers-ws');
+    const bytes = results.reduce((a, r) => a + r.bytes, 0) / k;
+    row(kase, 'communication', bytes, 'bytes/triple', 'wasm-node', 'sdk-workers-ws');
+    row(kase, 'communication_vs_paper', bytes / paperBytes(n), 'x', 'wasm-node', 'sdk-workers-ws');
+    for (const [i, v] of results[0].vickrey.entries()) {
+      const values = Array.from({ length: v.bids }, (_, j) => (j * 2654435761) % 1000003);
+      const max = Math.max(...values);
+      const winner = values.indexOf(max);
+      const price = Math.max(0, ...values.filter((_, j) => j !== winner));
+      if (results.some((r) => r.vickrey[i].winner !== winner || r.vickrey[i].price !== price)) throw new Error('mascot bench: wrong auction result (SDK)');
+      const ms = Math.max(...results.map((r) => r.vickrey[i].ms));
+      row(`vickrey-${v.bids}-bids-${n}p`, 'time_end_to_end', ms, 'ms', 'wasm-node', 'sdk-workers-ws');
+    }
+    row(`setup-fp-${n}p`, 'time', Math.max(...results.map((r) => r.setupMs)), 'ms', 'wasm-node', 'sdk-workers-ws');
+  }
 }
 
 if (!isMainThread && workerData?.party !== undefined) {
-  await workerMain();
+  await (workerData.sdk ? sdkWorkerMain() : workerMain());
 }
