@@ -10,6 +10,7 @@ import { init, WebmpcError, createMemoryTransports, session, type ProgramSource 
 import { wasm } from '../../dist/engine/wasm.js';
 import {
   PRIME,
+  Program,
   ProgramBuilder,
   isProgram,
   programFromBytes,
@@ -261,6 +262,9 @@ describe('refusals of the builder (INVALID_ARGUMENT, PROGRAM_TOO_LARGE), before 
     expect(code(() => g.element(0).lt(g.element(1), { bits: 8 }))).toBe('INVALID_ARGUMENT');
     expect(code(() => g.element(0).add(-1))).toBe('INVALID_ARGUMENT');
     expect(code(() => g.output(g.element(0), { as: 'unsigned' }))).toBe('INVALID_ARGUMENT');
+    // A Program's layout is read from its bytes, never taken from the caller.
+    const P = Program as unknown as new (...args: unknown[]) => unknown;
+    expect(code(() => new P(Symbol('webmpc/program'), new Uint8Array(0), new Uint8Array(32), { field: 'prime', parties: 2, inputs: [], instructions: 0, outputs: [] }))).toBe('INVALID_ARGUMENT');
   });
 });
 

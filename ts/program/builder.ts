@@ -211,7 +211,10 @@ export class ProgramBuilder {
 
   // --- inputs and constants -------------------------------------------------------------------
 
-  /** Declares the next input value, supplied by `party`. */
+  /**
+   * Declares the next input value, supplied by `party`. Inputs may be declared at any point:
+   * they are numbered in declaration order, before every instruction.
+   */
   input(party: number, kind: InputKind): Value {
     if (!Number.isInteger(party) || party < 0 || party >= this.parties) throw invalid(`party must be in [0, ${this.parties})`);
     let k: InputKind;

@@ -33,6 +33,8 @@ export interface Requirements {
 
 /** Programs made by this module (the builder or {@link programFromBytes}): the only ones `mascot` runs. */
 const GENUINE = new WeakSet<object>();
+/** Only this module constructs programs: their layout is read from bytes, never taken on trust. */
+const TOKEN: unique symbol = Symbol('webmpc/program');
 
 /** True if `x` is a {@link Program} made by this module. */
 export function isProgram(x: unknown): x is Program {
@@ -105,7 +107,8 @@ export class Program implements ProgramSource {
   readonly instructions: number;
 
   /** @internal Use {@link ProgramBuilder.build} or {@link programFromBytes}. */
-  constructor(bytes: Uint8Array, hash: Uint8Array, layout: ProgramLayout) {
+  constructor(token: typeof TOKEN, bytes: Uint8Array, hash: Uint8Array, layout: ProgramLayout) {
+    if (token !== TOKEN) throw invalid('programs come from ProgramBuilder.build() or programFromBytes()');
     this.bytes = bytes;
     this.hash = hash;
     this.field = layout.field;
@@ -204,7 +207,7 @@ export class Program implements ProgramSource {
 
 /** @internal A Program from bytes the builder wrote (no Wasm needed). */
 export async function programOf(bytes: Uint8Array): Promise<Program> {
-  return new Program(bytes, await sha256(bytes), readLayout(bytes));
+  return new Program(TOKEN, bytes, await sha256(bytes), readLayout(bytes));
 }
 
 /**
