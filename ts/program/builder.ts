@@ -55,7 +55,8 @@ import { programOf, rangeOf, type Program } from './program.js';
 /** Ranges beyond ±2^126 are dropped: far from p/2, so tracked integers never wrap. */
 const LIMIT = 1n << 126n;
 
-type Range = readonly [bigint, bigint] | undefined;
+/** An integer range `[lowest, highest]`, or undefined when unknown. */
+export type Range = readonly [lowest: bigint, highest: bigint] | undefined;
 
 /** A value operand: a {@link Value} of the same builder, or a public constant. */
 export type Operand = Value | bigint | number;

@@ -53,9 +53,22 @@ export const OP = {
 
 /** What an input value is: a field element, or an unsigned or signed integer of `bits` bits. */
 export type InputKind =
-  | { readonly type: 'field' }
-  | { readonly type: 'unsigned'; readonly bits: number }
-  | { readonly type: 'signed'; readonly bits: number };
+  | {
+      /** A field element (16 bytes). */
+      readonly type: 'field';
+    }
+  | {
+      /** An unsigned integer in [0, 2^bits). */
+      readonly type: 'unsigned';
+      /** Its width, 1 ..= 64. */
+      readonly bits: number;
+    }
+  | {
+      /** A signed integer in [−2^(bits−1), 2^(bits−1)). */
+      readonly type: 'signed';
+      /** Its width, 1 ..= 64. */
+      readonly bits: number;
+    };
 
 /** How an output value is read: as a field element, an unsigned or a signed integer. */
 export type OutputKind = 'field' | 'unsigned' | 'signed';

@@ -12,7 +12,7 @@
  * const [less] = program.decodeOutputs(out);   // 0n or 1n
  * ```
  */
-export { ProgramBuilder, Value, type CompareOptions, type Operand, type OutputOptions, type ProgramBuilderOptions } from './builder.js';
+export { ProgramBuilder, Value, type CompareOptions, type Operand, type OutputOptions, type ProgramBuilderOptions, type Range } from './builder.js';
 export {
   MAX_INT_BITS,
   MAX_OUTPUTS,
@@ -24,4 +24,4 @@ export {
   type OutputKind,
 } from './format.js';
 export { Program, isProgram, programFromBytes, type Requirements } from './program.js';
-export { vickreyAuction, vickreyBuilder, vickreyReference, type VickreyOptions } from './vickrey.js';
+export { vickreyAuction, vickreyBuilder, vickreyReference, type VickreyOptions, type VickreyResult } from './vickrey.js';

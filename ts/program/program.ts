@@ -86,6 +86,7 @@ function toBigInt(value: unknown, what: string): bigint {
 
 /** An arithmetic program, ready for `Session.run(program, { protocol: 'mascot', ... })`. */
 export class Program implements ProgramSource {
+  /** Marks a program for `Session.run` (circuits have none). */
   readonly kind = 'program' as const;
   /** The encoding (the format of `wasm/crates/spdz/src/program.rs`). */
   readonly bytes: Uint8Array;

@@ -78,8 +78,16 @@ export function vickreyAuction(options: VickreyOptions): Promise<Program> {
   return vickreyBuilder(options).build();
 }
 
+/** The result of an auction. */
+export interface VickreyResult {
+  /** The index of the winning bid (the first of the highest). */
+  winner: number;
+  /** The highest bid among the others (0 for a single bid). */
+  price: bigint;
+}
+
 /** The auction's answer in the clear, for checking: the first highest bid wins, pays the highest other. */
-export function vickreyReference(bids: readonly bigint[]): { winner: number; price: bigint } {
+export function vickreyReference(bids: readonly bigint[]): VickreyResult {
   if (bids.length === 0) throw new WebmpcError('INVALID_ARGUMENT', 'no bids');
   let winner = 0;
   bids.forEach((v, i) => {
