@@ -26,14 +26,16 @@
  * abort after it has seen an output revealed to it). Errors never carry a secret.
  *
  * **Integer inputs are not range-checked.** The program declares, say, a 32-bit unsigned input,
- * and an honest party's SDK refuses anything else, but the protocol cannot check a secret value's
- * range (that would need a bit decomposition per input), so a corrupt party can input any field
- * element. Arithmetic on such a value is still exact mod p; comparisons involving it give an
- * unspecified result, which may not even be 0 or 1. A program that then uses such a result as a
- * condition (`select`) or in arithmetic whose result is output can reveal a combination of the
- * other operands (e.g. 2a − b instead of a or b) and so leak more about honest inputs than the
- * intended output would. Where this matters, do not output values selected by comparisons on
- * inputs of parties you do not trust, or accept only results consistent with in-range inputs.
+ * and an honest party's SDK refuses anything else, but the protocol does not check a secret
+ * value's range (that needs a bit decomposition of every input, not implemented), so a party
+ * running modified code can input any field element. Arithmetic on such a value stays exact mod
+ * p, but comparisons involving it are then unspecified: the result need not be 0 or 1, and a
+ * `select` on it computes c·(a − b) + b for some other c, which can reveal the other operands.
+ * This is a real leak, not a theoretical one: in the Vickrey auction, a bidder that inputs
+ * −5·2^k instead of a k-bit bid gets a winner index of −5 and a price that is a known linear
+ * function of the other bid, so it learns that bid exactly. Until inputs are range-checked, run
+ * programs whose outputs depend on comparisons with an input only with parties trusted not to
+ * run modified code for that input; sums, products and other arithmetic are not affected.
  *
  * **Preprocessing.** Setup (base OTs and COPE with every peer, per field) runs on the first use in
  * a session. Triples and random bits are consumed by runs and never reused; `Session.preprocess
@@ -203,7 +205,7 @@ export const mascot: ProtocolModule<MascotTypes> = {
   protects:
     'Inputs stay private and outputs correct against any n − 1 corrupt parties, who can only force an abort ' +
     '(no fairness: one may abort after seeing its own output). Integer inputs are not range-checked: a corrupt ' +
-    "party's out-of-range input makes comparisons on it unspecified.",
+    "party's out-of-range input makes comparisons on it unspecified, and can leak other inputs through a select.",
   computes: 'program',
   parties: { min: 2, max: 1024 },
   roleOptions: ['field'],
