@@ -57,6 +57,8 @@ describe('a local failure reaches the peers at once', () => {
         const peer = await peerRun;
         expect(peer.error).toBeInstanceOf(TransportError);
         expect(peer.error).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 0 });
+        // The close frame carries the cause: the peer learns why, not only that party 0 left.
+        expect(peer.error.remote).toMatchObject({ code: 'INVALID_ARGUMENT' });
         expect(peer.at - mine.at).toBeLessThan(1000);
         await close();
       });
