@@ -88,9 +88,12 @@ export type MascotPreprocessParams = {
   readonly batch: number | null;
 };
 
-/** The Wasm MASCOT parties of one session, one per field (opaque). */
+/**
+ * The Wasm MASCOT parties of one session, one per field (opaque: typed structurally so the
+ * published declarations do not pull in the generated bindings' types).
+ */
 export interface MascotState {
-  readonly parties: Map<FieldName, RawMascot>;
+  readonly parties: Map<FieldName, { free(): void }>;
 }
 
 /** The types `mascot` is written over. */
@@ -147,7 +150,7 @@ function preprocessParams(options: MascotPreprocessOptions, env: PartyEnv): Masc
 async function party(ctx: ProtocolContext<MascotState>, field: FieldName): Promise<RawMascot> {
   const state = (ctx.state ??= { parties: new Map() });
   const have = state.parties.get(field);
-  if (have) return have;
+  if (have) return have as RawMascot;
   ctx.progress('setup', 0, 1);
   // Separate Δ, base OTs and tweaks per field: a session may use both.
   const sid = await sha256(ctx.sessionId, utf8(field));
