@@ -3,7 +3,8 @@
 //   native                      bench-mascot: every party in one process on one thread over the
 //                               Rust in-memory network;
 //   wasm-node  in-wasm-memory   MascotLocalBench: the same, inside one Wasm instance (one thread
-//                               does every party's work);
+//                               does every party's work); from the bench-only baseline module,
+//                               like the field loop and the Rust example programs;
 //   wasm-node  workers-ws       one worker_thread per party (one core each on this 2-core
 //                               machine for 2 parties), each with its own Wasm instance, over the
 //                               SDK's WebSocket mesh on loopback, through the MascotSession
@@ -30,12 +31,15 @@ const SELF = fileURLToPath(import.meta.url);
 /** The paper's communication per triple, in bytes: (τλk + (τ+5)k²)·n(n−1)/8 with τ = 3. */
 const paperBytes = (n) => ((3 * 128 * 128 + 8 * 128 * 128) * n * (n - 1)) / 8;
 
-async function loadBindings(root) {
+/** The shipped module (`webmpc`, for MascotSession) or the bench-only one (`baseline`). */
+async function loadModule(root, name) {
   const gen = join(root, 'dist', 'wasm-gen');
-  const mod = await import(pathToFileURL(join(gen, 'webmpc.js')).href);
-  await mod.default({ module_or_path: await readFile(join(gen, 'webmpc_bg.wasm')) });
+  const mod = await import(pathToFileURL(join(gen, `${name}.js`)).href);
+  await mod.default({ module_or_path: await readFile(join(gen, `${name}_bg.wasm`)) });
   return mod;
 }
+const loadBindings = (root) => loadModule(root, 'webmpc');
+const loadBaseline = (root) => loadModule(root, 'baseline');
 
 const secs = (t0) => (performance.now() - t0) / 1000;
 
@@ -43,6 +47,8 @@ const secs = (t0) => (performance.now() - t0) / 1000;
 async function workerMain() {
   const { root, party, parties, session, sid, triples, field, vickreyBids } = workerData;
   const wasm = await loadBindings(root);
+  // The example program comes from the bench-only module; the session runs in the shipped one.
+  const baseline = vickreyBids.length ? await loadBaseline(root) : undefined;
   const net = await import(pathToFileURL(join(root, 'dist', 'net', 'node.js')).href);
   const listener = party > 0 ? await net.listenWebSocket() : undefined;
   parentPort.postMessage({ type: 'url', party, url: listener?.url });
@@ -66,7 +72,7 @@ async function workerMain() {
   if (vickreyBids.length) {
     result.vickrey = [];
     for (const bids of vickreyBids) {
-      const program = wasm.mascotVickreyProgram(parties, bids, 32);
+      const program = baseline.mascotVickreyProgram(parties, bids, 32);
       const mine = [];
       for (let i = party; i < bids; i += parties) mine.push(...le16(BigInt((i * 2654435761) % 1000003)));
       t0 = performance.now();
@@ -149,13 +155,13 @@ export async function run({ root, emit, quick }) {
     if (r.metric === 'throughput') nativeRate[r.case] = r.value;
   }
 
-  // 2. Wasm, every party in one instance.
-  const wasm = await loadBindings(root);
+  // 2. Wasm, every party in one instance (the bench-only module).
+  const baseline = await loadBaseline(root);
   {
     const n = 2_000_000;
-    wasm.mascotFieldMulLoop(100_000);
+    baseline.mascotFieldMulLoop(100_000);
     const t0 = performance.now();
-    wasm.mascotFieldMulLoop(n);
+    baseline.mascotFieldMulLoop(n);
     row('fp-mul', 'throughput', n / secs(t0) / 1e6, 'M mul/s', 'wasm-node', 'in-wasm-memory');
   }
   for (const field of ['prime', 'binary']) {
@@ -163,7 +169,7 @@ export async function run({ root, emit, quick }) {
     for (const [n, frac] of [[2, 1], [3, 3], [5, 10]]) {
       const k = Math.max(256, Math.floor(count / frac / (quick ? 2 : 1)));
       let t0 = performance.now();
-      const bench = new wasm.MascotLocalBench(n, field);
+      const bench = new baseline.MascotLocalBench(n, field);
       row(`setup-${name}-${n}p`, 'time', secs(t0) * 1e3, 'ms', 'wasm-node', 'in-wasm-memory');
       bench.generateTriples(1024);
       const b0 = bench.bytesSent();
@@ -179,7 +185,7 @@ export async function run({ root, emit, quick }) {
       if (n === 2 && field === 'prime') {
         const m = 100_000;
         bench.preprocess(m, 0);
-        const program = wasm.mascotProductsProgram('prime', 2, m);
+        const program = baseline.mascotProductsProgram('prime', 2, m);
         const inputs = [Uint8Array.from(le16(3n)), Uint8Array.from(le16(5n))];
         t0 = performance.now();
         const out = bench.run(program, inputs);
@@ -187,8 +193,8 @@ export async function run({ root, emit, quick }) {
         if (fromLe(out[0]) !== 15n * BigInt(m)) throw new Error('mascot bench: wrong product sum');
         row(`online-mul-fp-2p-${m}`, 'throughput', mulRate, 'mul/s', 'wasm-node', 'in-wasm-memory');
         for (const bids of quick ? [2, 10] : [2, 10, 100]) {
-          const vb = new wasm.MascotLocalBench(2, 'prime');
-          const prog = wasm.mascotVickreyProgram(2, bids, 32);
+          const vb = new baseline.MascotLocalBench(2, 'prime');
+          const prog = baseline.mascotVickreyProgram(2, bids, 32);
           const mine = [[], []];
           for (let i = 0; i < bids; i++) mine[i % 2].push(...le16(BigInt((i * 2654435761) % 1000003)));
           t0 = performance.now();

@@ -7,6 +7,9 @@
 //!   so the comparison is free of the JS/Wasm copies that the call-shaped figures include.
 //! * `OtLocalBench`, `GarbleLocalBench`: both parties of OT extension, or garbler and evaluator
 //!   of half-gates, inside this instance, so suites time the protocols' computation in Wasm.
+//! * `MascotLocalBench`, `mascotFieldMulLoop` and the example programs: see [`mascot`].
+
+pub mod mascot;
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use wasm_bindgen::prelude::*;
