@@ -4,6 +4,7 @@
  * | name     | parties | computes on | security                                                    |
  * |----------|---------|-------------|-------------------------------------------------------------|
  * | `yao2pc` | 2       | circuits    | semi-honest: tables unchecked, evaluator picks garbler's outputs |
+ * | `authgc` | 2–32    | circuits    | malicious, any n−1 corrupted, with (possibly non-unanimous) abort |
  * | `plain`  | 2+      | circuits    | none: inputs sent in the clear (debugging, reference)       |
  * | `mascot` | 2+      | programs    | malicious with abort, n − 1 corrupt (integer inputs not range-checked) |
  *
@@ -12,6 +13,7 @@
  * part of `Session.run`/`Session.preprocess`'s types through {@link RoleOptionsOf} and
  * {@link PreprocessOptionsOf}.
  */
+import { authgc } from './authgc.js';
 import { mascot } from './mascot.js';
 import { plain } from './plain.js';
 import type { ProtocolModule, TypesOf } from './types.js';
@@ -20,6 +22,7 @@ import { yao2pc } from './yao2pc.js';
 /** Every protocol, by the name `Session.run` takes. */
 export const protocols = {
   yao2pc,
+  authgc,
   plain,
   mascot,
 } as const;
