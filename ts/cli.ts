@@ -8,6 +8,7 @@
  *   webmpc eval   --protocol mascot --program FILE --input 1=INT --input 2=INT ... [--json]
  *   webmpc party  --circuit FILE --party P [--parties N] --input HEX ... (--signal URL --room ID | --transport websocket ...)
  *                 (--peer-key [Q=]HEX ... | --confirm | --insecure)
+ *   webmpc enclave-server --backend simulation|openenclave [--port N] [--host H] [--program PATH] ...
  *   webmpc key    FILE
  *   webmpc circuit NAME FILE
  *   webmpc --version
@@ -38,6 +39,10 @@ const COMMANDS: Record<string, Command> = {
   party: {
     summary: 'run one party of a computation over WebRTC or WebSocket (authgc: any number of parties)',
     run: runParty,
+  },
+  'enclave-server': {
+    summary: 'host the teleport enclave program beside an evaluator (WebSocket; simulation or Open Enclave backend)',
+    run: runEnclaveServer,
   },
   key: {
     summary: "print the public key of an identity file (creating the file with a fresh identity if missing)",
@@ -122,6 +127,87 @@ async function runSignal(args: string[]): Promise<number> {
     process.once('SIGTERM', stop);
   });
   await server.close();
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// webmpc enclave-server
+
+const ENCLAVE_SERVER_USAGE =
+  'usage: webmpc enclave-server --backend simulation|openenclave [--port N] [--host H] [--program PATH]\n' +
+  '                             [--enclave-image PATH] [--evidence-key FILE] [--max-wires N] [--max-sessions N]\n' +
+  '       webmpc enclave-server --backend simulation --print-measurement [--program PATH]\n' +
+  '  Hosts the teleport enclave program for evaluators (teleport-yao, teleported OT): one enclave\n' +
+  '  program per WebSocket connection, one attested session for all its jobs.\n' +
+  '  --backend simulation   the native program with a software evidence key: NO HARDWARE PROTECTION\n' +
+  '                         (this host can read every seed); clients must set allowSimulatedEnclave\n' +
+  '  --backend openenclave  webmpc_host (--program) and a signed enclave image (--enclave-image),\n' +
+  '                         built with the Open Enclave SDK on an SGX machine\n' +
+  '  --port N               default 8790 (0: any free port); --host default 127.0.0.1\n' +
+  '  --program PATH         the enclave program (simulation default: the one shipped with the package)\n' +
+  '  --evidence-key FILE    simulation: a 64-hex-digit Ed25519 seed, so clients can pin the signer\n' +
+  '  --print-measurement    print the measurement clients pin (hex SHA-256 of the program) and exit\n';
+
+async function runEnclaveServer(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      backend: { type: 'string' },
+      port: { type: 'string', default: '8790' },
+      host: { type: 'string', default: '127.0.0.1' },
+      program: { type: 'string' },
+      'enclave-image': { type: 'string' },
+      'evidence-key': { type: 'string' },
+      'max-wires': { type: 'string' },
+      'max-sessions': { type: 'string' },
+      'print-measurement': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(ENCLAVE_SERVER_USAGE);
+    return 0;
+  }
+  const backend = values.backend;
+  if (backend !== 'simulation' && backend !== 'openenclave') throw new UsageError('--backend must be simulation or openenclave');
+  const int = (v: string | undefined, name: string, min: number, max: number): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} must be an integer in [${min}, ${max}]`);
+    return n;
+  };
+  const port = int(values.port, '--port', 0, 65_535)!;
+  const maxWires = int(values['max-wires'], '--max-wires', 1, 2 ** 32 - 1);
+  const maxSessions = int(values['max-sessions'], '--max-sessions', 1, 10_000);
+  const server = await import('./enclave/server.js');
+  if (values['print-measurement']) {
+    if (backend !== 'simulation') throw new UsageError('--print-measurement is for the simulation backend (Open Enclave: oesign dump -e IMAGE)');
+    const program = server.findEnclaveProgram(values.program);
+    const { execFileSync } = await import('node:child_process');
+    process.stdout.write(`${execFileSync(program, ['--print-measurement'], { encoding: 'utf8' }).trim()}\n`);
+    return 0;
+  }
+  const s = await server.startEnclaveServer({
+    backend,
+    port,
+    host: values.host,
+    ...(values.program !== undefined ? { program: values.program } : {}),
+    ...(values['enclave-image'] !== undefined ? { enclaveImage: values['enclave-image'] } : {}),
+    ...(values['evidence-key'] !== undefined ? { evidenceKey: values['evidence-key'] } : {}),
+    ...(maxWires !== undefined ? { maxWires } : {}),
+    ...(maxSessions !== undefined ? { maxSessions } : {}),
+  });
+  const label = s.simulated ? ' [SIMULATION BACKEND: NOT AN ENCLAVE, NO HARDWARE PROTECTION]' : ' [Open Enclave]';
+  process.stdout.write(`webmpc enclave-server: listening on ${s.url}${label}\n`);
+  if (s.measurement) process.stdout.write(`measurement ${s.measurement}\n`);
+  if (s.signer) process.stdout.write(`evidence signer ${s.signer}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await s.close();
   return 0;
 }
 

@@ -7,6 +7,7 @@
  * | `authgc` | 2–32    | circuits    | malicious, any n−1 corrupted, with (possibly non-unanimous) abort |
  * | `plain`  | 2+      | circuits    | none: inputs sent in the clear (debugging, reference)       |
  * | `mascot` | 2+      | programs    | malicious with abort, n − 1 corrupt (integer inputs not range-checked) |
+ * | `teleport-yao` | 2 | circuits    | semi-honest or malicious (abort), with a semi-trusted enclave beside the evaluator |
  *
  * To add a protocol, write `./<name>.ts` exporting a {@link ProtocolModule} (see `./types.ts`)
  * and add one entry below. Its run options (`garbler`, ...) and preprocessing options become
@@ -16,6 +17,7 @@
 import { authgc } from './authgc.js';
 import { mascot } from './mascot.js';
 import { plain } from './plain.js';
+import { teleportYao } from './teleport-yao.js';
 import type { ProtocolModule, TypesOf } from './types.js';
 import { yao2pc } from './yao2pc.js';
 
@@ -25,6 +27,7 @@ export const protocols = {
   authgc,
   plain,
   mascot,
+  'teleport-yao': teleportYao,
 } as const;
 
 /** The name of a protocol in the registry. */
