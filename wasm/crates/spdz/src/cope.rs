@@ -105,6 +105,14 @@ impl<F: Field> CopeReceiver<F> {
     }
 }
 
+impl<F: Field> CopeReceiver<F> {
+    /// Overwrites this copy of Δ^(B) (the party wipes its copies when it is dropped; the PRGs
+    /// wipe their keys themselves).
+    pub fn wipe(&mut self) {
+        crate::wipe::wipe(core::slice::from_mut(&mut self.delta));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,7 +46,9 @@ struct Opening {
     nonce: [u8; 16],
 }
 
-fn commitment(session: &[u8; 32], party: PartyId, label: &[u8], value: &[u8], nonce: &[u8; 16]) -> [u8; 32] {
+/// The commitment of `party` to `value` under `label` with `nonce` in session `session` (public so
+/// that cheating-party tests can build a consistent commitment to a value of their choice).
+pub fn commitment(session: &[u8; 32], party: PartyId, label: &[u8], value: &[u8], nonce: &[u8; 16]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"webmpc/spdz/commit/v1");
     h.update(session);
@@ -208,7 +210,7 @@ impl<C: Channel> Net<C> {
         Ok(out)
     }
 
-    /// Commits to a fresh random seed share now; [`CoinCommitment::open`] later yields the public
+    /// Commits to a fresh random seed share now; [`Net::open_coin`] later yields the public
     /// coin (a PRG) once the values it must not depend on are fixed.
     pub async fn commit_coin(&self, label: &'static [u8]) -> Result<CoinCommitment, SpdzError> {
         let me = self.me();
@@ -224,6 +226,41 @@ impl<C: Channel> Net<C> {
             }
         }
         Ok(CoinCommitment { label, seed, nonce, theirs })
+    }
+
+    /// Commits to `count` independent coins in one round (one commitment each, in one message);
+    /// each is opened on its own with [`Net::open_coin`], in any order.
+    pub async fn commit_coins(&self, label: &'static [u8], count: usize) -> Result<Vec<CoinCommitment>, SpdzError> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let me = self.me();
+        let mut mine = Vec::with_capacity(count);
+        let mut msg = Vec::with_capacity(32 * count);
+        for _ in 0..count {
+            let seed = random::random_block()?;
+            let mut nonce = [0u8; 16];
+            random::fill(&mut nonce)?;
+            msg.extend_from_slice(&commitment(&self.session, me, label, &seed.0, &nonce));
+            mine.push((seed, nonce));
+        }
+        let commits = self.broadcast(msg).await?;
+        let mut theirs = vec![vec![[0u8; 32]; self.n()]; count];
+        for (j, m) in commits.into_iter().enumerate() {
+            if let Some(m) = m {
+                if m.len() != 32 * count {
+                    return Err(SpdzError::Malformed { peer: j, what: "coin commitments" });
+                }
+                for (t, c) in theirs.iter_mut().zip(m.chunks_exact(32)) {
+                    t[j] = c.try_into().expect("32 bytes");
+                }
+            }
+        }
+        Ok(mine
+            .into_iter()
+            .zip(theirs)
+            .map(|((seed, nonce), theirs)| CoinCommitment { label, seed, nonce, theirs })
+            .collect())
     }
 
     /// Opens a coin committed with [`Net::commit_coin`]: one round.

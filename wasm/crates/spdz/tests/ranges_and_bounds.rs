@@ -1,5 +1,13 @@
-//! Security review (review-mascot): tests that demonstrate findings. Each states the property
-//! that should hold; they fail on the code as reviewed.
+//! Declared ranges and resource bounds hold against a malicious peer (found by a security review
+//! of the crate; each test failed before its fix):
+//!
+//! * an integer input outside its declared range (a malicious owner can broadcast any ε) is
+//!   caught by the input range check before any comparison or output depends on it, so it can
+//!   neither make SELECT reveal both branches of a 1-out-of-2 choice nor stuff a 1-bit input;
+//! * a comparison whose operand is out of its declared width anyway (a field input, which has no
+//!   range) still returns 0 or 1, so SELECT on it returns exactly one branch;
+//! * the stream multiplexer refuses a peer that floods a stream nobody reads;
+//! * mask preprocessing keeps every message under the 64 MiB the JS transports accept.
 
 use futures::future::join_all;
 use webmpc_core::channel::memory::{network, pair, run_local, MemoryChannel};
@@ -9,12 +17,13 @@ use webmpc_spdz::dealer::Dealer;
 use webmpc_spdz::mux::{Mux, Sub};
 use webmpc_spdz::program::{const_u64, Builder, Kind, Program};
 use webmpc_spdz::testing::Cheat;
-use webmpc_spdz::{Field, FieldKind, Fp, Party};
+use webmpc_spdz::{Field, FieldKind, Fp, Party, SpdzError};
 
-/// Runs `p` with dealer preprocessing in which party `who` believes its first own input mask is
-/// r − `delta` instead of r: it then broadcasts ε = y − r + δ to everyone (and absorbs that
-/// same ε itself), i.e. it inputs y + δ whatever range the program declares. This is what a
-/// malicious party running modified code does; the broadcast is consistent, so no check fires.
+/// Runs `p` with dealer preprocessing in which party `who` believes its first own input mask (for
+/// an integer input: the mask of its lowest bit) is r − `delta` instead of r: it then broadcasts
+/// ε = y − r + δ to everyone (and absorbs that same ε itself), i.e. it inputs y + δ whatever
+/// range the program declares. This is what a malicious party running modified code does; the
+/// broadcast is consistent, so only the range check can notice.
 fn run_with_shifted_input(
     p: &Program,
     inputs: &[Vec<[u8; 16]>],
@@ -38,51 +47,84 @@ fn run_with_shifted_input(
     run_local(join_all(futs)).unwrap()
 }
 
-/// A 1-out-of-2 OT written as a program: P0 holds a, P1 holds b (32-bit), P2 chooses with a
-/// 32-bit y and learns a if y < 1 (y = 0), else b — exactly one of them.
-///
-/// A malicious P2 adds a constant to its input broadcast ε (consistently to both peers and in its
-/// own transcript, so the broadcast check has nothing to catch): its effective y is 1 + t·2^32, outside the declared
-/// 32-bit range. LTZ then returns −t, not a bit, and SELECT(c, a, b) = b + c·(a − b) reveals
-/// b − t·(a − b), from which P2 recovers both a and b. The module docs of `online.rs` claim
-/// "honest inputs stay hidden" for out-of-range inputs; this shows they do not.
-#[test]
-fn out_of_range_comparison_operand_cannot_make_select_reveal_both_branches() {
+/// The 1-out-of-2 OT of the tests below: P0 holds a, P1 holds b (32-bit), P2 chooses with `y`
+/// of kind `y_kind` and learns a if y < 1 (y = 0), else b — exactly one of them.
+fn ot_program(y_kind: Kind) -> Program {
     let mut b = Builder::new(FieldKind::Prime, 3);
     let a = b.input(0, Kind::Unsigned(32));
     let bb = b.input(1, Kind::Unsigned(32));
-    let y = b.input(2, Kind::Unsigned(32));
+    let y = b.input(2, y_kind);
     let one = b.constant(const_u64(1));
     let c = b.lt(y, one, 32);
     let out = b.select(c, a, bb);
     b.output(out, Kind::Field, Some(vec![2]));
-    let p = b.build();
+    b.build()
+}
 
-    let (secret_a, secret_b) = (0xdead_beefu128, 0x1234_5678u128);
-    let inputs = vec![vec![secret_a.to_le_bytes()], vec![secret_b.to_le_bytes()], vec![0u128.to_le_bytes()]];
+const SECRET_A: u128 = 0xdead_beef;
+const SECRET_B: u128 = 0x1234_5678;
+
+fn ot_inputs(y: [u8; 16]) -> Vec<Vec<[u8; 16]>> {
+    vec![vec![SECRET_A.to_le_bytes()], vec![SECRET_B.to_le_bytes()], vec![y]]
+}
+
+/// Every party's run ended with the input range check's MAC failure: nobody, in particular not the
+/// cheating P2, got an output.
+fn all_caught_by_the_range_check(r: &[Result<Vec<Option<[u8; 16]>>, SpdzError>]) {
+    for (i, res) in r.iter().enumerate() {
+        let e = res.as_ref().expect_err("an out-of-range input must not produce outputs");
+        assert_eq!(*e, SpdzError::MacCheckFailed { phase: "input range check" }, "party {i}");
+        assert_eq!(e.code(), "MAC_CHECK_FAILED");
+    }
+}
+
+/// A malicious P2 adds a constant to its input broadcast ε (consistently to both peers and in its
+/// own transcript, so the broadcast check has nothing to catch): its effective y would be
+/// 1 + t·2^32, outside the declared 32-bit range, and on the code as reviewed LTZ returned −t,
+/// SELECT(c, a, b) = b + c·(a − b) revealed b − t·(a − b) and P2 recovered both a and b. Now y is
+/// input bit by bit and each bit checked, before the comparison opens anything: the run aborts.
+#[test]
+fn out_of_range_comparison_operand_cannot_make_select_reveal_both_branches() {
+    let p = ot_program(Kind::Unsigned(32));
     let t: u128 = 1 << 40;
-    let r = run_with_shifted_input(&p, &inputs, 2, Fp::from_u128(1 + (t << 32)));
-    let got = Fp::from_bytes(r[2].as_ref().expect("the run completes: nothing detects the deviation")[0].unwrap())
-        .unwrap();
+    let r = run_with_shifted_input(&p, &ot_inputs(0u128.to_le_bytes()), 2, Fp::from_u128(1 + (t << 32)));
+    all_caught_by_the_range_check(&r);
+}
 
-    // What P2 can compute from its output alone.
-    let v = got.to_i128(); // = b − t·(a − b)
+/// What P2 can compute from its output `got` when SELECT's condition was −t, not a bit.
+fn assert_one_branch_only(got: Fp, t: u128) {
+    let v = got.to_i128(); // = b − t·(a − b) if the condition was −t
     let ti = t as i128;
     let rec_b = v.rem_euclid(ti);
     let rec_a = rec_b - (v - rec_b) / ti;
     assert!(
-        !(rec_a == secret_a as i128 && rec_b == secret_b as i128),
+        !(rec_a == SECRET_A as i128 && rec_b == SECRET_B as i128),
         "P2 learned both messages of the OT (a = {rec_a:#x}, b = {rec_b:#x})"
     );
     assert!(
-        got == Fp::from_u128(secret_a) || got == Fp::from_u128(secret_b),
+        got == Fp::from_u128(SECRET_A) || got == Fp::from_u128(SECRET_B),
         "SELECT returned neither branch: its condition was not a bit"
     );
 }
 
-/// The same root cause without a comparison: P2's choice is declared a 1-bit unsigned input, but
-/// nothing enforces the declared range against a malicious inputter (`encode_input` only checks
-/// the honest party's own inputs). P2 inputs 2^40 and SELECT reveals b + 2^40·(a − b).
+/// The same OT with y a *field* input, which has no range to check: an honest-looking P2 inputs
+/// y = 1 + t·2^32 (or other values far outside the comparison's 32 bits). The comparison now
+/// returns a bit whatever its operands, so SELECT gives P2 exactly one of a and b.
+#[test]
+fn comparison_on_an_unranged_operand_still_selects_exactly_one_branch() {
+    let p = ot_program(Kind::Field);
+    let t: u128 = 1 << 40;
+    let ys = [Fp::from_u128(1 + (t << 32)), Fp::from_u128((1 << 33) + 5), -Fp::from_u128(1 << 100), -Fp::ONE];
+    for y in ys {
+        let r = run_with_shifted_input(&p, &ot_inputs(y.to_bytes()), 2, Fp::ZERO);
+        let got = Fp::from_bytes(r[2].as_ref().expect("an honest run completes")[0].unwrap()).unwrap();
+        assert_one_branch_only(got, t);
+    }
+}
+
+/// The same root cause without a comparison: P2's choice is declared a 1-bit unsigned input.
+/// P2 inputs 2^40 (SELECT would reveal b + 2^40·(a − b)): the range check aborts the run. A
+/// shift that stays in range (0 + 1 = 1) is just a different choice and completes.
 #[test]
 fn declared_one_bit_input_cannot_make_select_reveal_both_branches() {
     let mut b = Builder::new(FieldKind::Prime, 3);
@@ -92,17 +134,12 @@ fn declared_one_bit_input_cannot_make_select_reveal_both_branches() {
     let out = b.select(choice, a, bb);
     b.output(out, Kind::Field, Some(vec![2]));
     let p = b.build();
-    let (secret_a, secret_b) = (0xdead_beefu128, 0x1234_5678u128);
-    let inputs = vec![vec![secret_a.to_le_bytes()], vec![secret_b.to_le_bytes()], vec![0u128.to_le_bytes()]];
+    let inputs = ot_inputs(0u128.to_le_bytes());
     let t: u128 = 1 << 40;
-    let r = run_with_shifted_input(&p, &inputs, 2, Fp::from_u128(t));
-    let got = Fp::from_bytes(r[2].as_ref().expect("nothing detects the deviation")[0].unwrap()).unwrap();
-    let v = got.to_u128(); // = b + t·(a − b), no wrap for these values
-    let (rec_b, rec_a) = (v % t, v % t + v / t);
-    assert!(
-        !(rec_a == secret_a && rec_b == secret_b),
-        "P2 learned both messages (a = {rec_a:#x}, b = {rec_b:#x}) through a 1-bit input of 2^40"
-    );
+    all_caught_by_the_range_check(&run_with_shifted_input(&p, &inputs, 2, Fp::from_u128(t)));
+    all_caught_by_the_range_check(&run_with_shifted_input(&p, &inputs, 2, -Fp::ONE));
+    let r = run_with_shifted_input(&p, &inputs, 2, Fp::ONE);
+    assert_eq!(Fp::from_bytes(r[2].as_ref().unwrap()[0].unwrap()).unwrap(), Fp::from_u128(SECRET_A));
 }
 
 /// The multiplexer buffers whatever a peer sends on a stream nobody is reading, without limit:
@@ -118,10 +155,10 @@ fn mux_does_not_buffer_unboundedly_for_an_idle_stream() {
     let r = run_local(async {
         futures::join!(
             async {
-                let junk = vec![0u8; 64 << 10];
+                let mut junk = vec![0u8; 64 << 10];
+                junk.push(3);
                 for _ in 0..flood {
-                    let mut m = junk.clone();
-                    m.push(3);
+                    let m = junk.clone();
                     if a.send(1, m).await.is_err() {
                         return;
                     }
