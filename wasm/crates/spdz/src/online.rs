@@ -57,6 +57,25 @@ use webmpc_core::channel::Channel;
 /// transports accept (64 MiB).
 pub const OPEN_CHUNK: usize = 1 << 20;
 
+#[cfg(any(test, feature = "ideal"))]
+std::thread_local! {
+    static CHUNK_FOR_TESTS: core::cell::Cell<usize> = const { core::cell::Cell::new(OPEN_CHUNK) };
+}
+
+/// Sets the chunk size of openings and input broadcasts on this thread (tests only: so that a
+/// small program crosses chunk boundaries).
+#[cfg(any(test, feature = "ideal"))]
+pub fn set_open_chunk_for_tests(elements: usize) {
+    CHUNK_FOR_TESTS.with(|c| c.set(elements.clamp(1, OPEN_CHUNK)));
+}
+
+fn open_chunk() -> usize {
+    #[cfg(any(test, feature = "ideal"))]
+    return CHUNK_FOR_TESTS.with(|c| c.get());
+    #[cfg(not(any(test, feature = "ideal")))]
+    OPEN_CHUNK
+}
+
 /// One comparison of a wave.
 enum Tree<F> {
     /// LT: carry-tree nodes (G, P), lowest position first; r″_0 and c_m for the final
@@ -137,7 +156,7 @@ impl<'p, F: Field, C: Channel> Engine<'p, F, C> {
             }
         };
         let mut out = Vec::with_capacity(shares.len());
-        for chunk in shares.chunks(OPEN_CHUNK) {
+        for chunk in shares.chunks(open_chunk()) {
             let v = self.p.open(chunk).await?;
             self.p.online_log.extend(v.iter().zip(chunk).map(|(v, s)| (*v, s.mac)));
             out.extend(v);
@@ -496,8 +515,9 @@ async fn broadcast_inputs<F: Field, C: Channel>(
 ) -> Result<Vec<Vec<F>>, SpdzError> {
     let me = p.me();
     let n = p.parties();
-    let rounds = (0..n).map(|j| len(j).div_ceil(OPEN_CHUNK)).max().unwrap_or(0);
-    let range = |r: usize, l: usize| (r * OPEN_CHUNK).min(l)..((r + 1) * OPEN_CHUNK).min(l);
+    let chunk = open_chunk();
+    let rounds = (0..n).map(|j| len(j).div_ceil(chunk)).max().unwrap_or(0);
+    let range = |r: usize, l: usize| (r * chunk).min(l)..((r + 1) * chunk).min(l);
     let mut got: Vec<Vec<F>> = (0..n).map(|_| Vec::new()).collect();
     for r in 0..rounds {
         let msgs = (0..n)

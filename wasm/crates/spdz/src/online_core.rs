@@ -184,6 +184,23 @@ mod tests {
         assert_eq!((ceil_log2(1), ceil_log2(2), ceil_log2(3), ceil_log2(64), ceil_log2(65)), (0, 1, 2, 6, 7));
     }
 
+    /// Both comparisons open c = v + r with v = a + 2^m in [0, 2^(m+1)) (LT: m = k, a in
+    /// [-2^k, 2^k); EQ: K = k, |a| < 2^k) and r uniform below 2^(bits of r): the statistical
+    /// distance from a value independent of a is 2^(m+1) / 2^(bits of r), which must be at most
+    /// 2^-kappa. (Equality used to take kappa bits of r'', one short: 2^-39.)
+    #[test]
+    fn masks_hide_the_operand_by_kappa_bits_for_every_comparison_and_width() {
+        for k in 1..=64usize {
+            let masked_range_bits = k + 1;
+            assert!(lt_bits(k) >= masked_range_bits + STAT_SEC, "LT k={k}");
+            assert!(eq_bits(k) >= masked_range_bits + STAT_SEC, "EQ k={k}");
+            // And c never wraps mod p (p > 2^127): v + r < 2^(k+1) + 2^(bits) <= 2^107.
+            assert!(lt_bits(k).max(eq_bits(k)) < 127 && masked_range_bits < 127);
+            assert_eq!(eq_cost(k).1, eq_bits(k));
+            assert_eq!(lt_cost(k).1, lt_bits(k));
+        }
+    }
+
     /// The whole LTZ in F_p with plain values: c from a and random masks, then the tree and the
     /// final XOR. In range it is [a < 0]; out of range (any field element) it is still a bit.
     fn ltz(a: Fp, m: usize, prg: &mut Prg) -> Fp {

@@ -274,7 +274,10 @@ fn a_failed_party_refuses_further_work() {
     };
     let (first, again) = r[1].as_ref().unwrap();
     assert_eq!(first.as_ref().unwrap_err(), &SpdzError::SacrificeFailed);
-    assert_eq!(again.as_ref().unwrap_err(), &SpdzError::Poisoned);
+    let e = again.as_ref().unwrap_err();
+    assert_eq!(e, &SpdzError::Poisoned);
+    // Not BUSY (a call while another runs, worth retrying): this session is over.
+    assert_eq!(e.code(), "SESSION_FAILED");
 }
 
 // ------------------------------------------------------------------ checks added after review

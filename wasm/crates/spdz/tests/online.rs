@@ -417,3 +417,50 @@ fn mismatched_programs_and_inputs_are_typed_errors() {
     let e = futures::executor::block_on(parties[0].run(&bin, &[], |_, _| {})).unwrap_err();
     assert_eq!(e.code(), "INVALID_ARGUMENT");
 }
+
+/// `Program`'s fields are public, so `run` cannot rely on the decoder: a non-canonical constant
+/// (which panicked on `expect`), a comparison of width 0 (an underflow in its cost) and a
+/// `Signed(0)` input (a shift underflow) are refused with MALFORMED_PROGRAM before any traffic,
+/// and the parties stay usable: the valid program runs afterwards.
+#[test]
+fn run_validates_a_program_built_in_memory() {
+    let mut b = Builder::new(FieldKind::Prime, 2);
+    let x = b.input(0, Kind::Unsigned(8));
+    let y = b.input(1, Kind::Unsigned(8));
+    let c = b.constant(const_u64(3));
+    let s = b.add(x, c);
+    let l = b.lt(s, y, 9);
+    b.output(l, Kind::Unsigned(1), None);
+    let p = b.build();
+    let const_at = p.instrs.iter().position(|i| matches!(i, Instr::Const(_))).unwrap();
+    let lt_at = p.instrs.iter().position(|i| matches!(i, Instr::Lt(..))).unwrap();
+    let mut bad = Vec::new();
+    let mut q = p.clone();
+    q.instrs[const_at] = Instr::Const([0xff; 16]);
+    bad.push(q);
+    let mut q = p.clone();
+    let Instr::Lt(a, b2, _) = q.instrs[lt_at] else { unreachable!() };
+    q.instrs[lt_at] = Instr::Lt(a, b2, 0);
+    bad.push(q);
+    let mut q = p.clone();
+    q.inputs[0].kind = Kind::Signed(0);
+    bad.push(q);
+    let mut dealer = Dealer::<Fp>::new(2);
+    let mut parties = dealer.parties(network(2), &p.requirements(), vec![Cheat::None; 2]);
+    let inputs = [[5u128.to_le_bytes()], [9u128.to_le_bytes()]];
+    for q in &bad {
+        for (party, inp) in parties.iter_mut().zip(&inputs) {
+            let e = futures::executor::block_on(party.run(q, inp, |_, _| {})).unwrap_err();
+            assert_eq!(e.code(), "MALFORMED_PROGRAM", "{e:?}");
+        }
+    }
+    let (a, b) = parties.split_at_mut(1);
+    let out = run_all(vec![
+        Box::pin(a[0].run(&p, &inputs[0], |_, _| {})) as std::pin::Pin<Box<dyn core::future::Future<Output = _>>>,
+        Box::pin(b[0].run(&p, &inputs[1], |_, _| {})),
+    ])
+    .unwrap();
+    for o in out {
+        assert_eq!(o[0], Some(1u128.to_le_bytes()), "5 + 3 < 9");
+    }
+}

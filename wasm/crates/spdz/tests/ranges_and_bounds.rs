@@ -204,3 +204,61 @@ fn mask_preprocessing_keeps_every_message_under_the_transport_limit() {
         largest.get()
     );
 }
+
+/// Online openings and input broadcasts go out in chunks: a level of 64 products opens 128
+/// values, which with a chunk of 8 values must take 16 messages of at most 8 values each, and
+/// the results stay right across chunk boundaries. (At the real chunk, 2^20 values = 16 MiB, a
+/// level or an input list of any size stays under the 64 MiB transport limit; before, a whole
+/// level went into one message.)
+#[test]
+fn online_openings_and_input_broadcasts_are_chunked() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use webmpc_core::channel::memory::Tamper;
+    const CHUNK: usize = 8;
+    let mut b = Builder::new(FieldKind::Prime, 2);
+    let xs: Vec<_> = (0..8).map(|_| b.input(0, Kind::Unsigned(8))).collect();
+    let ys: Vec<_> = (0..8).map(|_| b.input(1, Kind::Field)).collect();
+    let mut sum = None;
+    for x in &xs {
+        for y in &ys {
+            let p = b.mul(*x, *y);
+            sum = Some(match sum {
+                None => p,
+                Some(s) => b.add(s, p),
+            });
+        }
+    }
+    b.output(sum.unwrap(), Kind::Field, None);
+    let p = b.build();
+    let xv: Vec<u128> = (0..8).map(|i| 200 + i).collect();
+    let yv: Vec<u128> = (0..8).map(|i| 1_000_003 * (i + 1)).collect();
+    let inputs = [
+        xv.iter().map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+        yv.iter().map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+    ];
+    let want = xv.iter().sum::<u128>() * yv.iter().sum::<u128>();
+    let largest = Rc::new(Cell::new(0usize));
+    let channels = network(2)
+        .into_iter()
+        .map(|ch| {
+            let largest = largest.clone();
+            Tamper::new(ch, move |_: PartyId, _: usize, m: &mut Vec<u8>| largest.set(largest.get().max(m.len())))
+        })
+        .collect();
+    webmpc_spdz::online::set_open_chunk_for_tests(CHUNK);
+    let mut dealer = Dealer::<Fp>::new(2);
+    let parties = dealer.parties(channels, &p.requirements(), vec![Cheat::None; 2]);
+    let futs = parties.into_iter().zip(&inputs).map(|(mut party, inp)| {
+        let p = &p;
+        async move { party.run(p, inp, |_, _| {}).await }
+    });
+    let out = run_local(join_all(futs)).unwrap();
+    for o in out {
+        assert_eq!(o.unwrap()[0], Some(want.to_le_bytes()));
+    }
+    // 64 products open 128 values (2 KiB) and P0's 64 input bits are 64 values (1 KiB) in one
+    // message each if unchunked. The largest message must hold no more than a chunk (plus the
+    // MAC checks' and coins' fixed-size messages, all below 200 bytes here).
+    assert!(largest.get() <= 200, "a {}-byte message: openings were not chunked", largest.get());
+}
