@@ -6,8 +6,10 @@ const MIB = 1024 * 1024;
 /**
  * Runs the standard cases against `t` talking to party `other`, which echoes (see
  * transport-peer.mjs). Browser-safe: the Chromium rows run this same function in the page.
+ * `mark(name)`, if given, is awaited at the start and end of each throughput case
+ * (`one:start`, `one:end`, `many:start`, `many:end`), so the caller can account CPU time.
  */
-export async function measure(t, other, { quick }) {
+export async function measure(t, other, { quick, mark = async () => {} }) {
   const now = () => performance.now();
   const big = new Uint8Array(64 * MIB);
   const mib = new Uint8Array(MIB);
@@ -18,13 +20,16 @@ export async function measure(t, other, { quick }) {
   await t.send(other, mib);
   await t.recv(other);
   let best = 0;
+  await mark('one:start');
   for (let r = 0; r < runs; r++) {
     const t0 = now();
     await Promise.all([t.send(other, big), t.recv(other, { timeoutMs: 300_000 })]);
     best = Math.max(best, big.length / 1e6 / ((now() - t0) / 1000));
   }
+  await mark('one:end');
   results.one = best;
   best = 0;
+  await mark('many:start');
   for (let r = 0; r < runs; r++) {
     const t0 = now();
     const acks = (async () => {
@@ -34,7 +39,9 @@ export async function measure(t, other, { quick }) {
     await acks;
     best = Math.max(best, (64 * MIB) / 1e6 / ((now() - t0) / 1000));
   }
+  await mark('many:end');
   results.many = best;
+  results.megabytes = (runs * 64 * MIB) / 1e6;
   const ping = new Uint8Array(32);
   const samples = [];
   const n = quick ? 50 : 300;
@@ -48,4 +55,3 @@ export async function measure(t, other, { quick }) {
   results.rtt = samples[Math.floor(samples.length / 2)];
   return results;
 }
-

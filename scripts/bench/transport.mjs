@@ -1,23 +1,59 @@
 // The `transport` suite: throughput (one 64 MiB message; 64 messages of 1 MiB) and small-message
 // round-trip latency for every transport: in-memory, WebSocket (direct and through the relay),
-// WebRTC in Node (node-datachannel, the one we ship, and @roamhq/wrtc for comparison), and
-// Chromium↔Chromium WebRTC (two tabs). Node peers run in two processes, over loopback; the
-// throughput clock stops when the receiver's acknowledgement of the last byte arrives.
+// WebRTC in Node (node-datachannel, the one we ship, and @roamhq/wrtc for comparison),
+// Chromium↔Chromium WebRTC (two tabs) and Chromium↔Node WebRTC, and the same two pairs through
+// the WebSocket relay (`chromium-relay`, `chromium-node-relay`: the relay runs in the bench
+// process). Node peers run in their own processes, over loopback; the throughput clock stops when the receiver's acknowledgement of the
+// last byte arrives.
+//
+// Every throughput row comes with the CPU it cost (Linux only): `cpu_per_MB`, the CPU time of
+// both parties' processes and threads per megabyte moved (ms/MB; on a shared machine this is
+// what the transport costs, when the wall clock mostly measures the other load), and
+// `busiest_thread_ceiling`, megabytes moved per CPU-second of the busiest single thread (MB/s):
+// what that thread would allow with a core of its own, whatever the other cores do.
+//
+// Baseline for the WebRTC rows: bare data channels (`raw-datachannel`: 64 MiB in 64 KiB messages
+// on one ordered channel, no framing, see transport-raw.mjs) between the same runtimes, with the
+// ratio ours ÷ raw, and for Chromium the UDP packets per megabyte that its SCTP stack sends.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { measure } from './transport-measure.mjs';
+import { cpuBetween, snapshot } from './transport-cpu.mjs';
+import * as raw from './transport-raw.mjs';
 
 const SUITE = 'transport';
 const PEER = fileURLToPath(new URL('./transport-peer.mjs', import.meta.url));
 const MIB = 1024 * 1024;
 
-function rows(emit, runtime, impl, r) {
-  const row = (kase, metric, value, unit) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime, impl });
+/** A `mark` for measure(): CPU snapshots at each case's start and end. */
+function cpuMarks() {
+  const at = {};
+  return {
+    mark: async (name) => {
+      at[name] = snapshot();
+    },
+    spent: (kase) => cpuBetween(at[`${kase}:start`], at[`${kase}:end`]),
+  };
+}
+
+/** The CPU rows of one throughput case that moved `megabytes`. */
+function cpuRows(row, kase, cpu, megabytes) {
+  if (!cpu || cpu.total <= 0) return;
+  row(kase, 'cpu_per_MB', (cpu.total * 1000) / megabytes, 'ms/MB');
+  if (cpu.busiest) {
+    row(kase, 'busiest_thread_ceiling', megabytes / cpu.busiest.cpu, 'MB/s', { thread: `${cpu.busiest.kind}/${cpu.busiest.comm}` });
+  }
+}
+
+function rows(emit, runtime, impl, r, marks) {
+  const row = (kase, metric, value, unit, extra = {}) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime, impl, ...extra });
   row('64MiB-one-message', 'throughput', r.one, 'MB/s');
+  cpuRows(row, '64MiB-one-message', marks?.spent('one'), r.megabytes);
   row('64MiB-in-1MiB-messages', 'throughput', r.many, 'MB/s');
+  cpuRows(row, '64MiB-in-1MiB-messages', marks?.spent('many'), r.megabytes);
   row('32B-round-trip', 'latency_median', r.rtt, 'ms');
 }
 
@@ -25,6 +61,11 @@ function spawnPeer(root, impl, options) {
   const child = spawn(process.execPath, [PEER, impl, JSON.stringify({ root, options })], { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return { child, exited };
+}
+
+async function stopPeer(peer) {
+  await Promise.race([peer.exited, new Promise((r) => setTimeout(r, 5_000))]);
+  peer.child.kill('SIGKILL');
 }
 
 async function nodePair(root, net, impl) {
@@ -54,45 +95,181 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" 
 <script type="module">
   window.net = await import('/dist/net/index.js');
   window.bench = await import('/bench/transport-measure.mjs');
+  window.raw = await import('/bench/transport-raw.mjs');
   window.netReady = true;
 </script></head><body>webmpc transport bench</body></html>`;
 
-async function chromiumPair(root, net, quick) {
+/** A page of the bench, with `benchMark` (CPU snapshots in Node) exposed to it. */
+async function openPage(browser, serverUrl, marks) {
+  const page = browser.used ? await browser.page.context().newPage() : browser.page;
+  browser.used = true;
+  await page.exposeFunction('benchMark', (name) => marks.mark(name));
+  await page.goto(`${serverUrl}/`);
+  await page.waitForFunction(() => window.netReady === true, undefined, { timeout: 30_000 });
+  return page;
+}
+
+/** Joins `room` from the page: WebRTC through the signaling server `url`, or the relay at `url`/relay. */
+const connectInPage = (page, url, room, party, relay = false) =>
+  page.evaluate(
+    async ({ url, room, party, relay }) => {
+      window.t = relay
+        ? await window.net.connectRelay({ url: `${url}/relay`, room, party, parties: 2 })
+        : await window.net.connectMesh({ signalingUrl: url, room, party, parties: 2 });
+    },
+    { url, room, party, relay },
+  );
+
+const measureInPage = (page, quick) =>
+  page.evaluate((quick) => window.bench.measure(window.t, 1, { quick, mark: window.benchMark }), quick);
+
+/** Chromium↔Chromium: two tabs of one browser; B echoes like transport-peer.mjs, A measures. */
+async function chromiumPair(browser, serverUrl, signalingUrl, quick, relay) {
+  const marks = cpuMarks();
+  const pageA = await openPage(browser, serverUrl, marks);
+  const pageB = await openPage(browser, serverUrl, marks);
+  const room = `bench-${randomBytes(6).toString('hex')}`;
+  await Promise.all([connectInPage(pageA, signalingUrl, room, 0, relay), connectInPage(pageB, signalingUrl, room, 1, relay)]);
+  await pageB.evaluate(() => {
+    void (async () => {
+      const ack = Uint8Array.of(1);
+      for (;;) {
+        const m = await window.t.recv(0, { timeoutMs: 600_000 });
+        await window.t.send(0, m.byteLength <= 64 ? m : ack);
+      }
+    })().catch(() => {});
+  });
+  try {
+    return { result: await measureInPage(pageA, quick), marks };
+  } finally {
+    await pageA.evaluate(() => window.t.close());
+    await Promise.all([pageA.close(), pageB.close()]);
+  }
+}
+
+/** Chromium↔Node: the page measures, a Node process (node-datachannel, or the relay client) echoes. */
+async function chromiumNodePair(browser, serverUrl, signalingUrl, root, quick, relay) {
+  const marks = cpuMarks();
+  const page = await openPage(browser, serverUrl, marks);
+  const room = `bench-${randomBytes(6).toString('hex')}`;
+  const peer = relay
+    ? spawnPeer(root, 'ws-relay', { url: `${signalingUrl}/relay`, room, party: 1, parties: 2 })
+    : spawnPeer(root, 'node-datachannel', { signalingUrl, room, party: 1, parties: 2 });
+  try {
+    await connectInPage(page, signalingUrl, room, 0, relay);
+    return { result: await measureInPage(page, quick), marks };
+  } finally {
+    await page.evaluate(() => window.t?.close());
+    await page.close();
+    await stopPeer(peer);
+  }
+}
+
+/** An adapter running transport-raw.mjs functions on the page's raw peer. */
+function rawInPage(page) {
+  return {
+    create: (options) => page.evaluate((options) => void (window.rawPeer = window.raw.createRawPeer(RTCPeerConnection, options)), options),
+    call: (name, arg) => page.evaluate(({ name, arg }) => window.raw[name](window.rawPeer, arg), { name, arg }),
+  };
+}
+
+/** The same adapter for a raw peer in this process (node-datachannel). */
+async function rawInNode() {
+  const net = await import('node-datachannel/polyfill');
+  let peer;
+  return {
+    create: async (options) => void (peer = raw.createRawPeer(net.RTCPeerConnection, options)),
+    call: async (name, arg) => raw[name](peer, arg),
+    close: () => peer?.pc.close(),
+  };
+}
+
+/**
+ * Bare data channels from `a` (a page) to `b`: best MB/s of `runs` floods of 64 MiB, CPU, and the
+ * UDP packets per megabyte the page's peer connection sent and received.
+ */
+async function rawFloods(a, b, runs) {
+  await a.create({});
+  await b.create({});
+  await raw.connectRaw(a, b);
+  const total = 64 * MIB;
+  await b.call('rawSink', 4 * MIB);
+  await a.call('rawFlood', { total: 4 * MIB }); // warm-up
+  await b.call('rawSink', total);
+  const packets0 = await a.call('rawPackets');
+  const cpu0 = snapshot();
+  let best = 0;
+  for (let r = 0; r < runs; r++) best = Math.max(best, await a.call('rawFlood', { total }));
+  const cpu = cpuBetween(cpu0, snapshot());
+  const packets1 = await a.call('rawPackets');
+  const megabytes = (runs * total) / 1e6;
+  const perMB = packets0 && packets1
+    ? { sent: (packets1.packetsSent - packets0.packetsSent) / megabytes, received: (packets1.packetsReceived - packets0.packetsReceived) / megabytes }
+    : undefined;
+  return { best, cpu, megabytes, perMB };
+}
+
+async function chromiumRows(root, net, emit, quick) {
   const { CHROMIUM, launch } = await import('../lib/chromium.mjs');
   const { serveStatic } = await import('../lib/static-server.mjs');
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found (scripts/setup.sh --browser installs it)`);
   const server = await serveStatic({ '/dist/': join(root, 'dist'), '/bench/': join(root, 'scripts', 'bench') }, { '/': PAGE });
-  const signaling = await net.startSignalingServer();
+  // The relay runs in this process, beside the signaling it shares a port with.
+  const signaling = await net.startSignalingServer({ relay: true });
   const browser = await launch();
+  const ours = {};
   try {
-    const pageA = browser.page;
-    const pageB = await pageA.context().newPage();
-    for (const page of [pageA, pageB]) {
-      await page.goto(`${server.url}/`);
-      await page.waitForFunction(() => window.netReady === true, undefined, { timeout: 30_000 });
+    for (const [impl, run] of [
+      ['chromium-native', () => chromiumPair(browser, server.url, signaling.url, quick, false)],
+      ['chromium-node', () => chromiumNodePair(browser, server.url, signaling.url, root, quick, false)],
+      ['chromium-relay', () => chromiumPair(browser, server.url, signaling.url, quick, true)],
+      ['chromium-node-relay', () => chromiumNodePair(browser, server.url, signaling.url, root, quick, true)],
+    ]) {
+      try {
+        const { result, marks } = await run();
+        rows(emit, 'chromium', impl, result, marks);
+        ours[impl] = result;
+      } catch (err) {
+        process.stderr.write(`bench transport: ${impl} failed: ${err?.stack ?? err}\n`);
+      }
     }
-    const room = `bench-${randomBytes(6).toString('hex')}`;
-    const connect = (page, party) =>
-      page.evaluate(
-        async ({ url, room, party }) => {
-          window.t = await window.net.connectMesh({ signalingUrl: url, room, party, parties: 2 });
-        },
-        { url: signaling.url, room, party },
-      );
-    await Promise.all([connect(pageA, 0), connect(pageB, 1)]);
-    // B echoes like transport-peer.mjs; A measures.
-    await pageB.evaluate(() => {
-      void (async () => {
-        const ack = Uint8Array.of(1);
-        for (;;) {
-          const m = await window.t.recv(0, { timeoutMs: 600_000 });
-          await window.t.send(0, m.byteLength <= 64 ? m : ack);
+    for (const [impl, ourImpl, far] of [
+      ['raw-datachannel-chromium', 'chromium-native', 'page'],
+      ['raw-datachannel-node', 'chromium-node', 'node'],
+    ]) {
+      let b;
+      const pages = [];
+      try {
+        const newPage = async () => {
+          const page = await browser.page.context().newPage();
+          pages.push(page);
+          await page.goto(`${server.url}/`);
+          await page.waitForFunction(() => window.netReady === true, undefined, { timeout: 30_000 });
+          return page;
+        };
+        const a = rawInPage(await newPage());
+        b = far === 'page' ? rawInPage(await newPage()) : await rawInNode();
+        const r = await rawFloods(a, b, quick ? 1 : 3);
+        const row = (kase, metric, value, unit, extra = {}) =>
+          emit({ suite: SUITE, case: kase, metric, value, unit, runtime: 'chromium', impl, ...extra });
+        const kase = '64MiB-in-64KiB-messages';
+        row(kase, 'throughput', r.best, 'MB/s');
+        cpuRows(row, kase, r.cpu, r.megabytes);
+        if (r.perMB) {
+          row(kase, 'udp_packets_sent_per_MB', r.perMB.sent, 'packets/MB');
+          row(kase, 'udp_packets_received_per_MB', r.perMB.received, 'packets/MB');
         }
-      })().catch(() => {});
-    });
-    const result = await pageA.evaluate((quick) => window.bench.measure(window.t, 1, { quick }), quick);
-    await pageA.evaluate(() => window.t.close());
-    return result;
+        const mine = ours[ourImpl];
+        if (mine) {
+          emit({ suite: SUITE, case: '64MiB-in-1MiB-messages', metric: 'throughput_ratio_to_raw', value: mine.many / r.best, unit: 'x', runtime: 'chromium', impl: ourImpl });
+        }
+      } catch (err) {
+        process.stderr.write(`bench transport: ${impl} failed: ${err?.stack ?? err}\n`);
+      } finally {
+        b?.close?.();
+        for (const page of pages) await page.close().catch(() => {});
+      }
+    }
   } finally {
     await browser.close();
     await signaling.close();
@@ -111,7 +288,8 @@ export async function run({ root, emit, quick }) {
         await b.send(0, m.byteLength <= 64 ? m : Uint8Array.of(1));
       }
     })();
-    rows(emit, 'node', 'memory', await measure(a, 1, { quick }));
+    const marks = cpuMarks();
+    rows(emit, 'node', 'memory', await measure(a, 1, { quick, mark: marks.mark }), marks);
     await a.close();
     await b.close();
     await echo;
@@ -120,20 +298,20 @@ export async function run({ root, emit, quick }) {
     let pair;
     try {
       pair = await nodePair(root, net, impl);
-      rows(emit, 'node', impl, await measure(pair.t, pair.other, { quick }));
+      const marks = cpuMarks();
+      rows(emit, 'node', impl, await measure(pair.t, pair.other, { quick, mark: marks.mark }), marks);
     } catch (err) {
       process.stderr.write(`bench transport: ${impl} failed: ${err?.stack ?? err}\n`);
     } finally {
       if (pair) {
         await pair.t.close();
-        await Promise.race([pair.peer.exited, new Promise((r) => setTimeout(r, 5_000))]);
-        pair.peer.child.kill('SIGKILL');
+        await stopPeer(pair.peer);
         await pair.done();
       }
     }
   }
   try {
-    rows(emit, 'chromium', 'chromium-native', await chromiumPair(root, net, quick));
+    await chromiumRows(root, net, emit, quick);
   } catch (err) {
     process.stderr.write(`bench transport: chromium failed: ${err?.stack ?? err}\n`);
   }

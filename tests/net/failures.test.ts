@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import * as net from '../../dist/net/node.js';
-import { rejection, roomId, session } from './helpers.js';
+import { randomMessage, rejection, roomId, session, sha256 } from './helpers.js';
 
 const PARTY = fileURLToPath(new URL('./fixtures/party.mjs', import.meta.url));
 
@@ -71,6 +71,78 @@ describe('malformed frames', () => {
     await transport.close();
     raw.terminate();
   });
+});
+
+/** A start frame: type, u64 length, then the first data. */
+function startFrame(length: number, data: Uint8Array): Uint8Array {
+  const frame = new Uint8Array(9 + data.byteLength);
+  frame[0] = 0x01;
+  new DataView(frame.buffer).setUint32(1, Math.floor(length / 2 ** 32));
+  new DataView(frame.buffer).setUint32(5, length >>> 0);
+  frame.set(data, 9);
+  return frame;
+}
+
+function continueFrame(data: Uint8Array): Uint8Array {
+  const frame = new Uint8Array(1 + data.byteLength);
+  frame[0] = 0x02;
+  frame.set(data, 1);
+  return frame;
+}
+
+/**
+ * Sends `message` as frames cut at `cuts` (increasing offsets), and wherever else it takes to keep
+ * every frame under the WebSocket mesh's 256 KiB frame limit.
+ */
+function sendCut(raw: WebSocket, message: Uint8Array, cuts: number[]): void {
+  const ends: number[] = [];
+  let last = 0;
+  for (const end of [...cuts, message.byteLength]) {
+    while (end - last > 200_000) ends.push((last += 200_000));
+    ends.push((last = end));
+  }
+  raw.send(startFrame(message.byteLength, message.subarray(0, ends[0])));
+  for (let i = 1; i < ends.length; i++) raw.send(continueFrame(message.subarray(ends[i - 1], ends[i])));
+}
+
+describe('reassembly (frames kept until 1 MiB of a message arrived, then assembled in place)', () => {
+  const MiB = 1024 * 1024;
+  it('messages cut anywhere around the in-place threshold arrive intact', async () => {
+    const { transport, raw } = await rawPeer({ closeTimeoutMs: 200 });
+    const cases: [number, number[]][] = [
+      // Crosses the threshold mid-frame, then odd-sized frames to the end.
+      [3 * MiB + 5, [65_527, 65_528, MiB - 7, MiB + 1, 2 * MiB, 3 * MiB + 4]],
+      // Reaches exactly 1 MiB at a frame boundary.
+      [2 * MiB, [MiB / 2, MiB, MiB + 1]],
+      // The frame that crosses 1 MiB also completes the message: joined at the end instead.
+      [MiB + 10, [200_000]],
+      // Exactly 1 MiB in two frames, and one byte past it in one frame plus a last byte.
+      [MiB, [1]],
+      [MiB + 1, [MiB]],
+    ];
+    const messages = cases.map(([n]) => randomMessage(n));
+    cases.forEach(([, cuts], i) => sendCut(raw, messages[i]!, cuts));
+    for (const message of messages) {
+      const got = await transport.recv(0, { timeoutMs: 20_000 });
+      expect(got.byteLength).toBe(message.byteLength);
+      expect(sha256(got)).toBe(sha256(message));
+    }
+    await transport.close();
+    raw.terminate();
+  }, 30_000);
+
+  it('below the threshold a lying header costs only what arrived; the header alone allocates nothing', async () => {
+    const { transport, raw } = await rawPeer({ closeTimeoutMs: 200 });
+    // 64 MiB announced (the default maximum), 900 KiB sent, then nothing.
+    const before = process.memoryUsage().arrayBuffers;
+    raw.send(startFrame(64 * MiB, randomMessage(100 * 1024)));
+    for (let i = 0; i < 8; i++) raw.send(continueFrame(randomMessage(100 * 1024)));
+    // A message after it proves the frames were read (it is a protocol error: the first is unfinished).
+    raw.send(startFrame(1, Uint8Array.of(1)));
+    expect(await transport.closed).toMatchObject({ code: 'PROTOCOL_ERROR' });
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(8 * MiB);
+    raw.terminate();
+  }, 30_000);
 });
 
 describe('stalled peer', () => {

@@ -11,8 +11,10 @@
  * loopback, 2-core VM, two runs): 72–96 MB/s (64 MiB as one message or in 1 MiB messages),
  * 0.14–0.17 ms median round trip; wrtc did 79–94 MB/s and 0.15–0.23 ms. Equal within noise, so
  * robustness decides.
- * Both are far below raw libdatachannel: the polyfill's per-message event path is the limit
- * (a bare polyfill flood without our framing reaches about 87 MB/s in one process).
+ * Both spend about 20 ms of CPU per MB moved (both processes together), most of it in the native
+ * SCTP/DTLS worker threads on ~1.2 KB packets rather than in JavaScript (the main threads take
+ * ~1 ms/MB; 256 KiB instead of 64 KiB frames changed nothing measurable), so two cores move at
+ * most ~100 MB/s whatever the framing (see `npm run bench -- transport`, `cpu_per_MB`).
  */
 import { connectMesh, type RTCPeerConnectionConstructor, type WebRtcMeshOptions } from './webrtc.js';
 import { connectRelay, type RelayOptions } from './relay.js';

@@ -213,53 +213,42 @@ impl<C: Channel> Net<C> {
     /// Commits to a fresh random seed share now; [`Net::open_coin`] later yields the public
     /// coin (a PRG) once the values it must not depend on are fixed.
     pub async fn commit_coin(&self, label: &'static [u8]) -> Result<CoinCommitment, SpdzError> {
-        let me = self.me();
-        let seed = random::random_block()?;
-        let mut nonce = [0u8; 16];
-        random::fill(&mut nonce)?;
-        let c = commitment(&self.session, me, label, &seed.0, &nonce);
-        let commits = self.broadcast(c.to_vec()).await?;
-        let mut theirs = vec![[0u8; 32]; self.n()];
-        for (j, m) in commits.into_iter().enumerate() {
-            if let Some(m) = m {
-                theirs[j] = m.try_into().map_err(|_| SpdzError::Malformed { peer: j, what: "coin commitment" })?;
-            }
-        }
-        Ok(CoinCommitment { label, seed, nonce, theirs })
+        let mut coins = self.commit_coins(&[label]).await?;
+        Ok(coins.pop().expect("one coin"))
     }
 
-    /// Commits to `count` independent coins in one round (one commitment each, in one message);
-    /// each is opened on its own with [`Net::open_coin`], in any order.
-    pub async fn commit_coins(&self, label: &'static [u8], count: usize) -> Result<Vec<CoinCommitment>, SpdzError> {
-        if count == 0 {
-            return Ok(Vec::new());
-        }
+    /// Commits to several coins in one round (one 32-byte commitment each, sent together); each
+    /// is opened on its own with [`Net::open_coin`], when what it tests is fixed. Labels name the
+    /// coins' purposes and separate their domains from other commitments; coins of one purpose
+    /// may share a label (the online phase's checks do): each opening is checked against its
+    /// own slot's commitment, which binds it to that slot's seed.
+    pub async fn commit_coins(&self, labels: &[&'static [u8]]) -> Result<Vec<CoinCommitment>, SpdzError> {
         let me = self.me();
-        let mut mine = Vec::with_capacity(count);
-        let mut msg = Vec::with_capacity(32 * count);
-        for _ in 0..count {
+        let mut mine = Vec::with_capacity(labels.len());
+        let mut msg = Vec::with_capacity(32 * labels.len());
+        for &label in labels {
             let seed = random::random_block()?;
             let mut nonce = [0u8; 16];
             random::fill(&mut nonce)?;
             msg.extend_from_slice(&commitment(&self.session, me, label, &seed.0, &nonce));
-            mine.push((seed, nonce));
+            mine.push((label, seed, nonce));
         }
         let commits = self.broadcast(msg).await?;
-        let mut theirs = vec![vec![[0u8; 32]; self.n()]; count];
+        let mut theirs = vec![vec![[0u8; 32]; self.n()]; labels.len()];
         for (j, m) in commits.into_iter().enumerate() {
             if let Some(m) = m {
-                if m.len() != 32 * count {
-                    return Err(SpdzError::Malformed { peer: j, what: "coin commitments" });
+                if m.len() != 32 * labels.len() {
+                    return Err(SpdzError::Malformed { peer: j, what: "coin commitment" });
                 }
-                for (t, c) in theirs.iter_mut().zip(m.chunks_exact(32)) {
-                    t[j] = c.try_into().expect("32 bytes");
+                for (k, c) in m.chunks_exact(32).enumerate() {
+                    theirs[k][j] = c.try_into().expect("32 bytes");
                 }
             }
         }
         Ok(mine
             .into_iter()
             .zip(theirs)
-            .map(|((seed, nonce), theirs)| CoinCommitment { label, seed, nonce, theirs })
+            .map(|((label, seed, nonce), theirs)| CoinCommitment { label, seed, nonce, theirs })
             .collect())
     }
 

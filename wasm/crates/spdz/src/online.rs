@@ -559,7 +559,7 @@ async fn execute<F: Field, C: Channel>(
     let delta = p.delta;
     let plan = plan(program);
     // One coin per check: the planned ones before comparisons, before the outputs, after them.
-    let mut coins = p.net.commit_coins(b"online/check", plan.checks + 2).await?.into_iter();
+    let mut coins = p.net.commit_coins(&vec![&b"online/check"[..]; plan.checks + 2]).await?.into_iter();
     let mut coin = move || coins.next().expect("one coin per planned check");
     // Inputs: the owner broadcasts ε = x − r for each mask r (one per field input, one per bit
     // of an integer input); [[x]] = [[r]] + ε.

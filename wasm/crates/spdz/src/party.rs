@@ -35,6 +35,7 @@ use crate::wipe::{wipe, Wiping};
 use futures::future::{try_join, try_join_all};
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::prg::Prg;
+use webmpc_core::Block;
 use webmpc_ot::{KosReceiver, KosSender, SessionId};
 
 /// τ: raw triples combined per output triple. 3 for k = 128 (Corollary 1: k/2 = 64 bits of
@@ -45,12 +46,19 @@ pub const DEFAULT_BATCH: usize = 1024;
 /// Largest batch. Memory per batch grows linearly: COPE's vectors u are 10 KiB per triple in each
 /// direction with each peer (40 MiB per peer at this size), plus one bounded OT piece per peer.
 pub const MAX_BATCH: usize = 1 << 12;
-/// Products (elements of a) per Gilboa piece: 2^19 OTs, one KOS chunk (a default batch of 1024
-/// triples is one piece). Few, large chunks keep the number of sequential round trips per batch
-/// small: on a busy machine or a real network each hop costs far more than the bytes.
-const GILBOA_PIECE: usize = 4096;
+/// Products (elements of a) per Gilboa piece: 2^16 OTs, one KOS chunk, 1 MiB per message. A
+/// piece is the unit of work between two messages, so it bounds how long a party computes
+/// without reading or writing the network: long synchronous steps starve the event loop of a
+/// JS host (a transport then declares the silent party dead) and leave the peer idle, while
+/// pieces much smaller would add round trips. A default batch (1024 triples) is six pieces.
+const GILBOA_PIECE: usize = 512;
 /// OTs per KOS chunk (both ends set it): one Gilboa piece.
 const KOS_CHUNK: usize = GILBOA_PIECE * gilboa::K;
+/// Values per COPE message (1 MiB of u): each is sent as soon as it is computed, so the peer
+/// works on one piece while this party computes the next.
+const COPE_PIECE: usize = 512;
+// The streaming Gilboa sender hands out one product's OTs per hashing step.
+const _: () = assert!(crate::rot::HASH_STEP == gilboa::K);
 
 /// The pairwise state with one peer.
 struct Peer<F, C> {
@@ -375,18 +383,40 @@ impl<F: Field, C: Channel> Party<F, C> {
         let cheat = self.cheat.clone();
         let works = self.peers.iter_mut().map(|p| {
             let l_peer = lens[p.id];
+            let Peer { id, cope_send, cope_recv, cope, .. } = p;
+            let (id, cope) = (*id, &*cope);
             #[cfg(any(test, feature = "ideal"))]
             let cheat = cheat.clone();
+            // As P_A: this party's values, piece by piece, each u sent as soon as it is ready.
+            let send = async move {
+                let mut t = Vec::with_capacity(mine.len());
+                for (_k, piece) in mine.chunks(COPE_PIECE).enumerate() {
+                    let mut msg = Vec::with_capacity(16 * ROWS * piece.len() + 1);
+                    t.extend(cope_send.extend_into(piece, &mut msg));
+                    #[cfg(any(test, feature = "ideal"))]
+                    if _k == 0 {
+                        cheat.on_cope::<F>(id, &mut msg);
+                    }
+                    cope.send(id, msg).await?;
+                }
+                Ok::<_, SpdzError>(t)
+            };
+            // As P_B: the peer's values, in the same pieces.
+            let recv = async move {
+                let mut q = Vec::with_capacity(l_peer);
+                while q.len() < l_peer {
+                    let l = COPE_PIECE.min(l_peer - q.len());
+                    let got = cope.recv(id).await?;
+                    let piece = cope_recv
+                        .extend_bytes(&got, l)
+                        .ok_or(SpdzError::Malformed { peer: id, what: "COPE vector u" })?;
+                    q.extend(piece);
+                }
+                Ok::<_, SpdzError>(q)
+            };
             async move {
-                let (u, t) = p.cope_send.extend(mine);
-                #[allow(unused_mut)]
-                let mut msg = F::write_vec(&u);
-                #[cfg(any(test, feature = "ideal"))]
-                cheat.on_cope::<F>(p.id, &mut msg);
-                let (_, got) = try_join(p.cope.send(p.id, msg), p.cope.recv(p.id)).await?;
-                let u_peer = decode_elems::<F>(p.id, &got, ROWS * l_peer, "COPE vector u")?;
-                let q = p.cope_recv.extend(&u_peer, l_peer);
-                Ok::<_, SpdzError>((p.id, t, q))
+                let (t, q) = try_join(send, recv).await?;
+                Ok::<_, SpdzError>((id, t, q))
             }
         });
         let results = try_join_all(works).await?;
@@ -461,40 +491,58 @@ impl<F: Field, C: Channel> Party<F, C> {
         let works = self.peers.iter_mut().map(|p| {
             #[cfg(any(test, feature = "ideal"))]
             let cheat = cheat.clone();
-            async move {
-                let total = a_ref.len();
-                // This party as OT receiver (its a, the peer's b).
-                let recv_side = async {
-                    let mut out = Vec::with_capacity(total);
-                    for start in (0..total).step_by(GILBOA_PIECE) {
-                        let piece = &a_ref[start..(start + GILBOA_PIECE).min(total)];
-                        let choices = Wiping(gilboa::choice_bits(piece));
-                        let m = Wiping(p.rot_recv.receive(&choices).await?);
-                        let got = p.gilboa.recv(p.id).await?;
-                        let d = decode_elems::<F>(p.id, &got, gilboa::K * piece.len(), "Gilboa corrections")?;
-                        out.extend(gilboa::receiver_products(piece, &m, &d));
+            let Peer { id, rot_send, rot_recv, gilboa, .. } = p;
+            let (id, gilboa) = (*id, &*gilboa);
+            let total = a_ref.len();
+            const K: usize = gilboa::K;
+            // This party as OT receiver (its a, the peer's b).
+            let recv_side = async move {
+                let mut out = Vec::with_capacity(total);
+                for piece in a_ref.chunks(GILBOA_PIECE) {
+                    let mut m = rot_recv.receive(&gilboa::choice_bits(piece)).await?;
+                    let got = gilboa.recv(id).await?;
+                    let malformed = SpdzError::Malformed { peer: id, what: "Gilboa corrections" };
+                    if got.len() != 16 * K * piece.len() {
+                        Block::wipe(&mut m);
+                        return Err(malformed);
                     }
-                    Ok::<_, SpdzError>(out)
-                };
-                // This party as OT sender (the peer's a, its b).
-                let send_side = async {
-                    let mut out = Vec::with_capacity(total);
-                    for start in (0..total).step_by(GILBOA_PIECE) {
-                        let len = GILBOA_PIECE.min(total - start);
-                        let (m0, m1) = p.rot_send.send(gilboa::K * len).await?;
-                        let (m0, m1) = (Wiping(m0), Wiping(m1));
-                        let b_elems: Vec<F> = (start..start + len).map(|e| b_ref[e / TAU]).collect();
-                        #[allow(unused_mut)]
-                        let (mut d, shares) = gilboa::sender_corrections(&m0, &m1, &b_elems);
-                        #[cfg(any(test, feature = "ideal"))]
-                        cheat.on_gilboa_d(p.id, &mut d);
-                        p.gilboa.send(p.id, F::write_vec(&d)).await?;
-                        out.extend(shares);
+                    let mut d = [F::ZERO; K];
+                    for (e, (x, bytes)) in piece.iter().zip(got.chunks_exact(16 * K)).enumerate() {
+                        for (d, b) in d.iter_mut().zip(bytes.chunks_exact(16)) {
+                            match F::from_bytes(b.try_into().expect("16 bytes")) {
+                                Some(v) => *d = v,
+                                None => {
+                                    Block::wipe(&mut m);
+                                    return Err(malformed);
+                                }
+                            }
+                        }
+                        out.push(gilboa::receiver_product(*x, &m[e * K..(e + 1) * K], &d));
                     }
-                    Ok::<_, SpdzError>(out)
-                };
-                try_join(recv_side, send_side).await
-            }
+                    Block::wipe(&mut m);
+                }
+                Ok::<_, SpdzError>(out)
+            };
+            // This party as OT sender (the peer's a, its b): each product's corrections go
+            // straight into the outgoing message as its OTs are hashed.
+            let send_side = async move {
+                let mut out = Vec::with_capacity(total);
+                for start in (0..total).step_by(GILBOA_PIECE) {
+                    let len = GILBOA_PIECE.min(total - start);
+                    let mut msg = Vec::with_capacity(16 * K * len + 1);
+                    rot_send
+                        .send_with(K * len, |off, h0, h1| {
+                            let b = b_ref[(start + off / K) / TAU];
+                            out.push(gilboa::sender_product(h0, h1, b, |_, d| msg.extend_from_slice(&d.to_bytes())));
+                        })
+                        .await?;
+                    #[cfg(any(test, feature = "ideal"))]
+                    cheat.on_gilboa_d::<F>(id, &mut msg);
+                    gilboa.send(id, msg).await?;
+                }
+                Ok::<_, SpdzError>(out)
+            };
+            try_join(recv_side, send_side)
         });
         for (r, s) in try_join_all(works).await? {
             for ((c, r), s) in c.iter_mut().zip(r).zip(s) {
@@ -511,9 +559,12 @@ impl<F: Field, C: Channel> Party<F, C> {
         let n = self.parties();
         // Coins: combine (after Multiply), input check + sacrifice s (after authentication),
         // check coefficients (after ρ is opened). All committed now, each opened when due.
-        let c_combine = self.net.commit_coin(b"triple/combine").await?;
-        let c_auth = self.net.commit_coin(b"triple/auth").await?;
-        let c_check = self.net.commit_coin(b"triple/check").await?;
+        let [c_combine, c_auth, c_check]: [CoinCommitment; 3] = self
+            .net
+            .commit_coins(&[b"triple/combine", b"triple/auth", b"triple/check"])
+            .await?
+            .try_into()
+            .map_err(|_| SpdzError::InvalidArgument("three coins".into()))?;
         let (a, b, c) = self.multiply(count).await?;
         let (a, b, c) = (Wiping(a), Wiping(b), Wiping(c));
         // Combine: a = ⟨a, r⟩, c = ⟨c, r⟩, â = ⟨a, r̂⟩, ĉ = ⟨c, r̂⟩ with the same b.

@@ -123,11 +123,12 @@ impl Cheat {
         bits
     }
 
-    pub(crate) fn on_gilboa_d<F: Field>(&self, peer: PartyId, d: &mut [F]) {
+    /// `msg`: the encoded corrections of one Gilboa piece.
+    pub(crate) fn on_gilboa_d<F: Field>(&self, peer: PartyId, msg: &mut [u8]) {
         if let Cheat::WrongD { peer: p } = self {
             if *p == peer {
-                for x in d.iter_mut().take(crate::gilboa::K) {
-                    *x += F::ONE;
+                for x in msg.chunks_exact_mut(16).take(crate::gilboa::K) {
+                    bump::<F>(x);
                 }
             }
         }

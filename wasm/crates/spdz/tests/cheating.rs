@@ -417,17 +417,18 @@ fn equivocated_coin_is_caught_by_the_broadcast_check() {
         let (seed, nonce) = ([7u8; 16], [9u8; 16]);
         let forged = webmpc_spdz::net::commitment(&session, 0, b"triple/combine", &seed, &nonce);
         let count = Cell::new(0usize);
-        // Party 0's 33-byte control messages to party 2: three coin commitments (combine, auth,
-        // check), then the combine coin's opening (seed ‖ nonce).
+        // Party 0's control messages (tag 0) to party 2: the three coin commitments of triple
+        // generation in one message (combine, auth, check: 3 × 32 bytes), then the combine coin's
+        // opening (seed ‖ nonce: 32 bytes).
         let ch = Tamper::new(ch, move |to: PartyId, _: usize, m: &mut Vec<u8>| {
-            if i == 0 && to == 2 && m.len() == 33 && m.last() == Some(&0) {
-                match count.get() {
-                    0 => m[..32].copy_from_slice(&forged),
-                    3 => {
+            if i == 0 && to == 2 && m.last() == Some(&0) {
+                match (count.get(), m.len()) {
+                    (0, 97) => m[..32].copy_from_slice(&forged),
+                    (1, 33) => {
                         m[..16].copy_from_slice(&seed);
                         m[16..32].copy_from_slice(&nonce);
                     }
-                    _ => {}
+                    _ => return,
                 }
                 count.set(count.get() + 1);
             }
