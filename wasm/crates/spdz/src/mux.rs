@@ -322,7 +322,10 @@ mod tests {
             }
             a.send(1, vec![7, 0]).await.unwrap();
             let e = b0.recv(0).await.unwrap_err();
-            assert!(matches!(e, ChannelError::Overrun { peer: 0, messages, .. } if messages == MAX_QUEUED + 1), "{e:?}");
+            assert!(
+                matches!(e, ChannelError::Overrun { peer: 0, messages, .. } if messages == MAX_QUEUED + 1),
+                "{e:?}"
+            );
             assert_eq!(b3.recv(0).await.unwrap_err(), e);
         });
         let (a, b) = pair();

@@ -205,7 +205,9 @@ impl<'p, F: Field, C: Channel> Engine<'p, F, C> {
         let zeros = core::mem::take(&mut self.zeros);
         let sigmas = [self.p.opened_sigma(&mut prg, &opened, &[]), self.p.opened_sigma(&mut prg, &[], &zeros)];
         self.p
-            .check_sigmas(&sigmas, |k| SpdzError::MacCheckFailed { phase: if k == 0 { phase } else { "input range check" } })
+            .check_sigmas(&sigmas, |k| SpdzError::MacCheckFailed {
+                phase: if k == 0 { phase } else { "input range check" },
+            })
             .await
     }
 

@@ -125,7 +125,10 @@ pub fn product_level_pairs<T: Copy>(factors: &[T]) -> Vec<(T, T)> {
 
 /// The next level of the product tree from the products of [`product_level_pairs`].
 pub fn product_level_apply<T: Copy>(factors: &[T], products: &mut impl Iterator<Item = T>) -> Vec<T> {
-    factors.chunks(2).map(|p| if p.len() == 2 { products.next().expect("one product per pair") } else { p[0] }).collect()
+    factors
+        .chunks(2)
+        .map(|p| if p.len() == 2 { products.next().expect("one product per pair") } else { p[0] })
+        .collect()
 }
 
 /// EQZ's factors: [c_i = r_i] as c_i ? r_i : 1 − r_i.

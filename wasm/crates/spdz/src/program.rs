@@ -701,7 +701,8 @@ mod tests {
         let mut q = p.clone();
         q.outputs[1].kind = Kind::Unsigned(17);
         assert_eq!(q.validate(), Ok(()));
-        let bad: Vec<Box<dyn Fn(&mut Program)>> = vec![
+        type Mutation = Box<dyn Fn(&mut Program)>;
+        let bad: Vec<Mutation> = vec![
             Box::new(|p| p.instrs[2] = Instr::Lt(0, 1, 0)),
             Box::new(|p| p.instrs[2] = Instr::Eq(0, 1, 65)),
             Box::new(|p| p.instrs[4] = Instr::Const([0xff; 16])),

@@ -43,7 +43,8 @@ fn run_with_shifted_input(
         .enumerate()
         .map(|(i, (ch, st))| Party::from_dealer(ch, &sid, deltas[i], st, Cheat::None))
         .collect();
-    let futs = parties.into_iter().zip(inputs).map(|(mut party, inp)| async move { party.run(p, inp, |_, _| {}).await });
+    let futs =
+        parties.into_iter().zip(inputs).map(|(mut party, inp)| async move { party.run(p, inp, |_, _| {}).await });
     run_local(join_all(futs)).unwrap()
 }
 
