@@ -11,13 +11,15 @@
 //! is parked is never stuck behind a reader of another stream.
 //!
 //! **Bounded buffering.** A peer decides what it sends; buffering whatever arrives for streams
-//! nobody is reading yet would let it grow this party's memory without limit. MASCOT never has
-//! more than a couple of messages outstanding per stream (every sub-protocol waits for the other
-//! side between its messages), and the largest message is the COPE vector of a full batch
-//! (`(5·MAX_BATCH + 1)·128·16` bytes ≈ 40 MiB), of which a peer that finished Multiply early can
-//! have one unread next to its last Gilboa and OT pieces (8 MiB each). So per peer at most
-//! [`MAX_BUFFERED_BYTES`] unread bytes and per stream at most [`MAX_QUEUED`] unread messages are
-//! kept; beyond either the peer is failed with [`ChannelError::Overrun`], and a message for a
+//! nobody is reading yet would let it grow this party's memory without limit. A message is queued
+//! here only when a reader of *another* stream of the same peer pumps it in, and MASCOT never has
+//! more than a couple of messages outstanding on a stream that nobody reads: every sub-protocol
+//! waits for the other side between its messages (an OT or Gilboa piece needs the receiver's
+//! previous message, a COPE round is read by its own reader while it is sent, and every phase
+//! starts after a broadcast round that needs this party's message). The largest messages are an
+//! online opening chunk (16 MiB), a COPE piece (1 MiB) and a Gilboa or OT piece. So per peer at
+//! most [`MAX_BUFFERED_BYTES`] unread bytes and per stream at most [`MAX_QUEUED`] unread messages
+//! are kept; beyond either the peer is failed with [`ChannelError::Overrun`], and a message for a
 //! stream that does not exist with [`ChannelError::UnknownStream`] (both `MALFORMED_MESSAGE`).
 
 use core::cell::RefCell;
@@ -44,7 +46,7 @@ pub mod stream {
     pub const COUNT: u8 = 5;
 }
 
-/// Most unread bytes buffered per peer (about three times the legitimate worst case).
+/// Most unread bytes buffered per peer (several times the legitimate worst case).
 pub const MAX_BUFFERED_BYTES: usize = 128 << 20;
 /// Most unread messages buffered per stream and peer (the protocol has at most two or three).
 pub const MAX_QUEUED: usize = 16;

@@ -263,3 +263,27 @@ fn online_openings_and_input_broadcasts_are_chunked() {
     // MAC checks' and coins' fixed-size messages, all below 200 bytes here).
     assert!(largest.get() <= 200, "a {}-byte message: openings were not chunked", largest.get());
 }
+
+/// The multiplexer's budgets never fail an honest peer: three parties at the largest batch
+/// (triples, bits and more than one round of masks), where a party that is ahead sends the most
+/// unread messages and bytes.
+#[test]
+fn honest_parties_at_the_largest_batch_stay_within_the_mux_budgets() {
+    use webmpc_spdz::party::MAX_BATCH;
+    let sid = SessionId::random().unwrap();
+    let sid = &sid;
+    let futs = network(3).into_iter().map(|ch| async move {
+        let mut p = Party::<Fp, _>::setup(ch, sid).await?;
+        p.set_batch(MAX_BATCH)?;
+        p.preprocess_triples(MAX_BATCH, |_, _| {}).await?;
+        p.preprocess_bits(64, |_, _| {}).await?;
+        p.preprocess_masks(&[5 * MAX_BATCH + 3, 0, 1]).await?;
+        Ok::<_, SpdzError>(p.store().counts())
+    });
+    for r in run_local(join_all(futs)).unwrap() {
+        let c = r.unwrap();
+        // (Bit generation in F_p consumes some of the triples.)
+        assert!(c.triples > 0 && c.bits >= 64, "{c:?}");
+        assert_eq!(c.masks, vec![5 * MAX_BATCH + 3, 0, 1]);
+    }
+}
