@@ -48,6 +48,7 @@ export {
 
 export {
   CircuitError,
+  EnclaveAbort,
   KernelError,
   ProtocolAbort,
   TransportError,
@@ -70,6 +71,19 @@ export {
   type OtOptions,
   type OtSenderOptions,
 } from './ot.js';
+
+export {
+  TeleportOtReceiver,
+  TeleportOtSender,
+  teleportedRandomOt,
+  teleportOtReceiver,
+  teleportOtSender,
+  type EnclaveOptions,
+  type EnclavePolicy,
+  type TeleportMode,
+  type TeleportOtOptions,
+  type TeleportedRandomOtOptions,
+} from './teleport-ot.js';
 
 export {
   Session,

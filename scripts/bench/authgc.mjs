@@ -7,7 +7,7 @@
 //   online       inputs, evaluation, outputs
 // and the bytes each party sends per AND gate in the dependent phase against the paper's
 // 4(nκ + 1) bits. Measured in the same run:
-//   wasm-node  in-wasm-memory  AuthGcLocal: every party inside the Wasm instance over the Rust
+//   wasm-node  in-wasm-memory  AuthGcLocal (webmpc-baseline): every party inside the Wasm instance over the Rust
 //                              in-memory network (one thread does all parties' work);
 //   wasm-node  binding-memory  one AuthGcSession per party over the JS in-memory transport, in
 //                              this process (each message crosses the JS/Wasm boundary);
@@ -24,7 +24,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { circuitsDir } from './garble.mjs';
+import { circuitsDir, loadBaseline } from './garble.mjs';
 
 const SUITE = 'authgc';
 const SELF = fileURLToPath(import.meta.url);
@@ -36,7 +36,9 @@ async function load(root) {
   await sdk.init();
   // The same module instance the SDK initialised.
   const w = await import(pathToFileURL(join(root, 'dist', 'wasm-gen', 'webmpc.js')).href);
-  return { sdk, w };
+  // AuthGcLocal is bench-only, so it is in the never-shipped baseline module.
+  const b = await loadBaseline(join(root, 'dist', 'wasm-gen'));
+  return { sdk, w, b };
 }
 
 function andCount(bristol) {
@@ -125,7 +127,7 @@ export async function run({ root, emit, quick }) {
   }
 
   // 2. Wasm.
-  const { sdk, w } = await load(root);
+  const { sdk, w, b: base } = await load(root);
   for (const [name, file, reps] of [
     ['aes128', 'aes_128.txt', quick ? 2 : 5],
     ['sha256', 'sha256.txt', quick ? 1 : 2],
@@ -133,15 +135,16 @@ export async function run({ root, emit, quick }) {
     const text = await readFile(join(dir, file), 'utf8');
     const checked = sdk.prepareCircuit(text);
     const prepared = new w.PreparedCircuit(checked.binary);
+    const localPrepared = new base.AuthGcLocalCircuit(checked.binary);
     const ands = andCount(text);
     const inputBits = checked.inputWidths.reduce((a, b) => a + b, 0);
     const inputs = values(checked.inputWidths);
     const expected = checked.evaluate(inputs)[0];
     for (const n of [2, 3, 4]) {
       const kase = `${name}-n${n}`;
-      localSession(w, prepared, n, ands, inputBits, inputs, expected); // warm-up
+      localSession(base, localPrepared, n, ands, inputBits, inputs, expected); // warm-up
       const samples = [];
-      for (let i = 0; i < reps; i++) samples.push(localSession(w, prepared, n, ands, inputBits, inputs, expected));
+      for (let i = 0; i < reps; i++) samples.push(localSession(base, localPrepared, n, ands, inputBits, inputs, expected));
       const b = best(samples);
       for (const phase of ['setup', 'independent', 'dependent', 'online', 'total']) {
         row(`${kase}-${phase}`, 'time', b[phase], 'ms', 'in-wasm-memory');
@@ -161,6 +164,7 @@ export async function run({ root, emit, quick }) {
       }
     }
     prepared.free();
+    localPrepared.free();
     checked.free();
   }
 }

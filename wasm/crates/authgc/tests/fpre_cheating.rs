@@ -1,7 +1,7 @@
 //! Cheating parties against the real F_Pre: one test per check, each showing the check catches
 //! the deviation; malformed and truncated messages at every step; a party that disconnects.
 //!
-//! The deviating party runs the real code with a `Deviation` set (feature `ideal`): it edits one
+//! The deviating party runs the real code with a `Deviation` set (feature `testing`): it edits one
 //! of its own messages at a named step, or changes one internal value. The honest parties run the
 //! unmodified code. Every test is deterministic: each deviation is caught with certainty or with
 //! probability at least 1 − 2^{−40}; the escape probability is stated at each test.

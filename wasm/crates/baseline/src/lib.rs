@@ -7,6 +7,11 @@
 //!   so the comparison is free of the JS/Wasm copies that the call-shaped figures include.
 //! * `OtLocalBench`, `GarbleLocalBench`: both parties of OT extension, or garbler and evaluator
 //!   of half-gates, inside this instance, so suites time the protocols' computation in Wasm.
+//! * `AuthGcLocal` (module `authgc`): every party of an authenticated-garbling session inside
+//!   this instance, for the `authgc` suite.
+
+mod authgc;
+pub use authgc::{AuthGcLocal, AuthGcLocalCircuit};
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use wasm_bindgen::prelude::*;

@@ -155,7 +155,7 @@ use webmpc_core::prg::Prg;
 use webmpc_core::{random, Block};
 use webmpc_ot::{KosReceiver, KosSender, OtError, SessionId};
 
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 use std::rc::Rc;
 
 /// The most AND triples one batch produces (larger requests are split into equal batches).
@@ -285,12 +285,12 @@ pub struct Profile {
 }
 
 /// An in-place change to an outgoing message (tests).
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 pub type MessageEdit = Rc<dyn Fn(&mut Vec<u8>)>;
 
-/// A deviation a test makes one party apply (feature `ideal` only; the honest code path is the
+/// A deviation a test makes one party apply (feature `testing` only; the honest code path is the
 /// same code with no deviation set).
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 #[derive(Clone)]
 pub enum Deviation {
     /// In every aBit run, authenticate bit `index` to `peer` with the opposite value (and the
@@ -342,7 +342,7 @@ pub enum Deviation {
     },
 }
 
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 impl core::fmt::Debug for Deviation {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
@@ -440,7 +440,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     }
 
     /// [`setup`](Self::setup) for a party that applies `deviation` from the start (tests).
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     pub async fn setup_deviating(
         ch: C,
         session: &SessionId,
@@ -453,7 +453,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     }
 
     /// Makes this party apply `deviation` from now on (tests).
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     pub fn set_deviation(&mut self, deviation: Option<Deviation>) {
         self.ch.set_deviation(deviation);
     }
@@ -516,7 +516,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     /// The global key this party's sender instance towards `peer` uses: Δ, unless a test makes
     /// it deviate.
     fn sender_delta(&self, _peer: PartyId) -> Block {
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         if let Some(Deviation::InconsistentDelta { peer }) = self.ch.deviation() {
             if peer == _peer {
                 return self.delta ^ Block::from_u128(1);
@@ -528,7 +528,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     /// The choice bits this party uses towards `peer` in an aBit run: its bits, unless a test
     /// makes it deviate.
     fn choices_for<'a>(&self, _peer: PartyId, bits: &'a [bool]) -> std::borrow::Cow<'a, [bool]> {
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         if let Some(Deviation::InconsistentBit { peer, index, .. }) = self.ch.deviation() {
             if peer == _peer && index < bits.len() {
                 let mut flipped = bits.to_vec();
@@ -541,7 +541,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
 
     /// Marks the start of `step` (and, in tests, stops there if asked to).
     fn enter(&self, step: Step) -> Result<(), AuthGcError> {
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         if let Some(Deviation::Disconnect { step: at }) = self.ch.deviation() {
             if at == step {
                 return Err(AuthGcError::InvalidArgument(format!("test deviation: stopped at {}", step.name())));
@@ -628,7 +628,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let comb = self.timed(Work::AbitCheck, |_| abit_combine(seed, k, &shares));
         self.enter(Step::AbitCheck)?;
         let announced = |_j: PartyId| -> u128 {
-            #[cfg(feature = "ideal")]
+            #[cfg(feature = "testing")]
             if let Some(Deviation::InconsistentBit { peer, index, adapt_x: true }) = self.ch.deviation() {
                 if peer == _j && index < m {
                     return comb.x ^ fpre_core::abit_coefficients(seed, k, index);
@@ -893,7 +893,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         for (p, c) in coin_commitments.iter().enumerate() {
             e_log.record(p, b"LaAND coin commitment", c);
         }
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         if let Some(Deviation::WrongZ { index }) = self.ch.deviation() {
             if index < l {
                 z_bits[index] ^= true;
@@ -939,7 +939,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         // H_i, compressed to h_i = Σ χ_t·H_{i,t}; commit-then-open h_i with a coin for bucketing.
         let h = self.timed(Work::LeakyCheck, |_this| {
             laand_local_terms(&x.bits, &z, &phis, delta, &mut acc);
-            #[cfg(feature = "ideal")]
+            #[cfg(feature = "testing")]
             if let Some(Deviation::WrongCheckValue { index }) = _this.ch.deviation() {
                 if index < l {
                     acc[index] ^= Block::from_u128(2);
