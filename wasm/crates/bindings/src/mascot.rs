@@ -95,7 +95,8 @@ fn counts_to_js(c: &Counts) -> JsValue {
 }
 
 /// The preprocessed material a program needs: `{ triples, bits, masks: number[] }` (masks per
-/// party: one per input it owns and one per output revealed to it alone).
+/// party: one per field input it owns, k per k-bit integer input, and one per output revealed to
+/// it alone).
 #[wasm_bindgen(js_name = mascotRequirements)]
 pub fn mascot_requirements(program: &[u8]) -> JsResult<JsValue> {
     crate::scrubbed(|| Ok(counts_to_js(&decode_program(program)?.requirements())))
