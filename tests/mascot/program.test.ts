@@ -136,7 +136,8 @@ describe('programs from bytes', () => {
     expect(loaded.parties).toBe(3);
     expect(loaded.field).toBe('prime');
     const need = loaded.requirements();
-    expect(need.masks).toEqual([2, 2, 1]);
+    // One input mask per bit of a 20-bit input (inputs are range-checked bit by bit).
+    expect(need.masks).toEqual([40, 40, 20]);
     expect(need.triples).toBeGreaterThan(0);
     expect(need.bits).toBe(8 * (20 + 41)); // 4 matches, two 20-bit comparisons each
   });

@@ -18,15 +18,17 @@
  * for its whole layer (the interpreter batches every multiplication of equal depth). A
  * comparison of k-bit operands costs about 3k + 40 triples (a carry tree of 2(k − 1) products
  * and k + 41 random bits, each made from a triple) and ⌈log2 k⌉ + 1 rounds; `eq` about 2k + 40.
- * Keep integers narrow where comparisons need them.
+ * A k-bit integer input costs k input masks and k triples (its range check). Keep integers narrow
+ * where comparisons need them.
  *
  * **Integer semantics and widths.** In F_p (p = 2^128 − 173) the builder tracks, for every value,
  * the range of integers it can hold given in-range inputs, as long as that range stays within
  * ±2^126 (so no computation wraps mod p). Comparisons (`lt`, `le`, `gt`, `ge`, `eq`) take their
  * operand width from these ranges: the protocol needs a − b ∈ [−2^k, 2^k) for a k-bit
  * comparison, k ≤ 64. For a value whose range is unknown (a field input, a product too wide to
- * track), pass `{ bits }` — a promise the protocol cannot check: operands outside give an
- * unspecified result, not necessarily 0 or 1. Outputs are read as unsigned when their range is
+ * track), pass `{ bits }` — a promise the protocol cannot check: operands outside give a wrong
+ * 0 or 1 and are hidden less well (the masking can reveal the other operand). Integer inputs
+ * themselves are range-checked by the protocol. Outputs are read as unsigned when their range is
  * non-negative, signed when it may be negative, and as field elements otherwise.
  *
  * **Binary field.** Over GF(2^128) (`field: 'binary'`) there are only field elements: addition

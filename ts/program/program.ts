@@ -27,7 +27,10 @@ export interface Requirements {
   readonly triples: number;
   /** Random shared bits (comparisons); each costs one more triple to make. */
   readonly bits: number;
-  /** Input masks per party: one per input it owns and one per output revealed to it alone. */
+  /**
+   * Input masks per party: one per field input it owns, k per k-bit integer input (input bit by
+   * bit for its range check), and one per output revealed to it alone.
+   */
   readonly masks: readonly number[];
 }
 

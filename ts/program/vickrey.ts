@@ -12,10 +12,9 @@
  * Outputs, to every party: the winner's index (0-based, in bid order) and the price, the highest
  * bid among the others (0 when there is a single bid). **Ties go to the lowest index**: among
  * equal highest bids the first wins and pays its own bid (the equal second one). Nothing else is
- * revealed: not the bids, not who bid what beyond the winner — **provided every bid is in
- * range**. The protocol does not range-check inputs: a bidder running modified code can input a
- * value outside [0, 2^bits) and then learn another bid from the price (see the `mascot`
- * protocol's docs).
+ * revealed: not the bids, not who bid what beyond the winner. Every bid is range-checked by the
+ * protocol (a bidder that inputs a value outside [0, 2^bits) makes the run abort), so a bidder
+ * running modified code cannot learn another bid from the price either.
  *
  * How: a tournament keeps (highest bid, its index, second-highest bid) per subtree, ⌈log2 bids⌉
  * rounds of two comparisons and five selects per match; about (bids − 1)·(6k + 87) triples for

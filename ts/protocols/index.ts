@@ -6,7 +6,7 @@
  * | `yao2pc` | 2       | circuits    | semi-honest: tables unchecked, evaluator picks garbler's outputs |
  * | `authgc` | 2–32    | circuits    | malicious, any n−1 corrupted, with (possibly non-unanimous) abort |
  * | `plain`  | 2+      | circuits    | none: inputs sent in the clear (debugging, reference)       |
- * | `mascot` | 2+      | programs    | malicious with abort, n − 1 corrupt (integer inputs not range-checked) |
+ * | `mascot` | 2+      | programs    | malicious with abort, n − 1 corrupt                         |
  * | `teleport-yao` | 2 | circuits    | semi-honest or malicious (abort), with a semi-trusted enclave beside the evaluator |
  *
  * To add a protocol, write `./<name>.ts` exporting a {@link ProtocolModule} (see `./types.ts`)

@@ -25,17 +25,15 @@
  * fairness or guaranteed output: any party can make everyone abort (and a corrupt party can
  * abort after it has seen an output revealed to it). Errors never carry a secret.
  *
- * **Integer inputs are not range-checked.** The program declares, say, a 32-bit unsigned input,
- * and an honest party's SDK refuses anything else, but the protocol does not check a secret
- * value's range (that needs a bit decomposition of every input, not implemented), so a party
- * running modified code can input any field element. Arithmetic on such a value stays exact mod
- * p, but comparisons involving it are then unspecified: the result need not be 0 or 1, and a
- * `select` on it computes c·(a − b) + b for some other c, which can reveal the other operands.
- * This is a real leak, not a theoretical one: in the Vickrey auction, a bidder that inputs
- * −5·2^k instead of a k-bit bid gets a winner index of −5 and a price that is a known linear
- * function of the other bid, so it learns that bid exactly. Until inputs are range-checked, run
- * programs whose outputs depend on comparisons with an input only with parties trusted not to
- * run modified code for that input; sums, products and other arithmetic are not affected.
+ * **Integer inputs are range-checked.** An input declared as a k-bit integer is input as its k
+ * bits, and every bit is checked to be 0 or 1 (b² = b, one triple each) before any comparison or
+ * output depends on it: a party running modified code cannot input a value outside the declared
+ * range (the run aborts with `MAC_CHECK_FAILED`). Comparison results are always 0 or 1, so a
+ * `select` on one never mixes its branches. Field-element inputs (`element`) are any element of
+ * the field and are not checked; a comparison on one needs `{ bits }`, a promise about every
+ * party's inputs that the protocol cannot check — an operand outside that width gives a wrong
+ * result and can reveal the other operand, so compare field inputs only from trusted parties.
+ * The builder derives every other comparison's width from the (checked) input ranges.
  *
  * **Preprocessing.** Setup (base OTs and COPE with every peer, per field) runs on the first use in
  * a session. Triples and random bits are consumed by runs and never reused; `Session.preprocess
@@ -207,8 +205,8 @@ export const mascot: ProtocolModule<MascotTypes> = {
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 corrupt parties, who can only force an abort ' +
-    '(no fairness: one may abort after seeing its own output). Integer inputs are not range-checked: a corrupt ' +
-    "party's out-of-range input makes comparisons on it unspecified, and can leak other inputs through a select.",
+    '(no fairness: one may abort after seeing its own output). Integer inputs are range-checked bit by bit; ' +
+    'field-element inputs are not, and comparisons on them rely on a width the program promises.',
   computes: 'program',
   parties: { min: 2, max: 1024 },
   roleOptions: ['field'],

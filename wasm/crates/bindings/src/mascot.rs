@@ -3,9 +3,9 @@
 //! `preprocess` (triples, random bits) and `run` (programs in the `webmpc_spdz::program` format)
 //! any number of times. Errors are `ProtocolError`s with stable codes (`MAC_CHECK_FAILED`,
 //! `SACRIFICE_FAILED`, `CHEATING_DETECTED`, `MALFORMED_MESSAGE`, `PARAMETER_MISMATCH`,
-//! `MALFORMED_PROGRAM`, `PROGRAM_TOO_LARGE`, `INVALID_ARGUMENT`, `BUSY`, …) and a `peer` when
-//! the failed check can name one; a failure of the transport rethrows the transport's own error.
-//! Nothing secret is ever in an error.
+//! `MALFORMED_PROGRAM`, `PROGRAM_TOO_LARGE`, `INVALID_ARGUMENT`, `BUSY`, `SESSION_FAILED`, …)
+//! and a `peer` when the failed check can name one; a failure of the transport rethrows the
+//! transport's own error. Nothing secret is ever in an error.
 //!
 //! Bench- and test-only MASCOT exports (every party in one instance, the field-multiplication
 //! loop, the Rust example programs) live in `webmpc-baseline`, which is never shipped.
@@ -95,7 +95,8 @@ fn counts_to_js(c: &Counts) -> JsValue {
 }
 
 /// The preprocessed material a program needs: `{ triples, bits, masks: number[] }` (masks per
-/// party: one per input it owns and one per output revealed to it alone).
+/// party: one per field input it owns, k per k-bit integer input, and one per output revealed to
+/// it alone).
 #[wasm_bindgen(js_name = mascotRequirements)]
 pub fn mascot_requirements(program: &[u8]) -> JsResult<JsValue> {
     crate::scrubbed(|| Ok(counts_to_js(&decode_program(program)?.requirements())))
@@ -244,7 +245,9 @@ impl MascotSession {
             };
             match r {
                 Ok(out) => (Some(role), Ok(outputs_to_js(&out))),
-                // Wrong inputs are refused before any traffic: the session stays usable.
+                // A program or inputs refused before any traffic leave the party usable. An
+                // InvalidArgument raised mid-run (preprocessing exhausted) has poisoned the party:
+                // it goes back too, and every later call on it fails with SESSION_FAILED.
                 Err(e @ (SpdzError::InvalidArgument(_) | SpdzError::Program(_))) => {
                     let err = spdz_error(&e, None);
                     (Some(role), Err(err))
