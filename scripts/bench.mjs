@@ -20,6 +20,7 @@ const suites = {
   secure: () => import('./bench/secure.mjs'),
   garble: () => import('./bench/garble.mjs'),
   yao: () => import('./bench/yao.mjs'),
+  teleport: () => import('./bench/teleport.mjs'),
   authgc: () => import('./bench/authgc.mjs'),
   baselines: () => import('./bench/baselines.mjs'),
   mascot: () => import('./bench/mascot.mjs'),

@@ -5,9 +5,13 @@
 //   2. wasm-bindgen --target web into ts/wasm-gen/ (skipped when the .wasm is unchanged)
 //   3. tsc: ts/ -> dist/
 //   4. ts/wasm-gen/ -> dist/wasm-gen/, so dist/ is a self-contained ESM package
+//   5. the simulation enclave program -> dist/native/<platform>-<arch>/, where the enclave-server
+//      (`webmpc enclave-server --backend simulation`) finds it next to the package
 //
 // Flags:
-//   --wasm-only   skips the native tools (they are not part of the package).
+//   --wasm-only   skips the native tools (the test/bench helpers are not part of the package;
+//                 without the enclave program the enclave-server needs --program or
+//                 WEBMPC_ENCLAVE_PROGRAM).
 //   --keep-names  keeps the Wasm `name` section (function names, ~70 KB) in webmpc_bg.wasm, for
 //                 profiling in a browser or with `perf`; the default strips it, as published.
 //   --if-stale    does nothing when dist/ is complete and newer than every source it is built
@@ -122,8 +126,8 @@ step('cargo build (wasm32: webmpc-bindings, webmpc-baseline)', () => {
 });
 
 if (!wasmOnly) {
-  step('cargo build (native: webmpc-tools)', () => {
-    run('cargo', ['build', '--release', '-p', 'webmpc-tools'], wasmDir);
+  step('cargo build (native: webmpc-tools, webmpc-enclave-program)', () => {
+    run('cargo', ['build', '--release', '-p', 'webmpc-tools', '-p', 'webmpc-enclave-program'], wasmDir);
   });
 }
 
@@ -182,3 +186,12 @@ step('copy bindings into dist/', () => {
     filter: (src) => !src.endsWith('.stamp.json') && !src.endsWith('.gitignore'),
   });
 });
+
+if (!wasmOnly) {
+  step('copy the enclave program into dist/native/', () => {
+    const exe = process.platform === 'win32' ? 'webmpc-enclave-program.exe' : 'webmpc-enclave-program';
+    const dir = join(distDir, 'native', `${process.platform}-${process.arch}`);
+    mkdirSync(dir, { recursive: true });
+    cpSync(join(wasmDir, 'target', 'release', exe), join(dir, exe));
+  });
+}

@@ -4,9 +4,11 @@
  * enclave server, ...) join as entries of {@link COMMANDS}.
  *
  *   webmpc signal [--port N] [--host H] [--relay] [--ice URL]... [--ice-username U --ice-credential C]
- *   webmpc eval   --circuit FILE [--protocol yao2pc|plain] --input 1=HEX --input 2=HEX ... [--json]
- *   webmpc party  --circuit FILE --party 0|1 --input HEX ... (--signal URL --room ID | --transport websocket ...)
- *                 (--peer-key HEX | --confirm | --insecure)
+ *   webmpc eval   --circuit FILE [--protocol yao2pc|authgc|plain] --input 1=HEX --input 2=HEX ... [--json]
+ *   webmpc eval   --protocol mascot --program FILE --input 1=INT --input 2=INT ... [--json]
+ *   webmpc party  --circuit FILE --party P [--parties N] --input HEX ... (--signal URL --room ID | --transport websocket ...)
+ *                 (--peer-key [Q=]HEX ... | --confirm | --insecure)
+ *   webmpc enclave-server --backend simulation|openenclave [--port N] [--host H] [--program PATH] ...
  *   webmpc key    FILE
  *   webmpc circuit NAME FILE
  *   webmpc --version
@@ -31,12 +33,16 @@ const COMMANDS: Record<string, Command> = {
     run: runSignal,
   },
   eval: {
-    summary: 'run a circuit locally with every party in this process (in-memory transports)',
+    summary: 'run a circuit (or, with --protocol mascot, an arithmetic program) with every party in this process',
     run: runEval,
   },
   party: {
-    summary: 'run one party of a two-party computation over WebRTC or WebSocket',
+    summary: 'run one party of a computation over WebRTC or WebSocket (authgc: any number of parties)',
     run: runParty,
+  },
+  'enclave-server': {
+    summary: 'host the teleport enclave program beside an evaluator (WebSocket; simulation or Open Enclave backend)',
+    run: runEnclaveServer,
   },
   key: {
     summary: "print the public key of an identity file (creating the file with a fresh identity if missing)",
@@ -125,6 +131,87 @@ async function runSignal(args: string[]): Promise<number> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// webmpc enclave-server
+
+const ENCLAVE_SERVER_USAGE =
+  'usage: webmpc enclave-server --backend simulation|openenclave [--port N] [--host H] [--program PATH]\n' +
+  '                             [--enclave-image PATH] [--evidence-key FILE] [--max-wires N] [--max-sessions N]\n' +
+  '       webmpc enclave-server --backend simulation --print-measurement [--program PATH]\n' +
+  '  Hosts the teleport enclave program for evaluators (teleport-yao, teleported OT): one enclave\n' +
+  '  program per WebSocket connection, one attested session for all its jobs.\n' +
+  '  --backend simulation   the native program with a software evidence key: NO HARDWARE PROTECTION\n' +
+  '                         (this host can read every seed); clients must set allowSimulatedEnclave\n' +
+  '  --backend openenclave  webmpc_host (--program) and a signed enclave image (--enclave-image),\n' +
+  '                         built with the Open Enclave SDK on an SGX machine\n' +
+  '  --port N               default 8790 (0: any free port); --host default 127.0.0.1\n' +
+  '  --program PATH         the enclave program (simulation default: the one shipped with the package)\n' +
+  '  --evidence-key FILE    simulation: a 64-hex-digit Ed25519 seed, so clients can pin the signer\n' +
+  '  --print-measurement    print the measurement clients pin (hex SHA-256 of the program) and exit\n';
+
+async function runEnclaveServer(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      backend: { type: 'string' },
+      port: { type: 'string', default: '8790' },
+      host: { type: 'string', default: '127.0.0.1' },
+      program: { type: 'string' },
+      'enclave-image': { type: 'string' },
+      'evidence-key': { type: 'string' },
+      'max-wires': { type: 'string' },
+      'max-sessions': { type: 'string' },
+      'print-measurement': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(ENCLAVE_SERVER_USAGE);
+    return 0;
+  }
+  const backend = values.backend;
+  if (backend !== 'simulation' && backend !== 'openenclave') throw new UsageError('--backend must be simulation or openenclave');
+  const int = (v: string | undefined, name: string, min: number, max: number): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} must be an integer in [${min}, ${max}]`);
+    return n;
+  };
+  const port = int(values.port, '--port', 0, 65_535)!;
+  const maxWires = int(values['max-wires'], '--max-wires', 1, 2 ** 32 - 1);
+  const maxSessions = int(values['max-sessions'], '--max-sessions', 1, 10_000);
+  const server = await import('./enclave/server.js');
+  if (values['print-measurement']) {
+    if (backend !== 'simulation') throw new UsageError('--print-measurement is for the simulation backend (Open Enclave: oesign dump -e IMAGE)');
+    const program = server.findEnclaveProgram(values.program);
+    const { execFileSync } = await import('node:child_process');
+    process.stdout.write(`${execFileSync(program, ['--print-measurement'], { encoding: 'utf8' }).trim()}\n`);
+    return 0;
+  }
+  const s = await server.startEnclaveServer({
+    backend,
+    port,
+    host: values.host,
+    ...(values.program !== undefined ? { program: values.program } : {}),
+    ...(values['enclave-image'] !== undefined ? { enclaveImage: values['enclave-image'] } : {}),
+    ...(values['evidence-key'] !== undefined ? { evidenceKey: values['evidence-key'] } : {}),
+    ...(maxWires !== undefined ? { maxWires } : {}),
+    ...(maxSessions !== undefined ? { maxSessions } : {}),
+  });
+  const label = s.simulated ? ' [SIMULATION BACKEND: NOT AN ENCLAVE, NO HARDWARE PROTECTION]' : ' [Open Enclave]';
+  process.stdout.write(`webmpc enclave-server: listening on ${s.url}${label}\n`);
+  if (s.measurement) process.stdout.write(`measurement ${s.measurement}\n`);
+  if (s.signer) process.stdout.write(`evidence signer ${s.signer}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await s.close();
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // eval and party: shared plumbing
 
 /** A mistake of the caller (options, files, circuits, input values): one line, exit code 2. */
@@ -205,8 +292,30 @@ function countAnds(binary: Uint8Array): number | null {
 }
 
 function parseProtocol(text: string): Protocol {
-  if (text !== 'yao2pc' && text !== 'plain') throw new UsageError(`--protocol must be yao2pc or plain`);
+  if (text !== 'yao2pc' && text !== 'authgc' && text !== 'plain') throw new UsageError(`--protocol must be yao2pc, authgc or plain`);
   return text;
+}
+
+/** Most parties the command line runs authgc with (the protocol module allows as many). */
+const MAX_CLI_PARTIES = 32;
+
+/** `--parties N` (at least `least`, the parties the owners name), or `least` when absent. */
+function partyCount(text: string | undefined, least: number, protocol: Protocol): number {
+  if (text === undefined) return least;
+  const n = Number(text);
+  if (!/^\d{1,2}$/.test(text) || n < 2 || n > MAX_CLI_PARTIES) throw new UsageError(`--parties must be a whole number from 2 to ${MAX_CLI_PARTIES}`);
+  if (protocol === 'yao2pc' && n !== 2) throw new UsageError('yao2pc has exactly two parties (--parties 2)');
+  if (n < least) throw new UsageError(`--parties ${n} is fewer than the ${least} parties --owners names`);
+  return n;
+}
+
+/** `--evaluator P` for authgc (default 0): a party index below `parties`. */
+function evaluatorOf(text: string | undefined, parties: number, protocol: Protocol): number | undefined {
+  if (text === undefined) return protocol === 'authgc' ? 0 : undefined;
+  if (protocol !== 'authgc') throw new UsageError('--evaluator applies to --protocol authgc only');
+  const e = Number(text);
+  if (!/^\d{1,2}$/.test(text) || e >= parties) throw new UsageError(`--evaluator must be a party index from 0 to ${parties - 1}`);
+  return e;
 }
 
 /**
@@ -247,6 +356,32 @@ function parseValue(text: string, width: number, what: string): Uint8Array {
   for (let i = out.length - 1; i >= 0; i--) {
     out[i] = Number(v & 0xffn);
     v >>= 8n;
+  }
+  return out;
+}
+
+/**
+ * A per-party option (`--peer-key`, `--peer`): `Q=VALUE` for party Q, repeatable, or with two
+ * parties a bare `VALUE` for the other party. Returns one entry per party (undefined where absent).
+ */
+function perParty(list: string[] | undefined, flag: string, what: string, parties: number, party: number): (string | undefined)[] {
+  const out: (string | undefined)[] = new Array<string | undefined>(parties).fill(undefined);
+  for (const item of list ?? []) {
+    const m = /^(\d{1,2})=(.*)$/s.exec(item);
+    let q: number;
+    let value: string;
+    if (m) {
+      q = Number(m[1]);
+      value = m[2]!;
+    } else if (parties === 2) {
+      q = 1 - party;
+      value = item;
+    } else {
+      throw new UsageError(`with ${parties} parties, ${flag} must name the party: ${flag} Q=${what}`);
+    }
+    if (q >= parties || q === party) throw new UsageError(`${flag} ${q}=...: party ${q} is not another party of the ${parties}`);
+    if (out[q] !== undefined) throw new UsageError(`${flag} is given twice for party ${q}`);
+    out[q] = value;
   }
   return out;
 }
@@ -382,7 +517,7 @@ async function runCircuit(args: string[]): Promise<number> {
 // webmpc eval
 
 const EVAL_USAGE =
-  'usage: webmpc eval --circuit FILE --input 1=HEX --input 2=HEX ... [--protocol yao2pc|plain] [--owners LIST] [--json]\n' +
+  'usage: webmpc eval --circuit FILE --input 1=HEX --input 2=HEX ... [--protocol yao2pc|authgc|plain] [--owners LIST] [--json]\n' +
   '  Runs every party in this process over in-memory transports (a check of a circuit and of\n' +
   '  inputs before running it between machines with `webmpc party`) and prints each output value\n' +
   '  as big-endian hex, one per line.\n' +
@@ -392,17 +527,32 @@ const EVAL_USAGE =
   '                   one for every input of the circuit\n' +
   '  --owners LIST    the party owning each input value, e.g. 0,0,1 (default: party N-1 owns\n' +
   '                   input N)\n' +
-  '  --protocol NAME  yao2pc (default, two parties) or plain (no privacy, any number of parties)\n' +
-  '  --json           print {"outputs": [...], "protocol", "ms", "andGates"} instead\n';
+  '  --protocol NAME  yao2pc (default, two parties), authgc (malicious-secure, any number of\n' +
+  '                   parties: as many as --owners names, or --parties) or plain (no privacy)\n' +
+  '  --parties N      authgc, plain: the number of parties (default: the highest owner + 1)\n' +
+  '  --evaluator P    authgc: the evaluating party (default 0)\n' +
+  '  --json           print {"outputs": [...], "protocol", "ms", "andGates"} instead (authgc:\n' +
+  '                   also "parties")\n' +
+  '\n' +
+  'usage: webmpc eval --protocol mascot --program FILE --input 1=INT --input 2=INT ... [--json]\n' +
+  '  Runs an arithmetic program (the bytes of a webmpc/program Program, `program.bytes`) with\n' +
+  '  MASCOT, every party of the program in this process, and prints each output as a decimal\n' +
+  '  integer, one per line.\n' +
+  '  --input N=INT    program input N (numbered from 1) as a decimal integer (negative for signed\n' +
+  '                   inputs) or 0x-prefixed hex; the program says which party owns it\n' +
+  '  --json           print {"outputs": [...], "protocol", "ms", "parties"} instead\n';
 
 async function runEval(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
       circuit: { type: 'string' },
+      program: { type: 'string' },
       protocol: { type: 'string', default: 'yao2pc' },
       input: { type: 'string', multiple: true },
       owners: { type: 'string' },
+      parties: { type: 'string' },
+      evaluator: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -412,12 +562,16 @@ async function runEval(args: string[]): Promise<number> {
     process.stdout.write(EVAL_USAGE);
     return 0;
   }
+  if (values.protocol === 'mascot' || values.program !== undefined) return runEvalProgram(values);
   const protocol = parseProtocol(values.protocol);
   if (values.circuit === undefined) throw new UsageError('--circuit FILE is required');
   const sdk = await loadSdk();
   const circuit = loadCircuit(sdk, values.circuit);
   try {
-    const { owners, parties } = inputOwners(circuit, values.owners, protocol);
+    const named = inputOwners(circuit, values.owners, protocol);
+    const owners = named.owners;
+    const parties = partyCount(values.parties, named.parties, protocol);
+    const evaluator = evaluatorOf(values.evaluator, parties, protocol);
     const n = circuit.inputWidths.length;
     const inputs: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(n).fill(undefined);
     for (const arg of values.input ?? []) {
@@ -441,7 +595,7 @@ async function runEval(args: string[]): Promise<number> {
           const s = await sdk.session({ transport, party, parties });
           try {
             const mine = inputs.filter((_, i) => owners[i] === party) as Uint8Array[];
-            return await s.run(circuit, { inputs: mine, owners, protocol });
+            return await s.run(circuit, { inputs: mine, owners, protocol, evaluator });
           } finally {
             s.free();
           }
@@ -457,7 +611,7 @@ async function runEval(args: string[]): Promise<number> {
     }
     if (values.json) {
       const andGates = countAnds(circuit.binary);
-      process.stdout.write(`${JSON.stringify({ outputs, protocol, ms: Math.round(ms * 10) / 10, andGates })}\n`);
+      process.stdout.write(`${JSON.stringify({ outputs, protocol, ...(protocol === 'authgc' ? { parties } : {}), ms: Math.round(ms * 10) / 10, andGates })}\n`);
     } else {
       process.stdout.write(outputs.map((o) => `${o}\n`).join(''));
     }
@@ -465,6 +619,84 @@ async function runEval(args: string[]): Promise<number> {
   } finally {
     circuit.free();
   }
+}
+
+/** `webmpc eval --protocol mascot --program FILE`: every party of an arithmetic program here. */
+async function runEvalProgram(values: {
+  program?: string;
+  circuit?: string;
+  protocol: string;
+  input?: string[];
+  owners?: string;
+  parties?: string;
+  evaluator?: string;
+  json: boolean;
+}): Promise<number> {
+  if (values.protocol !== 'mascot') throw new UsageError('--program runs with --protocol mascot');
+  if (values.circuit !== undefined || values.owners !== undefined) throw new UsageError('--protocol mascot runs a --program; --circuit and --owners do not apply');
+  if (values.parties !== undefined || values.evaluator !== undefined) throw new UsageError('--protocol mascot: the program names its parties; --parties and --evaluator do not apply');
+  const file = values.program;
+  if (file === undefined) throw new UsageError('--program FILE is required with --protocol mascot');
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(readFileSync(file));
+  } catch (error) {
+    throw new UsageError(`cannot read program ${file}: ${fileProblem(error)}`);
+  }
+  const sdk = await loadSdk();
+  let program: import('./program/index.js').Program;
+  try {
+    program = await sdk.program.programFromBytes(bytes);
+  } catch (error) {
+    if (error instanceof sdk.WebmpcError) throw new UsageError(`malformed program ${file}: ${error.message}`);
+    throw error;
+  }
+  const n = program.owners.length;
+  const inputs: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(n).fill(undefined);
+  for (const arg of values.input ?? []) {
+    const m = /^(\d+)=(-?(?:0x[0-9a-fA-F]+|\d+))$/s.exec(arg.trim());
+    if (!m) throw new UsageError('--input must be N=INT (program input N, numbered from 1; a decimal integer or 0x hex)');
+    const k = Number(m[1]);
+    if (!(k >= 1 && k <= n)) throw new UsageError(`--input ${m[1]}=...: the program has ${n} input value(s), numbered 1..${n}`);
+    if (inputs[k - 1] !== undefined) throw new UsageError(`input ${k} is given twice`);
+    const text = m[2]!;
+    const v = text.startsWith('-') ? -BigInt(text.slice(1)) : BigInt(text);
+    try {
+      inputs[k - 1] = program.encodeInput(k - 1, v);
+    } catch (error) {
+      // The SDK numbers inputs from 0; here they count from 1.
+      if (error instanceof sdk.WebmpcError) throw new UsageError(`input ${k} ${error.message.replace(/^input \d+ /, '')}`);
+      throw error;
+    }
+  }
+  const missing = inputs.flatMap((v, i) => (v === undefined ? [i + 1] : []));
+  if (missing.length > 0) throw new UsageError(`missing input value(s) ${missing.join(', ')} (--input N=INT)`);
+  const parties = program.parties;
+  const transports = sdk.createMemoryTransports(parties);
+  const t0 = performance.now();
+  let results: (bigint | undefined)[][];
+  try {
+    results = await runAll(transports, async (transport, party) => {
+      const s = await sdk.session({ transport, party, parties });
+      try {
+        const mine = inputs.filter((_, i) => program.owners[i] === party) as Uint8Array[];
+        return program.decodeOutputs(await s.run(program, { inputs: mine, protocol: 'mascot' }));
+      } finally {
+        s.free();
+      }
+    });
+  } finally {
+    await Promise.all(transports.map((t) => t.close()));
+  }
+  const ms = performance.now() - t0;
+  // Every output from a party it is revealed to (here, all parties are in this process).
+  const outputs = program.outputs.map((to, i) => String(results[to[0]!]![i]));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ outputs, protocol: 'mascot', ms: Math.round(ms * 10) / 10, parties })}\n`);
+  } else {
+    process.stdout.write(outputs.map((o) => `${o}\n`).join(''));
+  }
+  return 0;
 }
 
 /**
@@ -492,40 +724,48 @@ async function runAll<T>(
 // webmpc party
 
 const PARTY_USAGE =
-  'usage: webmpc party --circuit FILE --party 0|1 --input HEX ... --room ID\n' +
-  '                    (--signal ws://HOST:PORT | --transport websocket (--listen PORT | --peer ws://HOST:PORT))\n' +
-  '                    (--peer-key HEX | --confirm | --insecure) [options]\n' +
-  '  Runs one party of a two-party computation with a party on another machine (or process) and\n' +
-  '  prints the output values revealed to this party, one per line, as big-endian hex.\n' +
+  'usage: webmpc party --circuit FILE --party P [--parties N] --input HEX ... --room ID\n' +
+  '                    (--signal ws://HOST:PORT | --transport websocket (--listen PORT | --peer [Q=]ws://HOST:PORT ...))\n' +
+  '                    (--peer-key [Q=]HEX ... | --confirm | --insecure) [options]\n' +
+  '  Runs one party of a computation with parties on other machines (or processes) and prints the\n' +
+  '  output values revealed to this party, one per line, as big-endian hex.\n' +
   '\n' +
   'What to compute:\n' +
   '  --circuit FILE   Bristol Fashion text or a webmpc binary circuit (`webmpc circuit` writes\n' +
   '                   ready-made ones); both parties must use the same file\n' +
-  '  --party 0|1      which party this is\n' +
+  '  --party P        which party this is: 0 or 1, or 0..N-1 with --parties N\n' +
+  '  --parties N      the number of parties (default 2; more with --protocol authgc)\n' +
   '  --input HEX      one of this party\'s input values, as a hex number (0x optional), repeated\n' +
   '                   in circuit order; by default party P owns circuit input P+1\n' +
   '  --owners LIST    the party owning each circuit input, e.g. 0,0,1 (default 0,1,...)\n' +
   '  --protocol NAME  yao2pc (default: garbled circuits, private against parties that follow\n' +
-  '                   the protocol) or plain (no privacy at all: for debugging)\n' +
+  '                   the protocol), authgc (authenticated garbling: private and correct against\n' +
+  '                   any N-1 parties that deviate; a cheater can only make the others abort) or\n' +
+  '                   plain (no privacy at all: for debugging)\n' +
+  '  --evaluator P    authgc: the evaluating party (default 0); all parties get every output\n' +
   '\n' +
   'How to reach the other party (both name the same --room ID: 1-128 letters, digits, _ . -):\n' +
   '  --room ID        the room both parties name, e.g. a random string they agreed on\n' +
   '  --signal URL     the signaling server (`webmpc signal`), e.g. ws://HOST:8787; the parties then\n' +
   '                   connect directly over WebRTC (the default --transport webrtc)\n' +
-  '  --transport websocket  a direct WebSocket instead, no signaling server; then:\n' +
-  '  --listen PORT    (party 1) the port to listen on for party 0\n' +
-  '  --host H         (party 1) the interface to listen on (default 127.0.0.1)\n' +
-  '  --peer URL       (party 0) party 1\'s address, ws://HOST:PORT\n' +
+  '  --transport websocket  direct WebSockets instead, no signaling server: each party dials\n' +
+  '                   every party above it and listens for the ones below; then:\n' +
+  '  --listen PORT    (every party but 0) the port to listen on\n' +
+  '  --host H         the interface to listen on (default 127.0.0.1)\n' +
+  '  --peer Q=URL     the address ws://HOST:PORT of party Q, for every Q above this party\n' +
+  '                   (repeat it); with two parties, party 0 may write --peer URL\n' +
   '\n' +
   'Who the other party is (it is authenticated before any input is used):\n' +
   '  --identity FILE  this party\'s identity (`webmpc key FILE` creates one and prints its public\n' +
   '                   key); default: a fresh one. Its public key is printed on stderr.\n' +
   '  --peer-key HEX   the other party\'s public key (from its `webmpc key`): pinned, nothing to\n' +
   '                   ask. For scripts.\n' +
-  '  (in a terminal)  without --peer-key, both parties print a short authentication string and\n' +
-  '                   ask to continue; answer y only if the other side shows the same string.\n' +
+  '  --peer-key Q=HEX with more than two parties: party Q\'s public key (repeat it per peer)\n' +
+  '  (in a terminal)  for every peer without --peer-key, the parties print a short\n' +
+  '                   authentication string and ask to continue; answer y only if the other side\n' +
+  '                   shows the same string.\n' +
   '  --confirm        ask that question even when stdin is not a terminal (reads y/N from stdin)\n' +
-  '  --insecure       no authentication: whoever takes the other party\'s place in the room\n' +
+  '  --insecure       no authentication: whoever takes another party\'s place in the room\n' +
   '                   computes with you and learns what the output reveals of your input.\n' +
   '                   Experiments only.\n' +
   '\n' +
@@ -547,14 +787,16 @@ async function runParty(args: string[]): Promise<number> {
       input: { type: 'string', multiple: true },
       owners: { type: 'string' },
       protocol: { type: 'string', default: 'yao2pc' },
+      parties: { type: 'string' },
+      evaluator: { type: 'string' },
       transport: { type: 'string', default: 'webrtc' },
       signal: { type: 'string' },
       room: { type: 'string' },
       listen: { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
-      peer: { type: 'string' },
+      peer: { type: 'string', multiple: true },
       identity: { type: 'string' },
-      'peer-key': { type: 'string' },
+      'peer-key': { type: 'string', multiple: true },
       confirm: { type: 'boolean', default: false },
       insecure: { type: 'boolean', default: false },
       timeout: { type: 'string', default: '30000' },
@@ -568,33 +810,63 @@ async function runParty(args: string[]): Promise<number> {
     process.stdout.write(PARTY_USAGE);
     return 0;
   }
-  if (values.party !== '0' && values.party !== '1') throw new UsageError('--party must be 0 or 1');
-  const party = Number(values.party);
   const protocol = parseProtocol(values.protocol);
+  if (protocol !== 'authgc' && values.parties !== undefined && values.parties !== '2') {
+    throw new UsageError(`${protocol} runs between two parties here: --parties N needs --protocol authgc`);
+  }
+  const parties = partyCount(values.parties, 2, protocol);
+  if (!/^\d{1,2}$/.test(values.party ?? '') || Number(values.party) >= parties) {
+    throw new UsageError(parties === 2 ? '--party must be 0 or 1' : `--party must be a party index from 0 to ${parties - 1}`);
+  }
+  const party = Number(values.party);
+  const evaluator = evaluatorOf(values.evaluator, parties, protocol);
   const timeoutMs = Number(values.timeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError('--timeout must be a positive number of milliseconds');
   const peerTimeoutMs = Number(values['peer-timeout']);
   if (!Number.isInteger(peerTimeoutMs) || peerTimeoutMs < 500) throw new UsageError('--peer-timeout must be a number of milliseconds >= 500');
-  // How the other party is authenticated, decided before anything connects.
-  const given = [values['peer-key'] !== undefined && '--peer-key', values.confirm && '--confirm', values.insecure && '--insecure'].filter(Boolean);
+  // How the other parties are authenticated, decided before anything connects.
+  const keyTexts = perParty(values['peer-key'], '--peer-key', 'HEX', parties, party);
+  const keyed = keyTexts.filter((k) => k !== undefined).length;
+  const allKeyed = keyed === parties - 1;
+  const given = [
+    keyed > 0 && '--peer-key',
+    values.confirm && (allKeyed || keyed === 0) && '--confirm',
+    values.insecure && '--insecure',
+  ].filter(Boolean);
   if (given.length > 1) throw new UsageError(`${given.join(' and ')} exclude each other`);
   let trust: 'pinned' | 'confirm' | 'tofu';
-  if (values['peer-key'] !== undefined) trust = 'pinned';
+  if (allKeyed) trust = 'pinned';
   else if (values.insecure) trust = 'tofu';
   else if (values.confirm || process.stdin.isTTY) trust = 'confirm';
-  else {
+  else if (keyed > 0) {
+    const missing = keyTexts.flatMap((k, q) => (k === undefined && q !== party ? [q] : []));
     throw new UsageError(
-      'cannot authenticate the other party: pass --peer-key HEX (its `webmpc key`), or run in a terminal to ' +
+      `cannot authenticate party ${missing.join(', ')}: pass --peer-key Q=HEX for every peer, or run in a terminal ` +
+        '(or with --confirm) to compare the short authentication strings of the others',
+    );
+  } else {
+    throw new UsageError(
+      `cannot authenticate the other ${parties === 2 ? 'party' : 'parties'}: pass --peer-key HEX (its \`webmpc key\`), or run in a terminal to ` +
         'compare the short authentication string (--confirm reads the answer from stdin), or --insecure for experiments',
     );
   }
   if (values.room === undefined) throw new UsageError('--room ID is required (both parties name the same room)');
   const kind = values.transport;
+  const dial = perParty(values.peer, '--peer', 'ws://HOST:PORT', parties, party);
   if (kind === 'webrtc') {
     if (values.signal === undefined) throw new UsageError('--signal ws://HOST:PORT is required with --transport webrtc');
   } else if (kind === 'websocket') {
-    if (party === 1 && values.listen === undefined) throw new UsageError('party 1 listens: --listen PORT is required');
-    if (party === 0 && values.peer === undefined) throw new UsageError('party 0 dials party 1: --peer ws://HOST:PORT is required');
+    if (party > 0 && values.listen === undefined) throw new UsageError(`party ${party} listens: --listen PORT is required`);
+    const above = [...Array(parties).keys()].filter((q) => q > party && dial[q] === undefined);
+    if (above.length > 0) {
+      throw new UsageError(
+        parties === 2
+          ? 'party 0 dials party 1: --peer ws://HOST:PORT is required'
+          : `party ${party} dials every party above it: --peer Q=ws://HOST:PORT is required for party ${above.join(', ')}`,
+      );
+    }
+    const below = dial.findIndex((u, q) => u !== undefined && q < party);
+    if (below >= 0) throw new UsageError(`party ${below} dials this party (it is below it): no --peer for it`);
   } else {
     throw new UsageError('--transport must be webrtc or websocket');
   }
@@ -610,8 +882,9 @@ async function runParty(args: string[]): Promise<number> {
   const circuit = loadCircuit(sdk, values.circuit);
   const cleanup: (() => unknown)[] = [() => circuit.free()];
   try {
-    const { owners } = inputOwners(circuit, values.owners, protocol);
+    const { owners, parties: named } = inputOwners(circuit, values.owners, protocol);
     if (protocol === 'plain' && owners.some((p) => p > 1)) throw new UsageError('party runs two-party computations only');
+    if (named > parties) throw new UsageError(`--owners names ${named} parties but --parties is ${parties}`);
     const mine = owners.flatMap((p, i) => (p === party ? [i] : []));
     const given = values.input ?? [];
     if (given.length !== mine.length) {
@@ -623,17 +896,20 @@ async function runParty(args: string[]): Promise<number> {
 
     const identity = values.identity !== undefined ? await readIdentity(secure, values.identity) : await secure.generateIdentity();
     cleanup.push(() => secure.disposeIdentity(identity));
-    let pinned: Uint8Array | undefined;
-    if (values['peer-key'] !== undefined) {
+    const pinned = keyTexts.map((text) => {
+      if (text === undefined) return undefined;
       try {
-        pinned = secure.publicKeyFromHex(values['peer-key']);
+        return secure.publicKeyFromHex(text);
       } catch {
         throw new UsageError('--peer-key must be a 32-byte public key in hex (64 digits)');
       }
-    }
+    });
     const say = (line: string) => process.stderr.write(`webmpc party ${party}: ${line}\n`);
     say(`own key ${secure.publicKeyToHex(identity.publicKey)}`);
-    if (trust === 'tofu') say('WARNING: --insecure: the other party is not authenticated; whoever joins the room can take its place');
+    if (trust === 'tofu') {
+      const who = parties === 2 ? 'the other party is' : 'the other parties are';
+      say(`WARNING: --insecure: ${who} not authenticated; whoever joins the room can take a party's place`);
+    }
 
     // SIGINT/SIGTERM: tell the other party (an abort with the reason) and stop at once. A second
     // signal kills the process the default way.
@@ -657,43 +933,43 @@ async function runParty(args: string[]): Promise<number> {
     try {
       let inner: import('./net/transport.js').Transport;
       if (kind === 'webrtc') {
-        inner = await net.connectNodeMesh({ ...common, signalingUrl: values.signal!, room: values.room, party, parties: 2 });
+        inner = await net.connectNodeMesh({ ...common, signalingUrl: values.signal!, room: values.room, party, parties });
       } else {
-        const listener = party === 1 ? await net.listenWebSocket({ port: listenPort!, host: values.host }) : undefined;
+        const listener = party > 0 ? await net.listenWebSocket({ port: listenPort!, host: values.host }) : undefined;
         if (listener) say(`listening on ${listener.url}`);
         inner = await net.connectWebSocketMesh({
           ...common,
           party,
-          parties: 2,
+          parties,
           session: values.room,
-          peers: [undefined, values.peer],
+          peers: dial,
           ...(listener ? { listener } : {}),
         });
       }
       live = inner;
       cleanup.push(() => inner.close());
-      const peers: (Uint8Array | undefined)[] = [undefined, undefined];
-      peers[1 - party] = pinned;
       const transport = await secure.secureTransport(inner, {
         identity,
         sessionId: values.room,
         trust,
-        peers,
+        peers: pinned,
         handshakeTimeoutMs: timeoutMs,
         signal: interrupted.signal,
-        confirm: ([peer], { signal }) => askToContinue(say, party, peer!, signal),
+        confirm: (peers, { signal }) => askToContinue(say, party, peers, signal),
       });
       live = transport;
       cleanup.push(() => transport.close());
-      const [peer] = transport.verifications;
-      if (trust === 'tofu') say(`peer key ${peer!.fingerprint} (not authenticated), short authentication string ${peer!.sas}`);
-      else say(`peer key ${peer!.fingerprint} authenticated (${trust === 'pinned' ? 'pinned' : 'confirmed'})`);
+      for (const peer of transport.verifications) {
+        const whose = parties === 2 ? 'peer key' : `party ${peer.party} key`;
+        if (trust === 'tofu') say(`${whose} ${peer.fingerprint} (not authenticated), short authentication string ${peer.sas}`);
+        else say(`${whose} ${peer.fingerprint} authenticated (${peer.pinned ? 'pinned' : 'confirmed'})`);
+      }
       const connectMs = performance.now() - t0;
 
       const t1 = performance.now();
-      const s = await sdk.session({ transport, party, parties: 2 });
+      const s = await sdk.session({ transport, party, parties });
       cleanup.push(() => s.free());
-      const out = await s.run(circuit, { inputs, owners, protocol, signal: interrupted.signal });
+      const out = await s.run(circuit, { inputs, owners, protocol, evaluator, signal: interrupted.signal });
       const computeMs = performance.now() - t1;
       const outputs = out.map((v) => (v === undefined ? null : toHex(v)));
       if (values.json) {
@@ -730,19 +1006,28 @@ class Interrupted extends Error {
 }
 
 /**
- * The `'confirm'` question: shows the other party's key and the short authentication string on
- * stderr and reads y/N from stdin. Anything but y/yes (including the end of stdin) is no.
+ * The `'confirm'` question: shows each peer's key and short authentication string (those whose
+ * key was not pinned) on stderr and reads y/N from stdin, once for all of them. Anything but
+ * y/yes (including the end of stdin) is no.
  */
 function askToContinue(
   say: (line: string) => void,
   party: number,
-  peer: import('./secure/index.js').PeerVerification,
+  peers: readonly import('./secure/index.js').PeerVerification[],
   signal: AbortSignal,
 ): Promise<boolean> {
-  say(`party ${peer.party} presents key ${peer.fingerprint}`);
-  say(`short authentication string: ${peer.sas}`);
-  say('compare it with the other party (by voice, in person): both must see the same string.');
-  process.stderr.write(`webmpc party ${party}: same string on both sides? continue [y/N] `);
+  const shown = peers.filter((p) => !p.pinned);
+  for (const peer of shown) {
+    say(`party ${peer.party} presents key ${peer.fingerprint}`);
+    say(`short authentication string: ${peer.sas}`);
+  }
+  if (shown.length === 1) {
+    say('compare it with the other party (by voice, in person): both must see the same string.');
+    process.stderr.write(`webmpc party ${party}: same string on both sides? continue [y/N] `);
+  } else {
+    say('compare each with that party (by voice, in person): each pair must see the same string.');
+    process.stderr.write(`webmpc party ${party}: same strings on every side? continue [y/N] `);
+  }
   return new Promise<boolean>((resolve) => {
     const lines = createInterface({ input: process.stdin, terminal: false });
     let answered = false;

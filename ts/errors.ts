@@ -27,12 +27,22 @@ export type SdkErrorCode =
   | 'WASM_TRAP'
   /** A caller passed an invalid argument to a protocol (sizes, session id, choice bytes). */
   | 'INVALID_ARGUMENT'
+  /**
+   * A teleport protocol could not reach or start its enclave: the enclave-server is unreachable
+   * or closed the connection, or the backend is not available on this host.
+   */
+  | 'ENCLAVE_UNAVAILABLE'
   /** An arithmetic (MASCOT) program does not decode or validate. */
   | 'MALFORMED_PROGRAM'
   /** An arithmetic program's counts exceed the format's limits. */
   | 'PROGRAM_TOO_LARGE'
   /** A protocol instance was called while another call on it was running, or after it failed. */
   | 'BUSY'
+  /**
+   * A protocol instance (a MASCOT party) failed earlier: it aborted or lost a peer, and its state
+   * cannot be used again. Retrying does not help; start a new session.
+   */
+  | 'SESSION_FAILED'
   /**
    * A Node feature needs an optional package that is not installed (`ws` for WebSockets and the
    * signaling server, `node-datachannel` for WebRTC in Node); the message names the package.
@@ -69,6 +79,17 @@ export type ProtocolAbortCode =
   | 'CHEATING_DETECTED'
   /** A peer's message had the wrong length or an invalid encoding. */
   | 'MALFORMED_MESSAGE'
+  /**
+   * Teleport, malicious mode: a check on what the enclave, the garbler or the evaluator sent
+   * failed ({@link EnclaveAbort.check} names it, {@link EnclaveAbort.suspect} says whom it points at).
+   */
+  | 'ENCLAVE_CHECK_FAILED'
+  /** Teleport: the enclave's evidence does not satisfy the pinned policy ({@link EnclaveAbort.reason}). */
+  | 'EVIDENCE_REJECTED'
+  /** Teleport: the enclave is the simulation backend (no hardware protection) and the policy does not allow it. */
+  | 'SIMULATED_ENCLAVE_REFUSED'
+  /** Teleport: the enclave (or the service hosting it) aborted the job ({@link EnclaveAbort.enclaveCode} says why). */
+  | 'ENCLAVE_FAILED'
   /** A MAC check failed (MASCOT): a value was opened or authenticated inconsistently. */
   | 'MAC_CHECK_FAILED'
   /** A triple failed MASCOT's sacrifice: some party deviated while multiplying. */
@@ -215,6 +236,48 @@ export class ProtocolAbort extends WebmpcError {
   }
 }
 
+/**
+ * A teleport protocol's verdict about its enclave or a party's messages checked against it (see
+ * the `ENCLAVE_*`, `EVIDENCE_REJECTED` and `SIMULATED_ENCLAVE_REFUSED` codes of
+ * {@link ProtocolAbortCode}). Messages and fields name checks and codes, never a secret.
+ */
+export class EnclaveAbort extends ProtocolAbort {
+  /** `ENCLAVE_CHECK_FAILED`: the check that failed (`gc-tau`, `rot-tau`, `enclave-x2-share-labels`, ...). */
+  override readonly check: string | undefined;
+  /** `ENCLAVE_CHECK_FAILED`: whom the failed check points at (`enclave`, `garbler`, `enclave or garbler`, `evaluator`). */
+  readonly suspect: string | undefined;
+  /** `EVIDENCE_REJECTED`: `measurement-mismatch`, `invalid` or `no-verifier`. */
+  readonly reason: string | undefined;
+  /** `ENCLAVE_FAILED`: the enclave's or its host's own code (e.g. `PEER_DISCONNECTED`, `ENCLAVE_PROGRAM_EXITED`). */
+  readonly enclaveCode: string | undefined;
+
+  constructor(
+    code: ProtocolAbortCode,
+    message: string,
+    options?: { cause?: unknown; peer?: number; check?: string; suspect?: string; reason?: string; enclaveCode?: string },
+  ) {
+    super(code, message, options);
+    this.name = 'EnclaveAbort';
+    this.check = options?.check;
+    this.suspect = options?.suspect;
+    this.reason = options?.reason;
+    this.enclaveCode = options?.enclaveCode;
+  }
+}
+
+const ENCLAVE_ABORT_CODES: ReadonlySet<string> = new Set<ProtocolAbortCode>([
+  'ENCLAVE_CHECK_FAILED',
+  'EVIDENCE_REJECTED',
+  'SIMULATED_ENCLAVE_REFUSED',
+  'ENCLAVE_FAILED',
+]);
+
+/** The Wasm error's string field `key`, if it has one. */
+function enclaveDetail(err: Error, key: string): { [k: string]: string } {
+  const v = (err as unknown as Record<string, unknown>)[key];
+  return typeof v === 'string' ? { [key]: v } : {};
+}
+
 const PROTOCOL_ABORT_CODES: ReadonlySet<string> = new Set<ProtocolAbortCode>([
   'CHEATING_DETECTED',
   'MALFORMED_MESSAGE',
@@ -231,6 +294,16 @@ const PROTOCOL_ABORT_CODES: ReadonlySet<string> = new Set<ProtocolAbortCode>([
 function fromProtocolCode(code: unknown, err: Error): WebmpcError {
   const peer = (err as { peer?: unknown }).peer;
   const peerOption = typeof peer === 'number' ? { peer } : {};
+  if (typeof code === 'string' && ENCLAVE_ABORT_CODES.has(code)) {
+    return new EnclaveAbort(code as ProtocolAbortCode, err.message, {
+      cause: err,
+      ...peerOption,
+      ...enclaveDetail(err, 'check'),
+      ...enclaveDetail(err, 'suspect'),
+      ...enclaveDetail(err, 'reason'),
+      ...enclaveDetail(err, 'enclaveCode'),
+    });
+  }
   if (typeof code === 'string' && PROTOCOL_ABORT_CODES.has(code)) {
     return new ProtocolAbort(code as ProtocolAbortCode, err.message, { cause: err, ...peerOption });
   }
@@ -241,6 +314,10 @@ function fromProtocolCode(code: unknown, err: Error): WebmpcError {
       return new TransportError('PROTOCOL_ERROR', err.message, { cause: err, ...peerOption });
     case 'BUSY':
       return new WebmpcError('BUSY', err.message, { cause: err });
+    case 'SESSION_FAILED':
+      return new WebmpcError('SESSION_FAILED', err.message, { cause: err });
+    case 'ENCLAVE_UNAVAILABLE':
+      return new WebmpcError('ENCLAVE_UNAVAILABLE', err.message, { cause: err });
     case 'MALFORMED_PROGRAM':
     case 'PROGRAM_TOO_LARGE':
       return new WebmpcError(code, err.message, { cause: err });

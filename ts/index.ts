@@ -48,6 +48,7 @@ export {
 
 export {
   CircuitError,
+  EnclaveAbort,
   KernelError,
   ProtocolAbort,
   TransportError,
@@ -72,6 +73,19 @@ export {
 } from './ot.js';
 
 export {
+  TeleportOtReceiver,
+  TeleportOtSender,
+  teleportedRandomOt,
+  teleportOtReceiver,
+  teleportOtSender,
+  type EnclaveOptions,
+  type EnclavePolicy,
+  type TeleportMode,
+  type TeleportOtOptions,
+  type TeleportedRandomOtOptions,
+} from './teleport-ot.js';
+
+export {
   Session,
   session,
   type BaseRunOptions,
@@ -91,6 +105,9 @@ export { PreparedCircuit, prepareCircuit, type BuiltCircuit, type CircuitSource,
 // The circuit builder and generators (`webmpc.circuit.CircuitBuilder`, `aes128Circuit`, ...): a
 // namespace, because `Circuit`, `Bit` and `UInt` are generic names.
 export * as circuit from './circuit/index.js';
+// The arithmetic program builder for the `mascot` protocol (`webmpc.program.ProgramBuilder`,
+// `vickreyAuction`, ...), also the `webmpc/program` entry.
+export * as program from './program/index.js';
 
 // The browser-safe transports. Node-only parts (signaling server, WebSocket mesh, the Node WebRTC
 // library) are in the `webmpc/net/node` entry, and libsodium channels in `webmpc/secure`, so

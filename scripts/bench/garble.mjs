@@ -50,7 +50,8 @@ export function nativeRows(root, suite, times = 3, best = new Map()) {
   return best;
 }
 
-async function loadBaseline(gen) {
+/** Loads the never-shipped baseline module (benchmark-only code) from `gen`. */
+export async function loadBaseline(gen) {
   const mod = await import(pathToFileURL(join(gen, 'baseline.js')).href);
   await mod.default({ module_or_path: await readFile(join(gen, 'baseline_bg.wasm')) });
   return mod;

@@ -167,7 +167,7 @@ describe('webmpc eval', () => {
       [['--circuit', ADDER, '--input', '1=xyz', '--input', '2=2'], /must be a hexadecimal number/],
       [['--circuit', ADDER, '--input', '1=1', '--input', '1=2'], /given twice/],
       [['--circuit', ADDER, '--input', '12'], /--input must be N=HEX/],
-      [['--circuit', ADDER, '--protocol', 'gmw'], /--protocol must be yao2pc or plain/],
+      [['--circuit', ADDER, '--protocol', 'gmw'], /--protocol must be yao2pc, authgc or plain/],
       [['--circuit', join(scratch, 'missing.txt'), '--input', '1=1'], /cannot read circuit .*missing\.txt: no such file/],
       [['--circuit', scratch], /is a directory/],
       [['--circuit', join(scratch, 'bad.txt')], /malformed circuit .*bad\.txt: line 1/],

@@ -89,7 +89,7 @@ async function run(ctx: ProtocolContext<YaoState>, job: CircuitJob<{ readonly ga
 }
 
 /** The stream's pieces, pulled by Rust one at a time so only the pieces in flight are in memory. */
-function pieces(circuit: StreamedCircuit): () => Promise<Uint8Array | null> {
+export function pieces(circuit: StreamedCircuit): () => Promise<Uint8Array | null> {
   const iterable = circuit.pieces();
   const it =
     Symbol.asyncIterator in iterable

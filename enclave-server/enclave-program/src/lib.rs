@@ -48,26 +48,32 @@ pub fn measurement() -> io::Result<[u8; 32]> {
     Ok(Sha256::digest(&exe).into())
 }
 
-/// How a served job ended.
+/// How a served session ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// The job completed.
-    Finished,
-    /// The enclave refused a message (its code); `Error` messages went to both peers.
+    /// The input ended between jobs (the client closed its session) after this many completed
+    /// jobs.
+    Closed(u64),
+    /// The enclave refused a message (its code); `Error` messages went to both peers and the
+    /// session is over.
     Failed(&'static str),
-    /// Input ended before the job did (a party left); `Error` messages
-    /// (`PEER_DISCONNECTED`) went to both peers.
+    /// Input ended in the middle of a job (a party left); `Error` messages (`PEER_DISCONNECTED`)
+    /// went to both peers.
     Truncated,
 }
 
-/// Serves one job: sends `evidence` (an `Evidence` message) to both peers, then feeds every
-/// input frame to `machine` and writes its answers, until the job finishes or fails.
+/// Serves one attested session: sends `evidence` (an `Evidence` message) to both peers, then
+/// feeds every input frame to `machine` and writes its answers, job after job, until the input
+/// ends or a job fails.
 pub fn serve(machine: &mut EnclaveMachine, evidence: &[u8], input: &mut impl Read, output: &mut impl Write) -> io::Result<Outcome> {
     write_frame(output, 0, evidence)?;
     write_frame(output, 1, evidence)?;
     output.flush()?;
     loop {
         let Some((peer, msg)) = read_frame(input)? else {
+            if machine.is_idle() {
+                return Ok(Outcome::Closed(machine.completed_jobs()));
+            }
             let e = webmpc_teleport::frames::error("PEER_DISCONNECTED", "the enclave's input ended before the job did");
             write_frame(output, 0, &e)?;
             write_frame(output, 1, &e)?;
@@ -82,7 +88,6 @@ pub fn serve(machine: &mut EnclaveMachine, evidence: &[u8], input: &mut impl Rea
         match r {
             Err(Some(code)) => return Ok(Outcome::Failed(code)),
             Err(None) => return Err(io::Error::new(io::ErrorKind::InvalidData, "frame for an unknown peer")),
-            Ok(()) if machine.is_finished() => return Ok(Outcome::Finished),
             Ok(()) => {}
         }
     }

@@ -1,5 +1,6 @@
-//! `webmpc-enclave-program`: one teleport job per process over stdin/stdout (see the library
-//! docs for the framing). The Node enclave-server spawns one per job.
+//! `webmpc-enclave-program`: one attested teleport session per process over stdin/stdout (see the
+//! library docs for the framing): one evidence and key, then jobs one after the other until stdin
+//! ends. The Node enclave-server spawns one per client connection.
 //!
 //! ```text
 //! webmpc-enclave-program [--evidence-key FILE] [--max-wires N]
@@ -8,8 +9,8 @@
 //! ```
 //!
 //! `FILE` holds 64 hex digits (the Ed25519 seed of the software evidence key); without it a fresh
-//! key is made per process. Exit codes: 0 job finished, 1 the job failed (an `Error` message was
-//! sent to both peers), 2 bad usage or broken input.
+//! key is made per process. Exit codes: 0 the input ended between jobs, 1 a job failed (an `Error`
+//! message was sent to both peers), 2 bad usage, broken input, or input that ended mid-job.
 
 use std::io::{self, BufReader, BufWriter};
 use std::process::ExitCode;
@@ -85,12 +86,12 @@ fn run() -> Result<ExitCode, String> {
     let mut input = BufReader::with_capacity(1 << 20, io::stdin().lock());
     let mut output = BufWriter::with_capacity(1 << 20, io::stdout().lock());
     match serve(&mut machine, &evidence, &mut input, &mut output).map_err(|e| format!("stdio: {e}"))? {
-        Outcome::Finished => Ok(ExitCode::SUCCESS),
+        Outcome::Closed(_) => Ok(ExitCode::SUCCESS),
         Outcome::Failed(code) => {
             eprintln!("webmpc-enclave-program: job failed: {code}");
             Ok(ExitCode::from(1))
         }
-        Outcome::Truncated => Err("input ended before the job finished".into()),
+        Outcome::Truncated => Err("input ended in the middle of a job".into()),
     }
 }
 

@@ -79,12 +79,13 @@ fn aes_128_known_answer_through_the_open_enclave_shims() {
         assert_eq!(out_hex(&v.unwrap()), "69c4e0d86a7b0430d8cdb78070b4c55a");
         assert_eq!(e.wait(), 0);
     }
-    // A garbler pinning another measurement refuses the shim's evidence.
+    // A garbler pinning another measurement refuses the shim's evidence (which the evaluator,
+    // pinning the right one, relayed).
     let other = [[0u8; 32]];
-    let policy = Policy { measurements: &other, oe_verifier: Some(&stub_verifier), ..Policy::default() };
+    let refusing = Policy { measurements: &other, oe_verifier: Some(&stub_verifier), ..Policy::default() };
     let job = JobHeader { sid: sid(), mode: Mode::Malicious, kind: JobKind::Rot { count: 10 } };
     let mut e = Enclave::spawn(Command::new(&exe).arg("stub.signed"));
-    let err = run_rot(&mut e, &job, &policy).unwrap_err();
+    let err = run_rot(&mut e, &job, (&refusing, &policy)).unwrap_err();
     assert_eq!(err.code(), "ENCLAVE_MEASUREMENT_MISMATCH");
     e.wait();
 }

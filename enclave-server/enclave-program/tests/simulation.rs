@@ -48,7 +48,7 @@ fn malicious_rots_through_the_process() {
     let policy = Policy { allow_simulated: true, measurements: &m, ..Policy::default() };
     let job = JobHeader { sid: sid(), mode: Mode::Malicious, kind: JobKind::Rot { count: 100_000 } };
     let mut e = Enclave::spawn(&mut Command::new(BIN));
-    let (choices, outs, pairs) = run_rot(&mut e, &job, &policy).unwrap();
+    let (choices, outs, pairs) = run_rot(&mut e, &job, (&policy, &policy)).unwrap();
     assert_eq!(outs.len(), 100_000);
     for i in 0..outs.len() {
         assert_eq!(outs[i], pairs[i][choices[i] as usize]);
@@ -65,16 +65,47 @@ fn simulated_evidence_is_refused_unless_allowed_and_pinned() {
         kind: JobKind::Gc { circuit_hash: c.content_hash(), owners: vec![Owner::Garbler, Owner::Evaluator] },
     };
     let m = [measurement()];
+    let accept = Policy { allow_simulated: true, measurements: &m, ..Policy::default() };
     for (policy, code) in [
         (Policy { allow_simulated: false, measurements: &m, ..Policy::default() }, "SIMULATED_ENCLAVE_REFUSED"),
         (Policy { allow_simulated: true, measurements: &[[0; 32]], ..Policy::default() }, "ENCLAVE_MEASUREMENT_MISMATCH"),
     ] {
+        // The garbler refuses what the evaluator accepted and relayed.
         let mut e = Enclave::spawn(&mut Command::new(BIN));
-        let (g, v) = run_gc(&mut e, &job, &c.to_binary(), &key, &pt, &policy);
+        let (g, v) = run_gc_jobs(&mut e, std::slice::from_ref(&job), &c.to_binary(), &key, &pt, (&policy, &accept));
         assert_eq!(g.unwrap_err().code(), code);
         assert!(v.is_err(), "the evaluator cannot finish without the garbler");
-        assert_ne!(e.wait(), 0, "the process did not finish a job");
+        assert_eq!(e.wait(), 0, "no job started: the session just closed");
+        // The evaluator checks its copy against its own policy too.
+        let mut e = Enclave::spawn(&mut Command::new(BIN));
+        let (_, v) = run_gc_jobs(&mut e, std::slice::from_ref(&job), &c.to_binary(), &key, &pt, (&accept, &policy));
+        assert_eq!(v.unwrap_err().code(), code);
+        assert_eq!(e.wait(), 0);
     }
+}
+
+#[test]
+fn one_process_serves_many_jobs_of_one_session() {
+    let (c, key, pt) = aes();
+    let m = [measurement()];
+    let policy = Policy { allow_simulated: true, measurements: &m, ..Policy::default() };
+    let jobs: Vec<JobHeader> = [Mode::SemiHonest, Mode::Malicious, Mode::SemiHonest]
+        .into_iter()
+        .map(|mode| JobHeader {
+            sid: sid(),
+            mode,
+            kind: JobKind::Gc { circuit_hash: c.content_hash(), owners: vec![Owner::Garbler, Owner::Evaluator] },
+        })
+        .collect();
+    let mut e = Enclave::spawn(&mut Command::new(BIN));
+    let (g, v) = run_gc_jobs(&mut e, &jobs, &c.to_binary(), &key, &pt, (&policy, &policy));
+    g.unwrap();
+    let outs = v.unwrap();
+    assert_eq!(outs.len(), 3);
+    for out in &outs {
+        assert_eq!(out_hex(out), "69c4e0d86a7b0430d8cdb78070b4c55a");
+    }
+    assert_eq!(e.wait(), 0, "the input ended between jobs");
 }
 
 #[test]

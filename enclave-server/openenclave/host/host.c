@@ -117,7 +117,7 @@ int main(int argc, char **argv)
     uint32_t flags = 0, max_wires = 0;
     uint8_t *in, *out, to;
     size_t len;
-    int ret = 0, status = 0;
+    int ret = 0, status = 0, idle = 1;
 
     if (argc >= 2 && strcmp(argv[1], "--verify-evidence") == 0)
         return verify_main(argc, argv);
@@ -151,8 +151,11 @@ int main(int argc, char **argv)
         uint8_t hdr[4];
         uint32_t l;
         if (!read_exact(hdr, 4)) {
-            peer_disconnected();
-            status = 2;
+            /* The client closed its session: normal between jobs, a lost party mid-job. */
+            if (!idle) {
+                peer_disconnected();
+                status = 2;
+            }
             break;
         }
         l = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 24;
@@ -167,10 +170,13 @@ int main(int argc, char **argv)
         while (ecall_pull(enclave, &ret, &to, out, OUT_CAP, &len) == OE_OK && ret == 0)
             write_frame(to, out, len);
         fflush(stdout);
-        if (ecall_status(enclave, &ret) != OE_OK || ret != 0) {
-            status = ret == 1 ? 0 : 1;
+        /* One enclave instance is one attested session: jobs follow each other until the input
+         * ends; a failed job ends the session. */
+        if (ecall_status(enclave, &ret) != OE_OK || ret == 2) {
+            status = 1;
             break;
         }
+        idle = ret == 1;
     }
     oe_terminate_enclave(enclave);
     free(in);

@@ -11,7 +11,7 @@ use webmpc_core::channel::memory::{network, run_local, MemoryChannel};
 use webmpc_core::channel::Channel;
 use webmpc_core::prg::Prg;
 use webmpc_enclave_program::{read_frame, write_frame};
-use webmpc_teleport::driver::{self, Peers};
+use webmpc_teleport::driver::{self, EvaluatorSession, GarblerSession, Peers};
 use webmpc_teleport::evidence::Policy;
 use webmpc_teleport::{JobHeader, TeleportError};
 
@@ -65,45 +65,41 @@ impl core::future::Future for YieldNow {
     }
 }
 
-/// Party 2: relays messages between the in-memory parties and the process until both parties are
-/// done and the process closed its output.
+/// Party 2: the enclave link as the Node service runs it — each link frame from the evaluator
+/// (peer byte ‖ message) becomes one stdin frame, each stdout frame one link frame to the
+/// evaluator — until the process closed its output. When the evaluator leaves, stdin is closed
+/// (between jobs the process exits 0; mid-job it reports PEER_DISCONNECTED).
 async fn relay(x: &MemoryChannel, e: &mut Enclave) {
-    let mut open = [true, true];
-    let mut garbler_sent = false;
+    let mut evaluator_open = true;
     let mut child_open = true;
-    // Ends when the process closed its output. The garbler leaving after its job message is
-    // normal; the evaluator leaving, or the garbler leaving before its job message, ends the job
-    // (stdin is closed, the process reports PEER_DISCONNECTED and exits): the Node service's rule.
     while child_open {
         let mut progressed = false;
         while let Ok(item) = e.from_child.try_recv() {
             progressed = true;
             match item {
                 Some((peer, msg)) => {
-                    let _ = x.send(peer as usize, msg).await;
+                    let _ = x.send(1, driver::link_frame(peer, &msg)).await;
                 }
                 None => child_open = false,
             }
         }
-        for p in 0..2 {
-            if !open[p] {
-                continue;
-            }
-            if let Some(r) = x.recv(p).now_or_never() {
+        if evaluator_open {
+            if let Some(r) = x.recv(1).now_or_never() {
                 progressed = true;
                 match (r, e.stdin.as_mut()) {
-                    (Ok(msg), Some(stdin)) => {
-                        garbler_sent |= p == 0;
-                        if write_frame(stdin, p as u8, &msg).and_then(|()| stdin.flush()).is_err() {
+                    (Ok(frame), Some(stdin)) => {
+                        let ok = match driver::split_link_frame(&frame) {
+                            Ok((peer, msg)) => write_frame(stdin, peer, msg).and_then(|()| stdin.flush()).is_ok(),
+                            Err(_) => false,
+                        };
+                        if !ok {
                             e.stdin = None;
                         }
                     }
                     (Ok(_), None) => {}
                     (Err(_), _) => {
-                        open[p] = false;
-                        if p == 1 || !garbler_sent {
-                            e.stdin = None;
-                        }
+                        evaluator_open = false;
+                        e.stdin = None;
                     }
                 }
             }
@@ -115,27 +111,46 @@ async fn relay(x: &MemoryChannel, e: &mut Enclave) {
     }
 }
 
-/// One GC job with the enclave in `e`.
-pub fn run_gc(
+/// GC jobs (one after the other, one attested session) with the enclave in `e`.
+pub fn run_gc_jobs(
     e: &mut Enclave,
-    job: &JobHeader,
+    jobs: &[JobHeader],
     circuit: &[u8],
     x1: &[bool],
     x2: &[bool],
-    policy: &Policy<'_>,
-) -> (Result<(), TeleportError>, Result<Vec<Vec<bool>>, TeleportError>) {
+    (policy, evaluator_policy): (&Policy<'_>, &Policy<'_>),
+) -> (Result<(), TeleportError>, Result<Vec<Vec<Vec<bool>>>, TeleportError>) {
     let peers = Peers::default();
     let mut net = network(3).into_iter();
     let (g, v, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    let reveal = vec![false; webmpc_teleport::circuit::Header::parse(circuit).unwrap().0.outputs.len()];
+    let reveal = &reveal;
     let (a, b, _) = run_local(async {
         futures::join!(
             async move {
-                let r = driver::gc_garbler(&g, &peers, job, circuit, x1, policy, &mut Prg::from_entropy().unwrap()).await;
+                let r = async {
+                    let mut prg = Prg::from_entropy().unwrap();
+                    let mut s = GarblerSession::connect(&g, &peers, policy, &mut prg).await?;
+                    for job in jobs {
+                        driver::gc_garbler(&g, &peers, &mut s, job, circuit, x1, reveal, &mut prg).await?;
+                    }
+                    Ok(())
+                }
+                .await;
                 drop(g);
                 r
             },
             async move {
-                let r = driver::gc_evaluator(&v, &peers, job, circuit, x2, &mut Prg::from_entropy().unwrap()).await;
+                let r = async {
+                    let mut s = EvaluatorSession::connect(&v, &peers, evaluator_policy).await?;
+                    let mut out = Vec::new();
+                    for job in jobs {
+                        let mut prg = Prg::from_entropy().unwrap();
+                        out.push(driver::gc_evaluator(&v, &peers, &mut s, job, circuit, x2, reveal, &mut prg, |_| {}).await?);
+                    }
+                    Ok(out)
+                }
+                .await;
                 drop(v);
                 r
             },
@@ -146,28 +161,50 @@ pub fn run_gc(
     (a, b)
 }
 
+/// One GC job with the enclave in `e`.
+pub fn run_gc(
+    e: &mut Enclave,
+    job: &JobHeader,
+    circuit: &[u8],
+    x1: &[bool],
+    x2: &[bool],
+    policy: &Policy<'_>,
+) -> (Result<(), TeleportError>, Result<Vec<Vec<bool>>, TeleportError>) {
+    let (a, b) = run_gc_jobs(e, std::slice::from_ref(job), circuit, x1, x2, (policy, policy));
+    (a, b.map(|mut v| v.pop().expect("one job")))
+}
+
 /// One ROT job with the enclave in `e`; returns the receiver's (choices, outputs) and the sender's pairs.
 pub fn run_rot(
     e: &mut Enclave,
     job: &JobHeader,
-    policy: &Policy<'_>,
+    (policy, evaluator_policy): (&Policy<'_>, &Policy<'_>),
 ) -> Result<(Vec<bool>, Vec<webmpc_core::Block>, Vec<[webmpc_core::Block; 2]>), TeleportError> {
     let peers = Peers::default();
     let mut net = network(3).into_iter();
     let (g, v, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
-    let (mut choices, mut outs) = (Vec::new(), Vec::new());
+    let (mut choices, mut outs, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
     let (a, b, _) = run_local(async {
         futures::join!(
-            async move {
-                let r = driver::rot_sender(&g, &peers, job, policy, &mut Prg::from_entropy().unwrap()).await;
+            async {
+                let r = async {
+                    let mut prg = Prg::from_entropy().unwrap();
+                    let mut s = GarblerSession::connect(&g, &peers, policy, &mut prg).await?;
+                    driver::rot_sender(&g, &peers, &mut s, job, &mut prg, |_, p| pairs.extend_from_slice(p)).await
+                }
+                .await;
                 drop(g);
                 r
             },
             async {
-                let r = driver::rot_receiver(&v, &peers, job, &mut Prg::from_entropy().unwrap(), |_, c, m| {
-                    choices.extend_from_slice(c);
-                    outs.extend_from_slice(m);
-                })
+                let r = async {
+                    let mut s = EvaluatorSession::connect(&v, &peers, evaluator_policy).await?;
+                    driver::rot_receiver(&v, &peers, &mut s, job, &mut Prg::from_entropy().unwrap(), |_, c, m| {
+                        choices.extend_from_slice(c);
+                        outs.extend_from_slice(m);
+                    })
+                    .await
+                }
                 .await;
                 drop(v);
                 r
@@ -176,13 +213,8 @@ pub fn run_rot(
         )
     })
     .expect("no deadlock");
-    let sender = a?;
+    a?;
     b?;
-    let count = match job.kind {
-        webmpc_teleport::JobKind::Rot { count } => count,
-        _ => unreachable!(),
-    };
-    let pairs = (0..webmpc_teleport::rot::chunks(count)).flat_map(|j| sender.chunk(j).0).collect();
     Ok((choices, outs, pairs))
 }
 

@@ -1,7 +1,7 @@
 //! Cheating parties against the real F_Pre: one test per check, each showing the check catches
 //! the deviation; malformed and truncated messages at every step; a party that disconnects.
 //!
-//! The deviating party runs the real code with a `Deviation` set (feature `ideal`): it edits one
+//! The deviating party runs the real code with a `Deviation` set (feature `testing`): it edits one
 //! of its own messages at a named step, or changes one internal value. The honest parties run the
 //! unmodified code. Every test is deterministic: each deviation is caught with certainty or with
 //! probability at least 1 − 2^{−40}; the escape probability is stated at each test.
@@ -287,6 +287,9 @@ fn truncated_messages_are_malformed_at_every_step() {
     let truncate = |step, nth| edit(step, Some(0), nth, |m| m.truncate(m.len().saturating_sub(1)));
     let setup_steps = [
         (Step::BaseOt, 0),
+        // The cheater is the larger index of the pair {0, 1}: after its base-OT point and the two
+        // messages of the KOS chunk, the correction that derives the reverse instance.
+        (Step::BaseOt, 3),
         (Step::AbitOt, 0),
         (Step::AbitCoins, 0),
         (Step::AbitCoins, 1),

@@ -3,9 +3,11 @@
 //! private outputs, compacted (wire-reusing) circuits, every phase split, several runs in one
 //! session, and the checks on public parameters and arguments.
 //!
-//! The tests are generic over the preprocessor: `Pre` below is the only line to change (or
-//! duplicate) to run them on another F_Pre.
+//! Every test is generic over the preprocessor and runs on both the trusted dealer
+//! (`ideal_fpre::…`) and the real F_Pre (`real_fpre::…`); the property test runs fewer cases on
+//! the real one (each case sets up base OTs between every pair).
 
+#[macro_use]
 mod common;
 
 use common::*;
@@ -15,8 +17,6 @@ use webmpc_authgc::AuthGcError;
 use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits};
 use webmpc_core::channel::memory::{network, run_local};
 use webmpc_core::channel::Channel;
-
-type Pre = Ideal;
 
 const MODES: [Mode; 3] = [Mode::Interleaved, Mode::Phased, Mode::Pooled];
 
@@ -41,7 +41,7 @@ fn values_for(widths: &[u32], salt: u64) -> Vec<Vec<bool>> {
 
 /// Every reference circuit for `n` parties: the evaluator rotates over the circuits so that each
 /// party evaluates at least once, the inputs' owners rotate too, and the modes alternate.
-fn reference_circuits_for(n: usize) {
+fn reference_circuits_for<S: PreSetup>(n: usize) {
     let files = ["adder64.txt", "sub64.txt", "mult64.txt", "neg64.txt", "zero_equal.txt", "aes_128.txt", "sha256.txt"];
     for (k, name) in files.iter().enumerate() {
         let c = reference(name);
@@ -56,27 +56,23 @@ fn reference_circuits_for(n: usize) {
             mode: MODES[k % 3],
             options: Options::default(),
         };
-        check_job::<Pre>(&job);
+        check_job::<S>(&job);
     }
 }
 
-#[test]
-fn reference_circuits_with_2_parties() {
-    reference_circuits_for(2);
+fn reference_circuits_with_2_parties<S: PreSetup>() {
+    reference_circuits_for::<S>(2);
 }
 
-#[test]
-fn reference_circuits_with_3_parties() {
-    reference_circuits_for(3);
+fn reference_circuits_with_3_parties<S: PreSetup>() {
+    reference_circuits_for::<S>(3);
 }
 
-#[test]
-fn reference_circuits_with_4_parties() {
-    reference_circuits_for(4);
+fn reference_circuits_with_4_parties<S: PreSetup>() {
+    reference_circuits_for::<S>(4);
 }
 
-#[test]
-fn aes_and_sha256_known_answers() {
+fn aes_and_sha256_known_answers<S: PreSetup>() {
     let aes = reference("aes_128.txt");
     let key = bits_from_bytes_be(&unhex("000102030405060708090a0b0c0d0e0f"), 128);
     let pt = bits_from_bytes_be(&unhex("00112233445566778899aabbccddeeff"), 128);
@@ -87,7 +83,7 @@ fn aes_and_sha256_known_answers() {
         mode: Mode::Phased,
         options: Options::default(),
     };
-    for r in check_job::<Pre>(&job) {
+    for r in check_job::<S>(&job) {
         let out = r.outputs.unwrap();
         assert_eq!(bytes_be_from_bits(out[0].as_ref().unwrap()), unhex("69c4e0d86a7b0430d8cdb78070b4c55a"));
     }
@@ -105,14 +101,13 @@ fn aes_and_sha256_known_answers() {
         mode: Mode::Interleaved,
         options: Options::default(),
     };
-    let results = check_job::<Pre>(&job);
+    let results = check_job::<S>(&job);
     let digest = results[1].outputs.as_ref().unwrap()[0].as_ref().unwrap();
     assert_eq!(bytes_be_from_bits(digest), unhex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
     assert_eq!(results[0].outputs.as_ref().unwrap()[0], None, "the evaluator learns nothing of a private output");
 }
 
-#[test]
-fn compacted_circuits_reuse_wires_in_every_mode() {
+fn compacted_circuits_reuse_wires_in_every_mode<S: PreSetup>() {
     let aes = reference("aes_128.txt").circuit().compact();
     assert!(aes.wires < 2000, "compaction reuses wires ({} wires)", aes.wires);
     let prepared = webmpc_authgc::online::PreparedCircuit::new(aes).unwrap();
@@ -126,15 +121,14 @@ fn compacted_circuits_reuse_wires_in_every_mode() {
             // Small chunks: wires written in one chunk are overwritten in a later one.
             options: Options { chunk_gates: 3000, batch: 2048 },
         };
-        let results = check_job::<Pre>(&job);
+        let results = check_job::<S>(&job);
         let stats = results[0].stats.as_ref().unwrap();
         assert_eq!(stats.wire_state, prepared.circuit().wires as usize);
         assert!(stats.chunks > 5, "{stats:?}");
     }
 }
 
-#[test]
-fn private_outputs_reach_exactly_their_recipients() {
+fn private_outputs_reach_exactly_their_recipients<S: PreSetup>() {
     let c = reference("mult64.txt");
     let values = vec![u64_bits(0xdead_beef_1234_5678, 64), u64_bits(0x0fed_cba9_8765_4321, 64)];
     for n in [2, 3, 4] {
@@ -148,15 +142,14 @@ fn private_outputs_reach_exactly_their_recipients() {
                 mode: MODES[(n + e) % 3],
                 options: Options::default(),
             };
-            let results = check_job::<Pre>(&job);
+            let results = check_job::<S>(&job);
             let got = results[to].outputs.as_ref().unwrap()[0].as_ref().unwrap();
             assert_eq!(bits_u64(got), 0xdead_beef_1234_5678u64.wrapping_mul(0x0fed_cba9_8765_4321));
         }
     }
 }
 
-#[test]
-fn vickrey_auctions_for_3_to_5_bidders() {
+fn vickrey_auctions_for_3_to_5_bidders<S: PreSetup>() {
     for (bidders, bids) in [
         (3usize, vec![17u64, 250, 249]),
         (4, vec![100, 100, 7, 99]),
@@ -182,7 +175,7 @@ fn vickrey_auctions_for_3_to_5_bidders() {
                 mode: if e == 0 { Mode::Phased } else { Mode::Interleaved },
                 options: Options::default(),
             };
-            let results = check_job::<Pre>(&job);
+            let results = check_job::<S>(&job);
             for (p, r) in results.iter().enumerate() {
                 let out = r.outputs.as_ref().unwrap();
                 assert_eq!(bits_u64(out[0].as_ref().unwrap()) as usize, winner);
@@ -196,8 +189,7 @@ fn vickrey_auctions_for_3_to_5_bidders() {
     }
 }
 
-#[test]
-fn several_runs_in_one_session_with_pooled_material() {
+fn several_runs_in_one_session_with_pooled_material<S: PreSetup>() {
     // One set of parties: preprocess once for two AES runs, prepare and run, run interleaved,
     // then a different circuit: tweaks, pools and run numbers carry over correctly.
     let n = 3;
@@ -214,7 +206,7 @@ fn several_runs_in_one_session_with_pooled_material() {
         async move {
             let me = ch.party();
             let ch = SharedChannel::new(ch);
-            let pre = webmpc_authgc::ideal::IdealPreprocessor::new(seed, me, n).unwrap();
+            let pre = S::setup(ch.clone(), seed).await.unwrap();
             let mut p = AuthGcParty::new(pre, ch, [7; 32], Options::default()).unwrap();
             let mut phases = Vec::new();
             p.preprocess(2 * 6400, 2 * (6400 + 256), |ph, _, _| phases.push(ph)).await.unwrap();
@@ -248,8 +240,7 @@ fn several_runs_in_one_session_with_pooled_material() {
     }
 }
 
-#[test]
-fn mismatched_public_parameters_abort_before_any_secret_moves() {
+fn mismatched_public_parameters_abort_before_any_secret_moves<S: PreSetup>() {
     let add = reference("adder64.txt");
     let values = vec![u64_bits(1, 64), u64_bits(2, 64)];
     // Party 1 thinks it is party 0 who evaluates; party 0 thinks it is party 1.
@@ -259,11 +250,12 @@ fn mismatched_public_parameters_abort_before_any_secret_moves() {
         async move {
             let me = ch.party();
             let ch = SharedChannel::new(ch);
-            let pre = webmpc_authgc::ideal::IdealPreprocessor::new([1; 32], me, n).unwrap();
+            let pre = S::setup(ch.clone(), [1; 32]).await.unwrap();
             let mut p = AuthGcParty::new(pre, ch, [2; 32], Options::default()).unwrap();
+            let before = p.channel().inner().sent_bytes();
             let roles = roles_all(1 - me, &[0, 1], 1);
             let r = p.run(&mut add.source(), &roles, &[values[me].clone()], |_, _, _| {}).await;
-            (r, p.channel().inner().sent_bytes())
+            (r, p.channel().inner().sent_bytes() - before)
         }
     })))
     .unwrap();
@@ -279,7 +271,7 @@ fn mismatched_public_parameters_abort_before_any_secret_moves() {
         async move {
             let me = ch.party();
             let ch = SharedChannel::new(ch);
-            let pre = webmpc_authgc::ideal::IdealPreprocessor::new([1; 32], me, n).unwrap();
+            let pre = S::setup(ch.clone(), [1; 32]).await.unwrap();
             let mut p = AuthGcParty::new(pre, ch, [2; 32], Options::default()).unwrap();
             let c = if me == 0 { add } else { sub };
             p.run(&mut c.source(), &roles_all(0, &[0, 1], 1), &[values[me].clone()], |_, _, _| {}).await
@@ -291,8 +283,7 @@ fn mismatched_public_parameters_abort_before_any_secret_moves() {
     }
 }
 
-#[test]
-fn bad_arguments_are_typed_errors_before_any_traffic() {
+fn bad_arguments_are_typed_errors_before_any_traffic<S: PreSetup>() {
     let add = reference("adder64.txt");
     let n = 3;
     let cases: Vec<(Roles, Vec<Vec<bool>>, &str)> = vec![
@@ -309,8 +300,9 @@ fn bad_arguments_are_typed_errors_before_any_traffic() {
             async move {
                 let me = ch.party();
                 let ch = SharedChannel::new(ch);
-                let pre = webmpc_authgc::ideal::IdealPreprocessor::new([1; 32], me, n).unwrap();
+                let pre = S::setup(ch.clone(), [1; 32]).await.unwrap();
                 let mut p = AuthGcParty::new(pre, ch, [2; 32], Options::default()).unwrap();
+                let before = p.channel().inner().sent_bytes();
                 // Only party 0 gets the bad arguments; the others see it leave.
                 let (roles, inputs) = if me == 0 {
                     (roles, inputs)
@@ -318,7 +310,7 @@ fn bad_arguments_are_typed_errors_before_any_traffic() {
                     (roles_all(0, &[0, 1], 1), if me == 1 { vec![u64_bits(1, 64)] } else { vec![] })
                 };
                 let r = p.run(&mut add.source(), &roles, &inputs, |_, _, _| {}).await;
-                (r, p.channel().inner().sent_bytes())
+                (r, p.channel().inner().sent_bytes() - before)
             }
         })))
         .unwrap();
@@ -329,7 +321,7 @@ fn bad_arguments_are_typed_errors_before_any_traffic() {
             assert!(r.is_err(), "{what}: the peers abort too");
         }
     }
-    // Constructor checks.
+    // Constructor checks (on the dealer, which needs no network to make).
     let ch = SharedChannel::new(network(2).pop().unwrap());
     let pre = webmpc_authgc::ideal::IdealPreprocessor::new([1; 32], 0, 2).unwrap();
     assert!(AuthGcParty::new(pre, ch, [0; 32], Options::default()).is_err(), "party index mismatch");
@@ -338,10 +330,46 @@ fn bad_arguments_are_typed_errors_before_any_traffic() {
     assert!(AuthGcParty::new(pre, ch, [0; 32], Options { chunk_gates: 0, batch: 1 }).is_err(), "zero chunk");
 }
 
+fn random_circuit_case<S: PreSetup>(
+    seed: &[u8],
+    n: usize,
+    e: usize,
+    owner_pick: u64,
+    recipients: u64,
+    chunk: usize,
+    mode: usize,
+    x: u64,
+) {
+    let e = e % n;
+    let widths = [5u32, 6, 7];
+    let c = webmpc_authgc::online::PreparedCircuit::new(random_circuit(seed, &widths)).unwrap();
+    let owners: Vec<usize> = (0..3).map(|i| ((owner_pick >> (8 * i)) as usize) % n).collect();
+    let mut recipients = Recipients::from_mask(recipients).mask(n);
+    if recipients == 0 {
+        recipients = 1 << e;
+    }
+    let values: Vec<Vec<bool>> = widths
+        .iter()
+        .scan(x, |acc, &w| {
+            let v = u64_bits(*acc, w as usize);
+            *acc >>= w;
+            Some(v)
+        })
+        .collect();
+    let job = Job {
+        circuit: &c,
+        roles: Roles { evaluator: e, owners: owners.clone(), outputs: vec![Recipients::from_mask(recipients)] },
+        inputs: by_owner(&owners, &values, n),
+        mode: MODES[mode],
+        options: Options { chunk_gates: chunk, batch: 16 },
+    };
+    check_job::<S>(&job);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
     #[test]
-    fn random_circuits_match_plaintext(
+    fn random_circuits_match_plaintext_on_the_dealer(
         seed in proptest::collection::vec(any::<u8>(), 1..300),
         n in 2usize..=4,
         e in 0usize..4,
@@ -351,26 +379,40 @@ proptest! {
         mode in 0usize..3,
         x in any::<u64>(),
     ) {
-        let e = e % n;
-        let widths = [5u32, 6, 7];
-        let c = webmpc_authgc::online::PreparedCircuit::new(random_circuit(&seed, &widths)).unwrap();
-        let owners: Vec<usize> = (0..3).map(|i| ((owner_pick >> (8 * i)) as usize) % n).collect();
-        let mut recipients = Recipients::from_mask(recipients).mask(n);
-        if recipients == 0 {
-            recipients = 1 << e;
-        }
-        let values: Vec<Vec<bool>> = widths.iter().scan(x, |acc, &w| {
-            let v = u64_bits(*acc, w as usize);
-            *acc >>= w;
-            Some(v)
-        }).collect();
-        let job = Job {
-            circuit: &c,
-            roles: Roles { evaluator: e, owners: owners.clone(), outputs: vec![Recipients::from_mask(recipients)] },
-            inputs: by_owner(&owners, &values, n),
-            mode: MODES[mode],
-            options: Options { chunk_gates: chunk, batch: 16 },
-        };
-        check_job::<Pre>(&job);
+        random_circuit_case::<Ideal>(&seed, n, e, owner_pick, recipients, chunk, mode, x);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(REAL_CASES))]
+    #[test]
+    fn random_circuits_match_plaintext_on_the_real_fpre(
+        seed in proptest::collection::vec(any::<u8>(), 1..300),
+        n in 2usize..=4,
+        e in 0usize..4,
+        owner_pick in any::<u64>(),
+        recipients in 1u64..16,
+        chunk in 1usize..64,
+        mode in 0usize..3,
+        x in any::<u64>(),
+    ) {
+        random_circuit_case::<Real>(&seed, n, e, owner_pick, recipients, chunk, mode, x);
+    }
+}
+
+/// Property cases on the real F_Pre (each sets up base OTs between every pair and generates
+/// triples in batches of 16).
+const REAL_CASES: u32 = 32;
+
+on_both_preprocessors!(
+    reference_circuits_with_2_parties,
+    reference_circuits_with_3_parties,
+    reference_circuits_with_4_parties,
+    aes_and_sha256_known_answers,
+    compacted_circuits_reuse_wires_in_every_mode,
+    private_outputs_reach_exactly_their_recipients,
+    vickrey_auctions_for_3_to_5_bidders,
+    several_runs_in_one_session_with_pooled_material,
+    mismatched_public_parameters_abort_before_any_secret_moves,
+    bad_arguments_are_typed_errors_before_any_traffic,
+);

@@ -3,8 +3,10 @@
 //! same at 10^5 and 10^6 AND gates; and a stream that fails its hash check at the end aborts
 //! every party before any output.
 //!
-//! Generic over the preprocessor: `Pre` is the only line to change to run on another F_Pre.
+//! Every test runs on both the trusted dealer (`ideal_fpre::…`) and the real F_Pre
+//! (`real_fpre::…`).
 
+#[macro_use]
 mod common;
 
 use common::*;
@@ -15,14 +17,12 @@ use webmpc_core::channel::memory::{network, run_local};
 use webmpc_core::channel::Channel;
 use webmpc_garble::YaoError;
 
-type Pre = Ideal;
-
 const OPTIONS: Options = Options { chunk_gates: 1 << 14, batch: 1 << 13 };
 
 /// Runs the recurrence of `rounds` rounds (64 AND gates each) among `n` parties; party 0 owns x,
 /// party n − 1 owns y, `evaluator` evaluates, all learn the result. Returns the outputs and every
 /// party's run statistics.
-fn recurrence(n: usize, evaluator: usize, rounds: u64, x: u64, y: u64) -> Vec<(u64, RunStats)> {
+fn recurrence<S: PreSetup>(n: usize, evaluator: usize, rounds: u64, x: u64, y: u64) -> Vec<(u64, RunStats)> {
     let mut seed = [0u8; 32];
     webmpc_core::random::fill(&mut seed).unwrap();
     let roles = roles_all(evaluator, &[0, n - 1], 1);
@@ -31,7 +31,7 @@ fn recurrence(n: usize, evaluator: usize, rounds: u64, x: u64, y: u64) -> Vec<(u
         async move {
             let me = ch.party();
             let ch = SharedChannel::new(ch);
-            let pre = <Pre as PreSetup>::setup(ch.clone(), seed).await.unwrap();
+            let pre = S::setup(ch.clone(), seed).await.unwrap();
             let mut p = AuthGcParty::new(pre, ch, [5; 32], OPTIONS).unwrap();
             let mut inputs = Vec::new();
             if me == 0 {
@@ -69,12 +69,11 @@ fn assert_bounded(stats: &RunStats, n: usize) {
     assert_eq!(stats.stored_bytes, 0);
 }
 
-#[test]
-fn a_million_and_gates_stream_with_state_bounded_by_the_chunk() {
+fn a_million_and_gates_stream_with_state_bounded_by_the_chunk<S: PreSetup>() {
     let (x, y) = (0x0123_4567_89ab_cdef, 0xf0e1_d2c3_b4a5_9687);
     let rounds = 1_000_000 / 64 + 1;
     let want = Recurrence::reference(x, y, rounds);
-    let results = recurrence(2, 1, rounds, x, y);
+    let results = recurrence::<S>(2, 1, rounds, x, y);
     for (out, stats) in &results {
         assert_eq!(*out, want);
         assert_eq!(stats.and_gates, 64 * rounds);
@@ -83,7 +82,7 @@ fn a_million_and_gates_stream_with_state_bounded_by_the_chunk() {
     }
     // Ten times fewer gates: the same bounds are reached (they are the chunk's, not the
     // circuit's).
-    let small = recurrence(2, 0, rounds / 10, x, y);
+    let small = recurrence::<S>(2, 0, rounds / 10, x, y);
     for ((out, stats), (_, big)) in small.iter().zip(&results) {
         assert_eq!(*out, Recurrence::reference(x, y, rounds / 10));
         assert_eq!(stats.max_chunk_and_gates, big.max_chunk_and_gates);
@@ -93,11 +92,10 @@ fn a_million_and_gates_stream_with_state_bounded_by_the_chunk() {
     }
 }
 
-#[test]
-fn streams_with_three_and_four_parties() {
+fn streams_with_three_and_four_parties<S: PreSetup>() {
     for (n, e) in [(3, 1), (4, 3)] {
         let rounds = 3000;
-        let results = recurrence(n, e, rounds, 77, 0x5555_aaaa_0000_ffff);
+        let results = recurrence::<S>(n, e, rounds, 77, 0x5555_aaaa_0000_ffff);
         for (out, stats) in &results {
             assert_eq!(*out, Recurrence::reference(77, 0x5555_aaaa_0000_ffff, rounds));
             assert_bounded(stats, n);
@@ -123,8 +121,7 @@ impl GateSource for Mismatching {
     }
 }
 
-#[test]
-fn a_stream_that_fails_its_hash_check_aborts_before_any_output() {
+fn a_stream_that_fails_its_hash_check_aborts_before_any_output<S: PreSetup>() {
     for bad in [0usize, 1] {
         let roles = roles_all(0, &[0, 1], 1);
         let out = run_local(join_all(network(2).into_iter().map(|ch| {
@@ -132,7 +129,7 @@ fn a_stream_that_fails_its_hash_check_aborts_before_any_output() {
             async move {
                 let me = ch.party();
                 let ch = SharedChannel::new(ch);
-                let pre = <Pre as PreSetup>::setup(ch.clone(), [3; 32]).await.unwrap();
+                let pre = S::setup(ch.clone(), [3; 32]).await.unwrap();
                 let mut p = AuthGcParty::new(pre, ch, [5; 32], OPTIONS).unwrap();
                 let inputs = [u64_bits(me as u64, 64)];
                 if me == bad {
@@ -167,15 +164,14 @@ impl GateSource for OutOfRange {
     }
 }
 
-#[test]
-fn a_gate_source_with_a_wire_out_of_range_is_refused_not_a_panic() {
+fn a_gate_source_with_a_wire_out_of_range_is_refused_not_a_panic<S: PreSetup>() {
     let roles = roles_all(1, &[0, 1], 1);
     let out = run_local(join_all(network(2).into_iter().map(|ch| {
         let roles = roles.clone();
         async move {
             let me = ch.party();
             let ch = SharedChannel::new(ch);
-            let pre = <Pre as PreSetup>::setup(ch.clone(), [4; 32]).await.unwrap();
+            let pre = S::setup(ch.clone(), [4; 32]).await.unwrap();
             let mut p = AuthGcParty::new(pre, ch, [5; 32], OPTIONS).unwrap();
             let inputs = [u64_bits(me as u64, 64)];
             if me == 0 {
@@ -189,3 +185,10 @@ fn a_gate_source_with_a_wire_out_of_range_is_refused_not_a_panic() {
     assert_eq!(out[0].as_ref().unwrap_err().code(), "INVALID_ARGUMENT");
     assert!(out[1].is_err());
 }
+
+on_both_preprocessors!(
+    a_million_and_gates_stream_with_state_bounded_by_the_chunk,
+    streams_with_three_and_four_parties,
+    a_stream_that_fails_its_hash_check_aborts_before_any_output,
+    a_gate_source_with_a_wire_out_of_range_is_refused_not_a_panic,
+);

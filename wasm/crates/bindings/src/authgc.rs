@@ -1,13 +1,15 @@
 //! n-party authenticated garbling (malicious, with abort) over a JavaScript transport: one
 //! `AuthGcSession` per party, set up once (the preprocessor's setup), then function-independent
 //! preprocessing, function-dependent preprocessing of a known circuit, and runs of prepared or
-//! streamed circuits. Also `AuthGcLocal`: every party in this Wasm instance over the Rust
-//! in-memory network, for benchmarks and single-process runs.
+//! streamed circuits. (The all-parties-in-one-instance runner the benchmarks time, `AuthGcLocal`,
+//! is in the never-shipped `webmpc-baseline` module.)
 //!
-//! **The preprocessor is built in one place**, [`make_preprocessor`] (with its type [`Pre`]):
-//! until the real F_Pre lands it is the trusted dealer `IdealPreprocessor`, seeded from the
-//! session id, which is **not secure** (anyone who knows the session id knows every party's
-//! keys); `AuthGcSession.preprocessor` says so (`"ideal-insecure"`) so the SDK can refuse or warn.
+//! **The preprocessor is built in one place**, [`make_preprocessor`] (with its type [`Pre`]): the
+//! real F_Pre of WRK17 (`webmpc_authgc::fpre::RealPreprocessor`: base OTs and KOS Δ-OT with every
+//! peer, then the Π_aShare global-key check, at setup; Π_aBit, Π_HaAND, Π_LaAND and bucketing for
+//! every batch of triples). `AuthGcSession.preprocessor` reports it as `"wrk17"`. The trusted
+//! dealer and the deviation hooks of the authgc crate are behind its `ideal` and `testing`
+//! features, which this crate does not enable: neither is in the SDK's Wasm.
 //!
 //! Errors are JS `Error`s: the transport's own error when the network failed; a `CircuitError`
 //! for a circuit that does not decode; otherwise `name = "ProtocolError"` with a stable `code`
@@ -24,44 +26,42 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
-use sha2::{Digest, Sha256};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
-use webmpc_authgc::ideal::IdealPreprocessor;
-use webmpc_authgc::online::local::{LocalAuthGc, LocalChannel};
+use webmpc_authgc::fpre::RealPreprocessor;
 use webmpc_authgc::online::{
     AuthGcParty, GateSource, Options, Outputs, Recipients, Roles, Shape, SharedChannel, MAX_PARTIES,
 };
-use webmpc_authgc::{AuthGcError, Phase};
+use webmpc_authgc::{check_rho, AuthGcError, Phase, DEFAULT_RHO};
 use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits};
 use webmpc_core::channel::{Channel, ChannelError};
-use webmpc_ot::OtError;
+use webmpc_ot::{OtError, SessionId};
 
-/// The preprocessor every party uses. Swap for the real F_Pre here and in
-/// [`make_preprocessor`].
-pub type Pre = IdealPreprocessor;
+/// The preprocessor every party uses over a channel of type `C`: the real F_Pre.
+pub type Pre<C> = RealPreprocessor<SharedChannel<C>>;
 
 /// What [`AuthGcSession::preprocessor`] reports for [`Pre`].
-const PRE_KIND: &str = "ideal-insecure";
+const PRE_KIND: &str = "wrk17";
 
-/// Builds this party's preprocessor over its channel (the setup phase: base OTs for the real
-/// F_Pre). The trusted dealer derives its seed from the session id, which every party knows:
-/// a test double only.
-pub fn make_preprocessor<C: Channel + 'static>(
+/// Builds this party's preprocessor over its channel: the setup phase (base OTs and the KOS Δ-OT
+/// instances with every peer, a fresh Δ, the global-key check). Every party passes the same
+/// `session` (fresh per session; the F_Pre instances' ids derive from it) and `rho`.
+///
+/// The F_Pre holds one clone of the channel per OT instance (two per peer). `SharedChannel` is an
+/// `Rc` around one channel, so every clone talks over the same transport; F_Pre never has two
+/// sub-protocols in flight with the same peer (see `webmpc_authgc::fpre`), so the clones never
+/// race for a peer's next message.
+pub async fn make_preprocessor<C: Channel + 'static>(
     ch: SharedChannel<C>,
     session: [u8; 32],
-) -> impl Future<Output = Result<Pre, AuthGcError>> {
-    let (me, n) = (ch.party(), ch.parties());
-    async move {
-        let mut h = Sha256::new();
-        h.update(b"webmpc/authgc/ideal-dealer-seed/v1");
-        h.update(session);
-        IdealPreprocessor::new(h.finalize().into(), me, n)
-    }
+    rho: usize,
+) -> Result<Pre<C>, AuthGcError> {
+    let sid = SessionId(session).derive(b"webmpc/authgc/fpre");
+    RealPreprocessor::setup(ch, &sid, rho).await
 }
 
-type Party = AuthGcParty<Pre, SharedChannel<JsChannel>>;
+type Party = AuthGcParty<Pre<JsChannel>, SharedChannel<JsChannel>>;
 
 /// Polls `F`, clearing the stack region its callees used after every poll: garbling spills
 /// labels, keys and tags onto Wasm's shadow stack, which outlives the call.
@@ -85,27 +85,37 @@ fn is_transport(e: &AuthGcError) -> bool {
     )
 }
 
-/// The JS error for `e` (see the module docs).
-fn authgc_error(e: &AuthGcError, ch: Option<&JsChannel>) -> JsValue {
+/// The JS error for `e` (see the module docs), from a call that runs `during` (the phase named
+/// when the error does not name one itself).
+fn authgc_error(e: &AuthGcError, ch: Option<&JsChannel>, during: Phase) -> JsValue {
     if let AuthGcError::Circuit(c) = e {
         return crate::circuit::circuit_error(c.clone());
     }
     let transport = is_transport(e) && ch.is_some();
     let err = protocol_error(e.to_string(), e.code(), e.peer(), is_transport(e), ch);
     if !transport {
-        annotate(&err, e);
+        annotate(&err, e, during);
     }
     err
 }
 
-/// Adds `phase` and `check` to a ProtocolError.
-fn annotate(err: &JsValue, e: &AuthGcError) {
-    if let Some(phase) = e.phase() {
+/// Adds `phase` and `check` to a ProtocolError. Only F_Pre runs OT, so an OT failure belongs to
+/// the setup (base OTs) or, later, to function-independent preprocessing (Δ-OT extension), even
+/// when an interleaved run asked for the triples.
+fn annotate(err: &JsValue, e: &AuthGcError, during: Phase) {
+    let phase = match e {
+        AuthGcError::InvalidArgument(_) => None,
+        AuthGcError::Ot(_) if during != Phase::Setup => Some(Phase::Independent),
+        _ => Some(e.phase().unwrap_or(during)),
+    };
+    if let Some(phase) = phase {
         let _ = Reflect::set(err, &"phase".into(), &phase.name().into());
     }
     let check = match e {
-        AuthGcError::CheatingDetected { check, .. } => Some(*check),
-        AuthGcError::Malformed { what, .. } | AuthGcError::ParameterMismatch { what, .. } => Some(*what),
+        AuthGcError::CheatingDetected { check, .. } | AuthGcError::Ot(OtError::CheatingDetected { check, .. }) => Some(*check),
+        AuthGcError::Malformed { what, .. }
+        | AuthGcError::ParameterMismatch { what, .. }
+        | AuthGcError::Ot(OtError::Malformed { what, .. }) => Some(*what),
         _ => None,
     };
     if let Some(check) = check {
@@ -114,40 +124,67 @@ fn annotate(err: &JsValue, e: &AuthGcError) {
 }
 
 fn invalid(msg: impl Into<String>) -> JsValue {
-    authgc_error(&AuthGcError::InvalidArgument(msg.into()), None)
+    authgc_error(&AuthGcError::InvalidArgument(msg.into()), None, Phase::Setup)
+}
+
+/// The most AND triples (and, separately, masks) one step of [`AuthGcSession::preprocess`] asks
+/// F_Pre for. F_Pre's working memory grows with the batch (≈ 700·(n − 1) MB per party for 2^20
+/// triples); this keeps it near 200·(n − 1) MB while staying above the 280,000 triples from which
+/// the bucket size is 3 rather than 4.
+const PREPROCESS_STEP: usize = 300_000;
+
+/// The number of AND gates of `circuit` (a `PreparedCircuit`): what `preprocess` needs per run
+/// (with `masks` = AND gates + input bits).
+#[wasm_bindgen(js_name = authgcAndGates)]
+pub fn authgc_and_gates(circuit: &JsPreparedCircuit) -> f64 {
+    circuit.0.circuit().stats().and as f64
 }
 
 /// Most bytes of one garbled-table message: well under the channel's message limit
 /// ([`crate::channel::MAX_MESSAGE_BYTES`]), since a chunk's table takes 64·n bytes per AND gate.
 const MAX_TABLE_BYTES: usize = 48 << 20;
 
-/// Reads the options object `{ chunkGates?, batch? }` (both whole numbers ≥ 1) for `parties`
+/// The setup options every party must pass alike.
+struct SetupOptions {
+    run: Options,
+    rho: usize,
+}
+
+/// Reads the options object `{ chunkGates?, batch?, rho? }` (whole numbers) for `parties`
 /// parties: `chunkGates` defaults to 2^16 and may not let a table message exceed
-/// [`MAX_TABLE_BYTES`].
-fn options(obj: &JsValue, parties: usize) -> Result<Options, JsValue> {
+/// [`MAX_TABLE_BYTES`]; `batch` (default 2^16) is at most 2^22; `rho` (the statistical security
+/// parameter, default [`DEFAULT_RHO`] = 40) is in 40..=128.
+fn options(obj: &JsValue, parties: usize) -> Result<SetupOptions, JsValue> {
     let most_gates = MAX_TABLE_BYTES / (64 * parties.max(1));
     let mut o = Options { chunk_gates: Options::default().chunk_gates.min(most_gates), ..Options::default() };
+    let mut rho = DEFAULT_RHO;
     if obj.is_undefined() || obj.is_null() {
-        return Ok(o);
+        return Ok(SetupOptions { run: o, rho });
     }
-    let get = |key: &str, limit: usize| -> Result<Option<usize>, JsValue> {
+    if !obj.is_object() {
+        return Err(invalid("options must be an object"));
+    }
+    let get = |key: &str, least: usize, limit: usize| -> Result<Option<usize>, JsValue> {
         let v = Reflect::get(obj, &key.into()).map_err(|_| invalid("options must be an object"))?;
         if v.is_undefined() {
             return Ok(None);
         }
         let n = v.as_f64().ok_or_else(|| invalid(format!("options.{key} must be a number")))?;
-        if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0 && n <= limit as f64) {
-            return Err(invalid(format!("options.{key} must be a whole number in 1..={limit}")));
+        if !(n.is_finite() && n >= least as f64 && n.fract() == 0.0 && n <= limit as f64) {
+            return Err(invalid(format!("options.{key} must be a whole number in {least}..={limit}")));
         }
         Ok(Some(n as usize))
     };
-    if let Some(c) = get("chunkGates", most_gates)? {
+    if let Some(c) = get("chunkGates", 1, most_gates)? {
         o.chunk_gates = c;
     }
-    if let Some(b) = get("batch", 1 << 22)? {
+    if let Some(b) = get("batch", 1, 1 << 22)? {
         o.batch = b;
     }
-    Ok(o)
+    if let Some(r) = get("rho", webmpc_authgc::MIN_RHO, 128)? {
+        rho = check_rho(r).map_err(|e| authgc_error(&e, None, Phase::Setup))?;
+    }
+    Ok(SetupOptions { run: o, rho })
 }
 
 fn session_bytes(bytes: &[u8]) -> Result<[u8; 32], JsValue> {
@@ -160,13 +197,15 @@ pub struct AuthGcSession {
     inner: Shared<Party>,
     party: usize,
     parties: usize,
+    rho: usize,
 }
 
 /// Sets up this party of an n-party session over `transport` (its `party` and `parties` fields
 /// say who and how many): builds the preprocessor (the setup phase). `session` is a 32-byte id
-/// all parties share and that differs between sessions; `options` is `{ chunkGates?, batch? }`
-/// (every party must pass the same; `chunkGates` at most 48 MiB / (64·parties), default
-/// 2^16 or that bound). Resolves to an `AuthGcSession`.
+/// all parties share and that differs between sessions; `options` is `{ chunkGates?, batch?,
+/// rho? }` (every party must pass the same; `chunkGates` at most 48 MiB / (64·parties), default
+/// 2^16 or that bound; `rho` the statistical security parameter, 40..=128, default 40).
+/// Resolves to an `AuthGcSession`.
 #[wasm_bindgen(js_name = authgcSetup)]
 pub fn authgc_setup(transport: JsTransport, session: &[u8], options_obj: JsValue) -> Promise {
     let prepared = (|| -> Result<_, JsValue> {
@@ -186,16 +225,16 @@ pub fn authgc_setup(transport: JsTransport, session: &[u8], options_obj: JsValue
         let probe = JsChannelProbe::new(&ch);
         let (party, parties) = (ch.party(), ch.parties());
         let ch = SharedChannel::new(ch);
-        let built = match make_preprocessor(ch.clone(), sid).await {
-            Ok(pre) => AuthGcParty::new(pre, ch, sid, opts),
+        let built = match make_preprocessor(ch.clone(), sid, opts.rho).await {
+            Ok(pre) => AuthGcParty::new(pre, ch, sid, opts.run),
             Err(e) => Err(e),
         };
         match built {
-            Ok(p) => Ok(AuthGcSession { inner: Rc::new(RefCell::new(Some(p))), party, parties }.into()),
+            Ok(p) => Ok(AuthGcSession { inner: Rc::new(RefCell::new(Some(p))), party, parties, rho: opts.rho }.into()),
             Err(e) => {
                 let err = probe.error_with(e.to_string(), e.code(), e.peer(), is_transport(&e));
                 if !is_transport(&e) {
-                    annotate(&err, &e);
+                    annotate(&err, &e, Phase::Setup);
                 }
                 Err(err)
             }
@@ -266,7 +305,7 @@ fn outputs_to_js(out: &Outputs) -> JsValue {
 
 /// Runs `f` on the party taken out of the session, putting it back only on success, with the
 /// stack scrubbed after every poll.
-fn with_party<F, Fut>(slot: &Shared<Party>, f: F) -> Promise
+fn with_party<F, Fut>(slot: &Shared<Party>, during: Phase, f: F) -> Promise
 where
     F: FnOnce(Party) -> Fut + 'static,
     Fut: Future<Output = (Party, Result<JsValue, AuthGcError>)> + 'static,
@@ -277,7 +316,7 @@ where
             match r {
                 Ok(v) => (Some(p), Ok(v)),
                 Err(e) => {
-                    let err = authgc_error(&e, Some(p.channel().inner()));
+                    let err = authgc_error(&e, Some(p.channel().inner()), during);
                     (None, Err(err))
                 }
             }
@@ -299,11 +338,17 @@ impl AuthGcSession {
         self.parties as u32
     }
 
-    /// Which preprocessor runs underneath: `"ideal-insecure"` (the trusted dealer, a test
-    /// double) until the real F_Pre is wired in.
+    /// Which preprocessor runs underneath: `"wrk17"`, the real F_Pre of Wang–Ranellucci–Katz
+    /// (malicious security with abort).
     #[wasm_bindgen(getter)]
     pub fn preprocessor(&self) -> String {
         PRE_KIND.into()
+    }
+
+    /// The statistical security parameter ρ of this session's F_Pre.
+    #[wasm_bindgen(getter)]
+    pub fn rho(&self) -> u32 {
+        self.rho as u32
     }
 
     /// Pooled material: `{ triples, masks }` (fails with `BUSY` while a call runs).
@@ -319,14 +364,28 @@ impl AuthGcSession {
 
     /// Function-independent preprocessing: pools `andGates` AND triples and `masks` random masks
     /// (one per input bit and per AND gate of the circuits to come). Every party must call it
-    /// with the same sizes. `progress(phase, done, total)` is optional.
+    /// with the same sizes. `progress(phase, done, total)` is optional; it is called after every
+    /// step of at most [`PREPROCESS_STEP`] triples and masks (the most F_Pre is asked for at once,
+    /// which bounds its working memory).
     pub fn preprocess(&self, and_gates: f64, masks: f64, progress: Option<Function>) -> Result<Promise, JsValue> {
         let limit = 1usize << 30;
         let a = crate::js_size("andGates", and_gates, limit).map_err(|_| invalid(format!("andGates must be a whole number ≤ {limit}")))?;
         let m = crate::js_size("masks", masks, limit).map_err(|_| invalid(format!("masks must be a whole number ≤ {limit}")))?;
-        Ok(with_party(&self.inner, move |mut p| async move {
-            let r = p.preprocess(a, m, reporter(progress)).await.map(|_| JsValue::UNDEFINED);
-            (p, r)
+        Ok(with_party(&self.inner, Phase::Independent, move |mut p| async move {
+            let mut report = reporter(progress);
+            let total = (a + m) as u64;
+            report(Phase::Independent, 0, total);
+            let (mut a_left, mut m_left) = (a, m);
+            let mut r = Ok(());
+            while r.is_ok() && a_left + m_left > 0 {
+                let (sa, sm) = (a_left.min(PREPROCESS_STEP), m_left.min(PREPROCESS_STEP));
+                r = p.preprocess(sa, sm, |_, _, _| {}).await;
+                (a_left, m_left) = (a_left - sa, m_left - sm);
+                if r.is_ok() {
+                    report(Phase::Independent, total - (a_left + m_left) as u64, total);
+                }
+            }
+            (p, r.map(|_| JsValue::UNDEFINED))
         }))
     }
 
@@ -344,7 +403,7 @@ impl AuthGcSession {
     ) -> Result<Promise, JsValue> {
         let prepared = circuit.0.clone();
         let roles = roles(prepared.source().shape(), self.parties, evaluator, owners, outputs)?;
-        Ok(with_party(&self.inner, move |mut p| async move {
+        Ok(with_party(&self.inner, Phase::Dependent, move |mut p| async move {
             let r = p.prepare(&prepared, &roles, reporter(progress)).await.map(|_| JsValue::UNDEFINED);
             (p, r)
         }))
@@ -367,7 +426,7 @@ impl AuthGcSession {
         let shape = prepared.source().shape().clone();
         let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
         let values = input_bits(&shape, &roles, self.party, &inputs)?;
-        Ok(with_party(&self.inner, move |mut p| async move {
+        Ok(with_party(&self.inner, Phase::Online, move |mut p| async move {
             let mut source = prepared.source();
             let r = p.run(&mut source, &roles, &values, reporter(progress)).await.map(|o| outputs_to_js(&o));
             (p, r)
@@ -394,91 +453,13 @@ impl AuthGcSession {
     ) -> Result<Promise, JsValue> {
         let hash: [u8; 32] = hash.try_into().map_err(|_| invalid("the declared circuit hash must be 32 bytes"))?;
         let mut source =
-            webmpc_garble::StreamSource::new(prefix, hash, JsPieces(pull)).map_err(|e| authgc_error(&e.into(), None))?;
+            webmpc_garble::StreamSource::new(prefix, hash, JsPieces(pull)).map_err(|e| authgc_error(&e.into(), None, Phase::Online))?;
         let shape = source.shape().clone();
         let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
         let values = input_bits(&shape, &roles, self.party, &inputs)?;
-        Ok(with_party(&self.inner, move |mut p| async move {
+        Ok(with_party(&self.inner, Phase::Online, move |mut p| async move {
             let r = p.run(&mut source, &roles, &values, reporter(progress)).await.map(|o| outputs_to_js(&o));
             (p, r)
         }))
-    }
-}
-
-/// Every party of a session in this Wasm instance over the Rust in-memory network, with the same
-/// preprocessor as [`AuthGcSession`]: what the benchmarks time phase by phase (each call runs all
-/// parties on this thread and returns when they are done).
-#[wasm_bindgen(js_name = AuthGcLocal)]
-pub struct AuthGcLocal {
-    local: LocalAuthGc<Pre>,
-    parties: usize,
-}
-
-fn local_error(e: AuthGcError) -> JsValue {
-    authgc_error(&e, None)
-}
-
-#[wasm_bindgen(js_class = AuthGcLocal)]
-impl AuthGcLocal {
-    /// Sets up `parties` parties (the setup phase). `options` as for `authgcSetup`.
-    #[wasm_bindgen(constructor)]
-    pub fn new(parties: u32, options_obj: JsValue) -> Result<AuthGcLocal, JsValue> {
-        let n = parties as usize;
-        if !(2..=MAX_PARTIES).contains(&n) {
-            return Err(invalid(format!("authenticated garbling needs 2 to {MAX_PARTIES} parties")));
-        }
-        let opts = options(&options_obj, n)?;
-        let mut session = [0u8; 32];
-        webmpc_core::random::fill(&mut session).map_err(crate::js_error)?;
-        crate::scrubbed(|| {
-            let local = LocalAuthGc::setup(n, opts, |ch: LocalChannel| make_preprocessor(ch, session)).map_err(local_error)?;
-            Ok(AuthGcLocal { local, parties: n })
-        })
-    }
-
-    /// Bytes each party has sent so far.
-    #[wasm_bindgen(js_name = bytesSent)]
-    pub fn bytes_sent(&self) -> Vec<f64> {
-        self.local.bytes_sent().into_iter().map(|b| b as f64).collect()
-    }
-
-    /// Function-independent preprocessing at every party.
-    pub fn preprocess(&mut self, and_gates: f64, masks: f64) -> Result<(), JsValue> {
-        let limit = 1usize << 30;
-        let a = crate::js_size("andGates", and_gates, limit)?;
-        let m = crate::js_size("masks", masks, limit)?;
-        crate::scrubbed(|| self.local.preprocess(a, m).map_err(local_error))
-    }
-
-    /// Function-dependent preprocessing of `circuit` at every party.
-    pub fn prepare(&mut self, circuit: &JsPreparedCircuit, evaluator: u32, owners: &[u32], outputs: &[u32]) -> Result<(), JsValue> {
-        let roles = roles(circuit.0.source().shape(), self.parties, evaluator, owners, outputs)?;
-        crate::scrubbed(|| self.local.prepare(&circuit.0, &roles).map_err(local_error))
-    }
-
-    /// Runs `circuit`; `inputs[p]` is party p's array of input values (as for
-    /// `AuthGcSession.run`). Returns every party's outputs (an array per party).
-    pub fn run(
-        &mut self,
-        circuit: &JsPreparedCircuit,
-        evaluator: u32,
-        owners: &[u32],
-        outputs: &[u32],
-        inputs: Array,
-    ) -> Result<Array, JsValue> {
-        let shape = circuit.0.source().shape().clone();
-        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
-        if inputs.length() as usize != self.parties {
-            return Err(invalid("one array of input values per party"));
-        }
-        let mut values = Vec::with_capacity(self.parties);
-        for p in 0..self.parties {
-            let mine: Array = inputs.get(p as u32).dyn_into().map_err(|_| invalid("inputs[p] must be an array"))?;
-            values.push(input_bits(&shape, &roles, p, &mine)?);
-        }
-        crate::scrubbed(|| {
-            let all = self.local.run(&circuit.0, &roles, &values).map_err(local_error)?;
-            Ok(all.iter().map(outputs_to_js).collect())
-        })
     }
 }

@@ -15,6 +15,7 @@ mod channel;
 mod circuit;
 mod mascot;
 mod ot;
+mod teleport;
 mod yao;
 mod zeroing_alloc;
 

@@ -30,21 +30,50 @@ pub fn choice_bits<F: Field>(a: &[F]) -> Vec<bool> {
     out
 }
 
+/// Sender, one product: from the hashed ROT messages `r0`, `r1` of its K OTs and the sender's
+/// element `b`, emits each correction `d_h = q0_h − q1_h + b` through `emit(h, d_h)` and returns
+/// the sender's share −⟨g, q0⟩. What both [`sender_corrections`] and the protocol's streaming
+/// path (which writes d straight into the outgoing message) run.
+#[inline]
+pub fn sender_product<F: Field>(r0: &[Block], r1: &[Block], b: F, mut emit: impl FnMut(usize, F)) -> F {
+    debug_assert!(r0.len() == K && r1.len() == K);
+    let mut q0 = [F::ZERO; K];
+    for (h, (x0, x1)) in r0.iter().zip(r1).enumerate() {
+        q0[h] = F::from_hash(*x0);
+        emit(h, q0[h] - F::from_hash(*x1) + b);
+    }
+    let share = -F::gadget(&q0);
+    crate::wipe::wipe(&mut q0);
+    share
+}
+
+/// Receiver, one product: from its element `a` (whose bits were the choices), its hashed ROT
+/// outputs `m` (K of them) and the sender's corrections `d`, its share ⟨g, t⟩ of a·b.
+#[inline]
+pub fn receiver_product<F: Field>(a: F, m: &[Block], d: &[F]) -> F {
+    debug_assert!(m.len() == K && d.len() == K);
+    let bits = a.bits();
+    let mut t = [F::ZERO; K];
+    for (h, (m, d)) in m.iter().zip(d).enumerate() {
+        // a_h selects d without a branch or a secret-dependent index.
+        let bit = Choice::from(((bits >> h) & 1) as u8);
+        t[h] = F::from_hash(*m) + F::conditional_select(&F::ZERO, d, bit);
+    }
+    let share = F::gadget(&t);
+    crate::wipe::wipe(&mut t);
+    share
+}
+
 /// Sender: from both ROT messages of `K·b.len()` OTs and one element `b[e]` per product,
 /// returns the corrections d (to send) and the sender's shares −⟨g, q0⟩.
 pub fn sender_corrections<F: Field>(m0: &[Block], m1: &[Block], b: &[F]) -> (Vec<F>, Vec<F>) {
     debug_assert_eq!(m0.len(), K * b.len());
     let mut d = Vec::with_capacity(m0.len());
-    let mut shares = Vec::with_capacity(b.len());
-    let mut q0 = [F::ZERO; K];
-    for (e, b) in b.iter().enumerate() {
-        let (r0, r1) = (&m0[e * K..(e + 1) * K], &m1[e * K..(e + 1) * K]);
-        for h in 0..K {
-            q0[h] = F::from_hash(r0[h]);
-            d.push(q0[h] - F::from_hash(r1[h]) + *b);
-        }
-        shares.push(-F::gadget(&q0));
-    }
+    let shares = b
+        .iter()
+        .enumerate()
+        .map(|(e, b)| sender_product(&m0[e * K..(e + 1) * K], &m1[e * K..(e + 1) * K], *b, |_, x| d.push(x)))
+        .collect();
     (d, shares)
 }
 
@@ -53,19 +82,9 @@ pub fn sender_corrections<F: Field>(m0: &[Block], m1: &[Block], b: &[F]) -> (Vec
 pub fn receiver_products<F: Field>(a: &[F], m: &[Block], d: &[F]) -> Vec<F> {
     debug_assert_eq!(m.len(), K * a.len());
     debug_assert_eq!(d.len(), K * a.len());
-    let mut t = [F::ZERO; K];
     a.iter()
         .enumerate()
-        .map(|(e, x)| {
-            let bits = x.bits();
-            for h in 0..K {
-                let s = F::from_hash(m[e * K + h]);
-                // a_h selects d without a branch or a secret-dependent index.
-                let bit = Choice::from(((bits >> h) & 1) as u8);
-                t[h] = s + F::conditional_select(&F::ZERO, &d[e * K + h], bit);
-            }
-            F::gadget(&t)
-        })
+        .map(|(e, x)| receiver_product(*x, &m[e * K..(e + 1) * K], &d[e * K..(e + 1) * K]))
         .collect()
 }
 

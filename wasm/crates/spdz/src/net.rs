@@ -46,7 +46,9 @@ struct Opening {
     nonce: [u8; 16],
 }
 
-fn commitment(session: &[u8; 32], party: PartyId, label: &[u8], value: &[u8], nonce: &[u8; 16]) -> [u8; 32] {
+/// The commitment of `party` to `value` under `label` with `nonce` in session `session` (public so
+/// that cheating-party tests can build a consistent commitment to a value of their choice).
+pub fn commitment(session: &[u8; 32], party: PartyId, label: &[u8], value: &[u8], nonce: &[u8; 16]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"webmpc/spdz/commit/v1");
     h.update(session);
@@ -208,22 +210,46 @@ impl<C: Channel> Net<C> {
         Ok(out)
     }
 
-    /// Commits to a fresh random seed share now; [`CoinCommitment::open`] later yields the public
+    /// Commits to a fresh random seed share now; [`Net::open_coin`] later yields the public
     /// coin (a PRG) once the values it must not depend on are fixed.
     pub async fn commit_coin(&self, label: &'static [u8]) -> Result<CoinCommitment, SpdzError> {
+        let mut coins = self.commit_coins(&[label]).await?;
+        Ok(coins.pop().expect("one coin"))
+    }
+
+    /// Commits to several coins in one round (one 32-byte commitment each, sent together); each
+    /// is opened on its own with [`Net::open_coin`], when what it tests is fixed. Labels name the
+    /// coins' purposes and separate their domains from other commitments; coins of one purpose
+    /// may share a label (the online phase's checks do): each opening is checked against its
+    /// own slot's commitment, which binds it to that slot's seed.
+    pub async fn commit_coins(&self, labels: &[&'static [u8]]) -> Result<Vec<CoinCommitment>, SpdzError> {
         let me = self.me();
-        let seed = random::random_block()?;
-        let mut nonce = [0u8; 16];
-        random::fill(&mut nonce)?;
-        let c = commitment(&self.session, me, label, &seed.0, &nonce);
-        let commits = self.broadcast(c.to_vec()).await?;
-        let mut theirs = vec![[0u8; 32]; self.n()];
+        let mut mine = Vec::with_capacity(labels.len());
+        let mut msg = Vec::with_capacity(32 * labels.len());
+        for &label in labels {
+            let seed = random::random_block()?;
+            let mut nonce = [0u8; 16];
+            random::fill(&mut nonce)?;
+            msg.extend_from_slice(&commitment(&self.session, me, label, &seed.0, &nonce));
+            mine.push((label, seed, nonce));
+        }
+        let commits = self.broadcast(msg).await?;
+        let mut theirs = vec![vec![[0u8; 32]; self.n()]; labels.len()];
         for (j, m) in commits.into_iter().enumerate() {
             if let Some(m) = m {
-                theirs[j] = m.try_into().map_err(|_| SpdzError::Malformed { peer: j, what: "coin commitment" })?;
+                if m.len() != 32 * labels.len() {
+                    return Err(SpdzError::Malformed { peer: j, what: "coin commitment" });
+                }
+                for (k, c) in m.chunks_exact(32).enumerate() {
+                    theirs[k][j] = c.try_into().expect("32 bytes");
+                }
             }
         }
-        Ok(CoinCommitment { label, seed, nonce, theirs })
+        Ok(mine
+            .into_iter()
+            .zip(theirs)
+            .map(|((label, seed, nonce), theirs)| CoinCommitment { label, seed, nonce, theirs })
+            .collect())
     }
 
     /// Opens a coin committed with [`Net::commit_coin`]: one round.

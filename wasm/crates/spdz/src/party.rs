@@ -31,9 +31,11 @@ use crate::net::{decode_elems, CoinCommitment, Net};
 use crate::rot::{RotReceiver, RotSender, Tweaks};
 use crate::share::{mac_check_term, Share, Triple};
 use crate::store::Store;
+use crate::wipe::{wipe, Wiping};
 use futures::future::{try_join, try_join_all};
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::prg::Prg;
+use webmpc_core::Block;
 use webmpc_ot::{KosReceiver, KosSender, SessionId};
 
 /// τ: raw triples combined per output triple. 3 for k = 128 (Corollary 1: k/2 = 64 bits of
@@ -44,12 +46,19 @@ pub const DEFAULT_BATCH: usize = 1024;
 /// Largest batch. Memory per batch grows linearly: COPE's vectors u are 10 KiB per triple in each
 /// direction with each peer (40 MiB per peer at this size), plus one bounded OT piece per peer.
 pub const MAX_BATCH: usize = 1 << 12;
-/// Products (elements of a) per Gilboa piece: 2^19 OTs, one KOS chunk (a default batch of 1024
-/// triples is one piece). Few, large chunks keep the number of sequential round trips per batch
-/// small: on a busy machine or a real network each hop costs far more than the bytes.
-const GILBOA_PIECE: usize = 4096;
+/// Products (elements of a) per Gilboa piece: 2^16 OTs, one KOS chunk, 1 MiB per message. A
+/// piece is the unit of work between two messages, so it bounds how long a party computes
+/// without reading or writing the network: long synchronous steps starve the event loop of a
+/// JS host (a transport then declares the silent party dead) and leave the peer idle, while
+/// pieces much smaller would add round trips. A default batch (1024 triples) is six pieces.
+const GILBOA_PIECE: usize = 512;
 /// OTs per KOS chunk (both ends set it): one Gilboa piece.
 const KOS_CHUNK: usize = GILBOA_PIECE * gilboa::K;
+/// Values per COPE message (1 MiB of u): each is sent as soon as it is computed, so the peer
+/// works on one piece while this party computes the next.
+const COPE_PIECE: usize = 512;
+// The streaming Gilboa sender hands out one product's OTs per hashing step.
+const _: () = assert!(crate::rot::HASH_STEP == gilboa::K);
 
 /// The pairwise state with one peer.
 struct Peer<F, C> {
@@ -153,9 +162,13 @@ impl<F: Field, C: Channel> Party<F, C> {
                 // it is P_B, choosing with the bits of its own Δ^(i).
                 // (A cheating test may make this Δ differ from the one in the party's own MACs.)
                 let cope_delta = if wrong_delta { delta + F::ONE } else { delta };
-                let choices = CopeReceiver::<F>::choice_bits(cope_delta);
+                // Δ's bits, the seed pairs and the chosen seeds are secrets: wiped once the COPE
+                // states (which keep only their PRGs, wiped on drop) are made.
+                let choices = Wiping(CopeReceiver::<F>::choice_bits(cope_delta));
                 let ((m0, m1), chosen) = try_join(rot_send.send(ROWS), rot_recv.receive(&choices)).await?;
-                let pairs: Vec<[webmpc_core::Block; 2]> = m0.iter().zip(&m1).map(|(a, b)| [*a, *b]).collect();
+                let (m0, m1, chosen) = (Wiping(m0), Wiping(m1), Wiping(chosen));
+                let pairs: Wiping<[webmpc_core::Block; 2]> =
+                    Wiping(m0.iter().zip(m1.iter()).map(|(a, b)| [*a, *b]).collect());
                 Ok::<_, SpdzError>(Peer {
                     id: j,
                     rot_send,
@@ -203,6 +216,13 @@ impl<F: Field, C: Channel> Party<F, C> {
             ideal: true,
             cheat,
         }
+    }
+
+    /// Changes the deviation this party commits from now on (cheating-party tests only: e.g.
+    /// honest triple generation, then a deviation in what uses the triples).
+    #[cfg(feature = "ideal")]
+    pub fn set_cheat(&mut self, cheat: crate::testing::Cheat) {
+        self.cheat = cheat;
     }
 
     /// This party's index.
@@ -363,18 +383,40 @@ impl<F: Field, C: Channel> Party<F, C> {
         let cheat = self.cheat.clone();
         let works = self.peers.iter_mut().map(|p| {
             let l_peer = lens[p.id];
+            let Peer { id, cope_send, cope_recv, cope, .. } = p;
+            let (id, cope) = (*id, &*cope);
             #[cfg(any(test, feature = "ideal"))]
             let cheat = cheat.clone();
+            // As P_A: this party's values, piece by piece, each u sent as soon as it is ready.
+            let send = async move {
+                let mut t = Vec::with_capacity(mine.len());
+                for (_k, piece) in mine.chunks(COPE_PIECE).enumerate() {
+                    let mut msg = Vec::with_capacity(16 * ROWS * piece.len() + 1);
+                    t.extend(cope_send.extend_into(piece, &mut msg));
+                    #[cfg(any(test, feature = "ideal"))]
+                    if _k == 0 {
+                        cheat.on_cope::<F>(id, &mut msg);
+                    }
+                    cope.send(id, msg).await?;
+                }
+                Ok::<_, SpdzError>(t)
+            };
+            // As P_B: the peer's values, in the same pieces.
+            let recv = async move {
+                let mut q = Vec::with_capacity(l_peer);
+                while q.len() < l_peer {
+                    let l = COPE_PIECE.min(l_peer - q.len());
+                    let got = cope.recv(id).await?;
+                    let piece = cope_recv
+                        .extend_bytes(&got, l)
+                        .ok_or(SpdzError::Malformed { peer: id, what: "COPE vector u" })?;
+                    q.extend(piece);
+                }
+                Ok::<_, SpdzError>(q)
+            };
             async move {
-                let (u, t) = p.cope_send.extend(mine);
-                #[allow(unused_mut)]
-                let mut msg = F::write_vec(&u);
-                #[cfg(any(test, feature = "ideal"))]
-                cheat.on_cope::<F>(p.id, &mut msg);
-                let (_, got) = try_join(p.cope.send(p.id, msg), p.cope.recv(p.id)).await?;
-                let u_peer = decode_elems::<F>(p.id, &got, ROWS * l_peer, "COPE vector u")?;
-                let q = p.cope_recv.extend(&u_peer, l_peer);
-                Ok::<_, SpdzError>((p.id, t, q))
+                let (t, q) = try_join(send, recv).await?;
+                Ok::<_, SpdzError>((id, t, q))
             }
         });
         let results = try_join_all(works).await?;
@@ -449,38 +491,58 @@ impl<F: Field, C: Channel> Party<F, C> {
         let works = self.peers.iter_mut().map(|p| {
             #[cfg(any(test, feature = "ideal"))]
             let cheat = cheat.clone();
-            async move {
-                let total = a_ref.len();
-                // This party as OT receiver (its a, the peer's b).
-                let recv_side = async {
-                    let mut out = Vec::with_capacity(total);
-                    for start in (0..total).step_by(GILBOA_PIECE) {
-                        let piece = &a_ref[start..(start + GILBOA_PIECE).min(total)];
-                        let m = p.rot_recv.receive(&gilboa::choice_bits(piece)).await?;
-                        let got = p.gilboa.recv(p.id).await?;
-                        let d = decode_elems::<F>(p.id, &got, gilboa::K * piece.len(), "Gilboa corrections")?;
-                        out.extend(gilboa::receiver_products(piece, &m, &d));
+            let Peer { id, rot_send, rot_recv, gilboa, .. } = p;
+            let (id, gilboa) = (*id, &*gilboa);
+            let total = a_ref.len();
+            const K: usize = gilboa::K;
+            // This party as OT receiver (its a, the peer's b).
+            let recv_side = async move {
+                let mut out = Vec::with_capacity(total);
+                for piece in a_ref.chunks(GILBOA_PIECE) {
+                    let mut m = rot_recv.receive(&gilboa::choice_bits(piece)).await?;
+                    let got = gilboa.recv(id).await?;
+                    let malformed = SpdzError::Malformed { peer: id, what: "Gilboa corrections" };
+                    if got.len() != 16 * K * piece.len() {
+                        Block::wipe(&mut m);
+                        return Err(malformed);
                     }
-                    Ok::<_, SpdzError>(out)
-                };
-                // This party as OT sender (the peer's a, its b).
-                let send_side = async {
-                    let mut out = Vec::with_capacity(total);
-                    for start in (0..total).step_by(GILBOA_PIECE) {
-                        let len = GILBOA_PIECE.min(total - start);
-                        let (m0, m1) = p.rot_send.send(gilboa::K * len).await?;
-                        let b_elems: Vec<F> = (start..start + len).map(|e| b_ref[e / TAU]).collect();
-                        #[allow(unused_mut)]
-                        let (mut d, shares) = gilboa::sender_corrections(&m0, &m1, &b_elems);
-                        #[cfg(any(test, feature = "ideal"))]
-                        cheat.on_gilboa_d(p.id, &mut d);
-                        p.gilboa.send(p.id, F::write_vec(&d)).await?;
-                        out.extend(shares);
+                    let mut d = [F::ZERO; K];
+                    for (e, (x, bytes)) in piece.iter().zip(got.chunks_exact(16 * K)).enumerate() {
+                        for (d, b) in d.iter_mut().zip(bytes.chunks_exact(16)) {
+                            match F::from_bytes(b.try_into().expect("16 bytes")) {
+                                Some(v) => *d = v,
+                                None => {
+                                    Block::wipe(&mut m);
+                                    return Err(malformed);
+                                }
+                            }
+                        }
+                        out.push(gilboa::receiver_product(*x, &m[e * K..(e + 1) * K], &d));
                     }
-                    Ok::<_, SpdzError>(out)
-                };
-                try_join(recv_side, send_side).await
-            }
+                    Block::wipe(&mut m);
+                }
+                Ok::<_, SpdzError>(out)
+            };
+            // This party as OT sender (the peer's a, its b): each product's corrections go
+            // straight into the outgoing message as its OTs are hashed.
+            let send_side = async move {
+                let mut out = Vec::with_capacity(total);
+                for start in (0..total).step_by(GILBOA_PIECE) {
+                    let len = GILBOA_PIECE.min(total - start);
+                    let mut msg = Vec::with_capacity(16 * K * len + 1);
+                    rot_send
+                        .send_with(K * len, |off, h0, h1| {
+                            let b = b_ref[(start + off / K) / TAU];
+                            out.push(gilboa::sender_product(h0, h1, b, |_, d| msg.extend_from_slice(&d.to_bytes())));
+                        })
+                        .await?;
+                    #[cfg(any(test, feature = "ideal"))]
+                    cheat.on_gilboa_d::<F>(id, &mut msg);
+                    gilboa.send(id, msg).await?;
+                }
+                Ok::<_, SpdzError>(out)
+            };
+            try_join(recv_side, send_side)
         });
         for (r, s) in try_join_all(works).await? {
             for ((c, r), s) in c.iter_mut().zip(r).zip(s) {
@@ -497,13 +559,17 @@ impl<F: Field, C: Channel> Party<F, C> {
         let n = self.parties();
         // Coins: combine (after Multiply), input check + sacrifice s (after authentication),
         // check coefficients (after ρ is opened). All committed now, each opened when due.
-        let c_combine = self.net.commit_coin(b"triple/combine").await?;
-        let c_auth = self.net.commit_coin(b"triple/auth").await?;
-        let c_check = self.net.commit_coin(b"triple/check").await?;
+        let [c_combine, c_auth, c_check]: [CoinCommitment; 3] = self
+            .net
+            .commit_coins(&[b"triple/combine", b"triple/auth", b"triple/check"])
+            .await?
+            .try_into()
+            .map_err(|_| SpdzError::InvalidArgument("three coins".into()))?;
         let (a, b, c) = self.multiply(count).await?;
+        let (a, b, c) = (Wiping(a), Wiping(b), Wiping(c));
         // Combine: a = ⟨a, r⟩, c = ⟨c, r⟩, â = ⟨a, r̂⟩, ĉ = ⟨c, r̂⟩ with the same b.
         let mut coin = self.net.open_coin(c_combine).await?;
-        let mut mine = Vec::with_capacity(5 * count);
+        let mut mine = Wiping(Vec::with_capacity(5 * count));
         for t in 0..count {
             let (mut a1, mut c1, mut a2, mut c2) = (F::ZERO, F::ZERO, F::ZERO, F::ZERO);
             for u in 0..TAU {
@@ -645,6 +711,10 @@ impl<F: Field, C: Channel> Party<F, C> {
 
     /// Generates input masks: `counts[j]` for each party j ([[r]] with r known to j), with the
     /// input check. Appended to the store.
+    ///
+    /// Runs in rounds of at most 5·batch masks per party (the COPE message of one triple batch's
+    /// authentication, so no message grows with the request: ≈ 10 MiB per peer at the default
+    /// batch), each round with its own dummy value, coin and input check.
     pub async fn preprocess_masks(&mut self, counts: &[usize]) -> Result<(), SpdzError> {
         if counts.len() != self.parties() {
             return Err(SpdzError::InvalidArgument("one mask count per party".into()));
@@ -655,23 +725,34 @@ impl<F: Field, C: Channel> Party<F, C> {
         if self.ideal {
             return Err(SpdzError::InvalidArgument("a dealer-made party cannot preprocess".into()));
         }
-        self.guarded(async |p| {
-            let me = p.me();
-            let coin = p.net.commit_coin(b"masks").await?;
-            let mut mine = vec![F::ZERO; counts[me]];
-            F::random_fill(&mut p.prg, &mut mine);
-            let (macs, sigmas) = p.authenticate_own(&mine, counts, coin).await?;
-            p.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
-            for (j, macs_j) in macs.iter().enumerate() {
-                for (h, mac) in macs_j.iter().enumerate() {
-                    let (value, known) = if j == me { (mine[h], Some(mine[h])) } else { (F::ZERO, None) };
-                    p.store.masks[j].push_back((Share { value, mac: *mac }, known));
-                }
+        let per_round = 5 * self.batch;
+        let mut left = counts.to_vec();
+        while left.iter().any(|&c| c > 0) {
+            let round: Vec<usize> = left.iter().map(|&c| c.min(per_round)).collect();
+            self.guarded(async |p| p.mask_round(&round).await).await?;
+            for (l, r) in left.iter_mut().zip(&round) {
+                *l -= r;
             }
-            p.stats.masks += counts.iter().sum::<usize>() as u64;
-            Ok(())
-        })
-        .await
+        }
+        Ok(())
+    }
+
+    /// One round of [`Party::preprocess_masks`]: `counts[j]` masks for each party j.
+    async fn mask_round(&mut self, counts: &[usize]) -> Result<(), SpdzError> {
+        let me = self.me();
+        let coin = self.net.commit_coin(b"masks").await?;
+        let mut mine = crate::wipe::Wiping(vec![F::ZERO; counts[me]]);
+        F::random_fill(&mut self.prg, &mut mine);
+        let (macs, sigmas) = self.authenticate_own(&mine, counts, coin).await?;
+        self.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
+        for (j, macs_j) in macs.iter().enumerate() {
+            for (h, mac) in macs_j.iter().enumerate() {
+                let (value, known) = if j == me { (mine[h], Some(mine[h])) } else { (F::ZERO, None) };
+                self.store.masks[j].push_back((Share { value, mac: *mac }, known));
+            }
+        }
+        self.stats.masks += counts.iter().sum::<usize>() as u64;
+        Ok(())
     }
 
     // ------------------------------------------------------------------ random bits
@@ -739,6 +820,8 @@ impl<F: Field, C: Channel> Party<F, C> {
                 let n = self.parties();
                 let auth_coin = self.net.commit_coin(b"bits/auth").await?;
                 let mine: Vec<F> = (0..k).map(|_| F::from_u64((self.prg.next_block().0[0] & 1) as u64)).collect();
+                #[cfg(any(test, feature = "ideal"))]
+                let mine = self.cheat.own_bits(mine);
                 let (macs, sigmas) = self.authenticate_own(&mine, &vec![k; n], auth_coin).await?;
                 self.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
                 let b: Vec<Share<F>> = (0..k)
@@ -772,8 +855,18 @@ impl<F: Field, C: Channel> Party<F, C> {
 
 impl<F: Field, C: Channel> Drop for Party<F, C> {
     fn drop(&mut self) {
-        // Best effort: the MAC key share is the one secret whose leak breaks every MAC.
-        // SAFETY: `self.delta` is a valid, exclusive place of type F.
-        unsafe { core::ptr::write_volatile(&mut self.delta, F::ZERO) };
+        // Best effort: the MAC key share is the one secret whose leak breaks every MAC (each
+        // peer's COPE receiver holds a copy); the stored shares are secret too.
+        wipe(core::slice::from_mut(&mut self.delta));
+        for p in &mut self.peers {
+            p.cope_recv.wipe();
+        }
+        let st = &mut self.store;
+        wipe(st.triples.make_contiguous());
+        wipe(st.bits.make_contiguous());
+        for m in &mut st.masks {
+            wipe(m.make_contiguous());
+        }
+        wipe(&mut self.online_log);
     }
 }

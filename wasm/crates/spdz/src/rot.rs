@@ -64,13 +64,22 @@ impl Tweaks {
     }
 }
 
-/// Hashes `rows` in place with consecutive tweaks from `base`.
+/// Blocks hashed per step: one Gilboa product's OTs (and a multiple of the bitsliced AES's 8).
+pub const HASH_STEP: usize = 128;
+
+/// Hashes `rows` in place with consecutive tweaks from `base`, through a stack buffer (no copy
+/// of the whole input).
 pub fn hash_rows(rows: &mut [Block], base: u128) {
-    let mut out = vec![Block::ZERO; rows.len()];
-    // The range fits: `Tweaks::take` refuses to pass 2^64 in the low half.
-    Hasher::fixed().tccr_many_counter(rows, base, &mut out).expect("tweak range checked");
-    rows.copy_from_slice(&out);
-    Block::wipe(&mut out);
+    let mut scratch = [Block::ZERO; HASH_STEP];
+    for (k, chunk) in rows.chunks_mut(HASH_STEP).enumerate() {
+        let s = &mut scratch[..chunk.len()];
+        s.copy_from_slice(chunk);
+        // The range fits: `Tweaks::take` refuses to pass 2^64 in the low half.
+        Hasher::fixed()
+            .tccr_many_counter(s, base + (k * HASH_STEP) as u128, chunk)
+            .expect("tweak range checked");
+    }
+    Block::wipe(&mut scratch);
 }
 
 /// The sender of random OTs: both messages of each OT.
@@ -92,13 +101,42 @@ impl<S: CotSender> RotSender<S> {
 
     /// `n` random OTs: `(m0, m1)`.
     pub async fn send(&mut self, n: usize) -> Result<(Vec<Block>, Vec<Block>), SpdzError> {
-        let mut m0 = self.cot.send_cot(n).await?;
-        let delta = self.cot.delta();
-        let mut m1: Vec<Block> = m0.iter().map(|k| *k ^ delta).collect();
-        let base = self.tweaks.take(n)?;
-        hash_rows(&mut m0, base);
-        hash_rows(&mut m1, base);
+        let mut m0 = Vec::with_capacity(n);
+        let mut m1 = Vec::with_capacity(n);
+        self.send_with(n, |_, h0, h1| {
+            m0.extend_from_slice(h0);
+            m1.extend_from_slice(h1);
+        })
+        .await?;
         Ok((m0, m1))
+    }
+
+    /// `n` random OTs, handed to `f(offset, m0, m1)` in steps of [`HASH_STEP`] OTs (the last may
+    /// be shorter) instead of being collected: the consumer (Gilboa's corrections) turns each
+    /// step into field elements at once, so no hashed output is ever held in full. The same
+    /// outputs, with the same tweaks, as [`RotSender::send`].
+    pub async fn send_with(&mut self, n: usize, mut f: impl FnMut(usize, &[Block], &[Block])) -> Result<(), SpdzError> {
+        let mut keys = self.cot.send_cot(n).await?;
+        let delta = self.cot.delta();
+        let base = self.tweaks.take(n)?;
+        let hasher = Hasher::fixed();
+        let mut h0 = [Block::ZERO; HASH_STEP];
+        let mut h1 = [Block::ZERO; HASH_STEP];
+        let mut k1 = [Block::ZERO; HASH_STEP];
+        for (k, chunk) in keys.chunks(HASH_STEP).enumerate() {
+            let len = chunk.len();
+            let tweak = base + (k * HASH_STEP) as u128;
+            for (x, key) in k1.iter_mut().zip(chunk) {
+                *x = *key ^ delta;
+            }
+            hasher.tccr_many_counter(chunk, tweak, &mut h0[..len]).expect("tweak range checked");
+            hasher.tccr_many_counter(&k1[..len], tweak, &mut h1[..len]).expect("tweak range checked");
+            f(k * HASH_STEP, &h0[..len], &h1[..len]);
+        }
+        for s in [&mut h0[..], &mut h1[..], &mut k1[..], &mut keys[..]] {
+            Block::wipe(s);
+        }
+        Ok(())
     }
 }
 

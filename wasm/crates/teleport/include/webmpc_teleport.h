@@ -39,7 +39,7 @@ int32_t webmpc_enclave_push(WebmpcEnclave *e, uint8_t from, const uint8_t *msg, 
 /* WEBMPC_EMPTY when nothing is queued; WEBMPC_ERR_BUFFER_TOO_SMALL leaves the message queued and
  * writes the needed size to *len. */
 int32_t webmpc_enclave_pull(WebmpcEnclave *e, uint8_t *to, uint8_t *buf, size_t cap, size_t *len);
-/* 0 running, 1 finished, 2 failed. */
+/* 0 a job in progress, 1 idle (fresh, or the last job finished; an instance serves many jobs), 2 failed. */
 int32_t webmpc_enclave_status(const WebmpcEnclave *e);
 int32_t webmpc_enclave_last_error(const WebmpcEnclave *e, uint8_t *buf, size_t cap, size_t *len);
 

@@ -1,23 +1,60 @@
-//! The three parties of a teleport job over a [`Channel`]: the garbler (P1), the evaluator (P2)
-//! and the enclave (reached through its host; in the SDK, the enclave-server). Each driver works
-//! in bounded steps: circuit pieces and table messages of [`PIECE_GATES`] gates, ROT chunks of
-//! [`ROT_CHUNK`] OTs.
+//! The parties of teleport jobs over a [`Channel`]: the garbler (P1), the evaluator (P2) and the
+//! enclave, which sits beside P2 (in the SDK: the enclave-server P2 hosts or reaches). Each driver
+//! works in bounded steps: circuit pieces and table messages of [`PIECE_GATES`] gates, ROT chunks
+//! of [`ROT_CHUNK`] OTs.
 //!
-//! Message flow of a GC job (malicious mode adds τ and σ's):
+//! # Topology
+//!
+//! P1 talks **only to P2**; P2 talks to P1 and to the enclave *link*. Every message on the link is
+//! one **link frame**: a peer byte (0 = the garbler's, 1 = the evaluator's; from the enclave, the
+//! destination) and one message of [`crate::frames`] — the enclave program's stdin/stdout framing
+//! without its length prefix, and one WebSocket message to the enclave-server. P2 forwards P1's
+//! sealed job message to the enclave as a peer-0 frame and the enclave's peer-0 evidence to P1.
+//! P2 gains nothing from relaying: the seed is sealed to the key the evidence binds (P1 checked
+//! it), and the enclave accepts each job id once per session.
+//!
+//! # Attested session, then jobs
+//!
+//! Evidence verification and key agreement are paid **once per session**, not per job:
 //!
 //! ```text
-//! P1 ⇄ P2      job header (both send, both compare)
-//! P2 → P1      x2¹ (packed bits)
-//! E  → P1, P2  evidence;  P1 checks it against its policy
-//! P1 → E       GarblerJob (job header, sealed seed)
-//! P2 → E       EvaluatorJob (job header, x2⁰), circuit pieces, CircuitDone
-//! E  → P2      InputLabels (x2⁰ labels [, σ's])
-//! P1 → P2      x1 labels, x2¹ labels [, τ]
-//! P2 ⇄ E       GarblePiece j / Tables j, for each piece; then Decoding, Done
+//! E  → P2      Evidence (peer-0 and peer-1 copies); P2 checks its copy against its policy
+//! P2 → P1      the peer-0 copy; P1 checks it against its policy, makes its X25519 key (Sealer)
 //! ```
 //!
-//! A ROT job: header exchange, evidence, GarblerJob (sealed k1), EvaluatorJob (k2), [τ's P1 → P2],
-//! then RotNext j / RotChunk j.
+//! A GC job (malicious mode adds τ, the σ's and output labels instead of output bits):
+//!
+//! ```text
+//! P1 ⇄ P2      job header ‖ who learns each output (both send, both compare)
+//! P2 → P1      x2¹ (packed bits)
+//! P2 → E       [1] EvaluatorJob (job header, x2⁰), [1] circuit pieces, [1] CircuitDone
+//!                (or [1] CircuitCached when the session keeps this circuit: see below)
+//! P1 → P2      GarblerJob (job header, sealed seed);   P2 → E  [0] GarblerJob
+//! E  → P2      InputLabels (x2⁰ labels [, σ's])
+//! P1 → P2      x1 labels, x2¹ labels [, τ]
+//! P2 ⇄ E       [1] GarblePiece j / Tables j, for each piece ([`WINDOW`] in flight); then Decoding, Done
+//! P2 → P1      the garbler's outputs, after every check passed (possibly none: an empty message)
+//! ```
+//!
+//! A ROT job: header exchange; P2 → E [1] EvaluatorJob (k2); P1 → P2 GarblerJob (sealed k1)
+//! [, the chunk τ's], forwarded as [0]; then [1] RotNext j / RotChunk j, Done; P2 → P1 the end
+//! of the job (an empty message).
+//!
+//! When the previous upload of the session was this circuit and its encoding is at most
+//! [`CIRCUIT_CACHE_BYTES`](crate::machine::CIRCUIT_CACHE_BYTES), the enclave still has it: P2
+//! sends `CircuitCached` instead of uploading, and `GarblePiece j` without the piece.
+//!
+//! The last P2 → P1 message makes both runs end together: a job that fails at P2 (a check, the
+//! enclave, the link) never completes at P1.
+//!
+//! # The garbler's outputs
+//!
+//! The evaluator learns every output (the enclave gives it every decoding bit). Outputs also
+//! revealed to the garbler reach it from P2 after P2's checks: in semi-honest mode as bits (P2
+//! is trusted to report them, as in `webmpc_garble`'s Yao); in malicious mode as the **output
+//! wire labels**, which P1 checks against both labels of each wire (it garbled the circuit for
+//! τ anyway): a cheating P2 cannot produce the label of the other value without Δ, so it can
+//! only make P1 abort ([`Check::EvaluatorOutputLabels`](crate::Check::EvaluatorOutputLabels)).
 
 use crate::circuit::{pieces, Header};
 use crate::evidence::{self, Policy};
@@ -26,22 +63,28 @@ use crate::gc::{self, GarblerLabels, GcEvaluation, Layout};
 use crate::job::{JobHeader, JobKind, Mode};
 use crate::machine::{EnclaveMachine, EVALUATOR, GARBLER};
 use crate::rot::{self, RotReceiver, RotSender};
+use crate::seal::Sealer;
 use crate::TeleportError;
-use webmpc_core::channel::{Channel, PartyId};
+use sha2::{Digest, Sha256};
+use webmpc_core::channel::{Channel, ChannelError, PartyId};
 use webmpc_core::prg::Prg;
 use webmpc_core::Block;
 
 pub use crate::circuit::PIECE_GATES;
 pub use crate::rot::ROT_CHUNK;
 
-/// Who is who on the channel.
+/// Requests (garble piece, ROT chunk) P2 keeps in flight to the enclave, so the enclave computes
+/// the next while P2 handles the last; memory stays at `WINDOW` pieces or chunks.
+pub const WINDOW: usize = 2;
+
+/// Who is who on the channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Peers {
-    /// P1: garbler, ROT sender.
+    /// P1: garbler, ROT sender (P2's peer).
     pub garbler: PartyId,
-    /// P2: evaluator, ROT receiver.
+    /// P2: evaluator, ROT receiver (P1's and the enclave's peer).
     pub evaluator: PartyId,
-    /// The enclave's host.
+    /// The enclave link (P2's peer).
     pub enclave: PartyId,
 }
 
@@ -52,37 +95,180 @@ impl Default for Peers {
     }
 }
 
-/// Both parties send the job header and abort unless the peer's equals theirs.
-async fn agree<C: Channel>(ch: &C, peer: PartyId, job: &[u8]) -> Result<(), TeleportError> {
-    ch.send(peer, job.to_vec()).await?;
-    let theirs = ch.recv(peer).await?;
-    if theirs != job {
-        return Err(TeleportError::ParameterMismatch("job (session, mode, kind, count or circuit)"));
-    }
-    Ok(())
+/// A link frame: `peer` then `msg`.
+pub fn link_frame(peer: u8, msg: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(1 + msg.len());
+    v.push(peer);
+    v.extend_from_slice(msg);
+    v
 }
 
-/// The next message from the enclave, which must have type `want` (an `Error` becomes
-/// [`TeleportError::Remote`]).
-async fn from_enclave<C: Channel>(ch: &C, enclave: PartyId, want: u8, what: &'static str) -> Result<Vec<u8>, TeleportError> {
-    let msg = ch.recv(enclave).await?;
-    let (t, _) = frames::split(&msg)?;
-    if t == tag::ERROR {
-        return Err(frames::parse_error(&msg[1..]));
+/// Splits a link frame into its peer byte (0 or 1) and message.
+pub fn split_link_frame(frame: &[u8]) -> Result<(u8, &[u8]), TeleportError> {
+    match frame.split_first() {
+        Some((&p, msg)) if p <= 1 && !msg.is_empty() => Ok((p, msg)),
+        _ => Err(TeleportError::Malformed("enclave link frame")),
     }
-    if t != want {
-        return Err(TeleportError::UnexpectedMessage { state: what, got: "another enclave message" });
+}
+
+/// P2's side of the link: sends frames for either peer, receives the frames meant for P2.
+struct Link<'a, C> {
+    ch: &'a C,
+    enclave: PartyId,
+}
+
+impl<C: Channel> Link<'_, C> {
+    async fn send(&self, peer: u8, msg: &[u8]) -> Result<(), TeleportError> {
+        Ok(self.ch.send(self.enclave, link_frame(peer, msg)).await?)
     }
-    Ok(msg)
+
+    /// The next enclave message for P2, which must have type `want`; returns the whole frame
+    /// (its payload starts at byte 2: peer byte, type byte). An `Error` (to either peer: the
+    /// enclave sends it to both) becomes [`TeleportError::Remote`]; any other message for P1 is out
+    /// of place once the session is set up.
+    async fn recv(&self, want: u8, what: &'static str) -> Result<Vec<u8>, TeleportError> {
+        let frame = self.ch.recv(self.enclave).await?;
+        let (peer, msg) = split_link_frame(&frame)?;
+        let (t, _) = frames::split(msg)?;
+        if t == tag::ERROR {
+            return Err(frames::parse_error(&msg[1..]));
+        }
+        if peer != EVALUATOR || t != want {
+            return Err(TeleportError::UnexpectedMessage { state: what, got: "another enclave message" });
+        }
+        Ok(frame)
+    }
+}
+
+/// The session id of job number `index` of a session whose parties agreed on `base`.
+pub fn job_sid(base: &[u8; 32], index: u64) -> [u8; 32] {
+    Sha256::new()
+        .chain_update(b"webmpc/teleport/job-id/v1")
+        .chain_update(base)
+        .chain_update(index.to_le_bytes())
+        .finalize()
+        .into()
+}
+
+/// Job headers numbered from a base both parties agreed on: each party keeps one counter, and the
+/// header exchange at the start of every job catches counters out of step.
+#[derive(Clone, Debug)]
+pub struct JobCounter {
+    base: [u8; 32],
+    next: u64,
+}
+
+impl JobCounter {
+    /// Counts from job 0 of the session `base`.
+    pub fn new(base: [u8; 32]) -> Self {
+        JobCounter { base, next: 0 }
+    }
+
+    /// The next job's header.
+    pub fn next(&mut self, mode: Mode, kind: JobKind) -> JobHeader {
+        let sid = job_sid(&self.base, self.next);
+        self.next += 1;
+        JobHeader { sid, mode, kind }
+    }
+}
+
+/// P1's attested session: the enclave key its evidence bound, and the [`Sealer`] (one X25519 key)
+/// that seals every job's seed to it.
+pub struct GarblerSession {
+    sealer: Sealer,
+}
+
+impl GarblerSession {
+    /// Checks the `Evidence` message (as the enclave sent it) against `policy` and makes the
+    /// sealer, with its X25519 key from `prg`.
+    pub fn from_evidence(evidence_msg: &[u8], policy: &Policy<'_>, prg: &mut Prg) -> Result<Self, TeleportError> {
+        let (t, payload) = frames::split(evidence_msg)?;
+        if t == tag::ERROR {
+            return Err(frames::parse_error(payload));
+        }
+        if t != tag::EVIDENCE {
+            return Err(TeleportError::UnexpectedMessage { state: "waiting for the enclave's evidence", got: "another message" });
+        }
+        let pk = evidence::verify(payload, policy)?;
+        Ok(GarblerSession { sealer: Sealer::new(&pk, entropy(prg))? })
+    }
+
+    /// Receives the evidence P2 relays and checks it (see [`GarblerSession::from_evidence`]).
+    pub async fn connect<C: Channel>(ch: &C, peers: &Peers, policy: &Policy<'_>, prg: &mut Prg) -> Result<Self, TeleportError> {
+        let msg = ch.recv(peers.evaluator).await?;
+        Self::from_evidence(&msg, policy, prg)
+    }
+
+    /// The enclave's X25519 key.
+    pub fn enclave_public(&self) -> [u8; 32] {
+        self.sealer.enclave_public()
+    }
+}
+
+/// P2's attested session: it checked the enclave's evidence and relayed it to P1.
+pub struct EvaluatorSession {
+    enclave_pk: [u8; 32],
+    /// The content hash of the circuit the enclave keeps, as P2 knows from the cache rule.
+    cached: Option<[u8; 32]>,
+}
+
+impl EvaluatorSession {
+    /// Receives the enclave's two `Evidence` frames from the link, checks P2's copy against
+    /// `policy` (P2 relies on the enclave for the privacy of x2 against P1), and forwards P1's
+    /// copy to P1.
+    pub async fn connect<C: Channel>(ch: &C, peers: &Peers, policy: &Policy<'_>) -> Result<Self, TeleportError> {
+        let mut copies: [Option<Vec<u8>>; 2] = [None, None];
+        while copies.iter().any(Option::is_none) {
+            let frame = ch.recv(peers.enclave).await?;
+            let (peer, msg) = split_link_frame(&frame)?;
+            let (t, payload) = frames::split(msg)?;
+            if t == tag::ERROR {
+                return Err(frames::parse_error(payload));
+            }
+            if t != tag::EVIDENCE || copies[peer as usize].is_some() {
+                return Err(TeleportError::UnexpectedMessage { state: "waiting for the enclave's evidence", got: "another message" });
+            }
+            copies[peer as usize] = Some(msg.to_vec());
+        }
+        let [Some(for_garbler), Some(own)] = copies else { unreachable!("both copies arrived") };
+        let enclave_pk = evidence::verify(&own[1..], policy)?;
+        ch.send(peers.garbler, for_garbler).await?;
+        Ok(EvaluatorSession { enclave_pk, cached: None })
+    }
+
+    /// The enclave's X25519 key (as P2's copy of the evidence bound it).
+    pub fn enclave_public(&self) -> [u8; 32] {
+        self.enclave_pk
+    }
+}
+
+/// Both parties send the job header (and who learns each output) and abort unless the peer's
+/// equals theirs.
+async fn agree<C: Channel>(ch: &C, peer: PartyId, job: &[u8], reveal: &[bool]) -> Result<(), TeleportError> {
+    let mut mine = job.to_vec();
+    mine.extend(reveal.iter().map(|&r| r as u8));
+    ch.send(peer, mine.clone()).await?;
+    let theirs = ch.recv(peer).await?;
+    if theirs != mine {
+        return Err(TeleportError::ParameterMismatch("job (session, mode, kind, count, circuit or output assignment)"));
+    }
+    Ok(())
 }
 
 /// The circuit's header and layout. The caller guarantees that `circuit` has the job's content
 /// hash (compute it once when preparing the circuit, not per run): the enclave refuses any other
 /// circuit, and in malicious mode a garbler's τ over another circuit fails P2's check.
-fn check_circuit(job: &JobHeader, circuit: &[u8]) -> Result<(Header, Layout), TeleportError> {
+fn check_circuit(job: &JobHeader, circuit: &[u8], reveal: &[bool]) -> Result<(Header, Layout), TeleportError> {
     let (_, owners) = gc::gc_parts(job)?;
     let (header, _) = Header::parse(circuit)?;
     let layout = Layout::new(&header, owners)?;
+    if reveal.len() != header.outputs.len() {
+        return Err(TeleportError::InvalidArgument(format!(
+            "{} output assignments given; the circuit has {} output values",
+            reveal.len(),
+            header.outputs.len()
+        )));
+    }
     Ok((header, layout))
 }
 
@@ -92,35 +278,22 @@ fn entropy(prg: &mut Prg) -> [u8; 32] {
     e
 }
 
-/// Receives the enclave's evidence, checks it, and sends the sealed `seed`.
-async fn send_sealed_seed<C: Channel>(
-    ch: &C,
-    peers: &Peers,
-    job: &[u8],
-    seed: Block,
-    policy: &Policy<'_>,
-    prg: &mut Prg,
-) -> Result<(), TeleportError> {
-    let ev = from_enclave(ch, peers.enclave, tag::EVIDENCE, "waiting for the enclave's evidence").await?;
-    let pk = evidence::verify(&ev[1..], policy)?;
-    let sealed = crate::seal::seal(&pk, job, seed, entropy(prg))?;
-    ch.send(peers.enclave, frames::garbler_job(job, &sealed)).await?;
-    Ok(())
-}
-
-/// The garbler (P1) of a GC job: `circuit` is the binary form whose hash the job names, `x1` the
-/// bits of the garbler's input values in order. Randomness (seed, X25519 key) comes from `prg`
-/// (seed it from the platform CSPRNG: `Prg::from_entropy`). The garbler learns no output.
+/// The garbler (P1) of a GC job in its attested session. `circuit` is the binary form whose hash
+/// the job names, `x1` the bits of the garbler's input values in order, `reveal[i]` whether output
+/// value `i` is revealed to the garbler too. The seed comes from `prg` (seed it from the platform
+/// CSPRNG: `Prg::from_entropy`). Returns the revealed output values (`None` for the others).
+#[allow(clippy::too_many_arguments)]
 pub async fn gc_garbler<C: Channel>(
     ch: &C,
     peers: &Peers,
+    session: &mut GarblerSession,
     job: &JobHeader,
     circuit: &[u8],
     x1: &[bool],
-    policy: &Policy<'_>,
+    reveal: &[bool],
     prg: &mut Prg,
-) -> Result<(), TeleportError> {
-    let (_, layout) = check_circuit(job, circuit)?;
+) -> Result<Vec<Option<Vec<bool>>>, TeleportError> {
+    let (_, layout) = check_circuit(job, circuit, reveal)?;
     if x1.len() != layout.garbler.len() {
         return Err(TeleportError::InvalidArgument(format!(
             "{} garbler input bits given; the circuit wants {}",
@@ -129,47 +302,73 @@ pub async fn gc_garbler<C: Channel>(
         )));
     }
     let job_bytes = job.encode();
-    agree(ch, peers.evaluator, &job_bytes).await?;
+    agree(ch, peers.evaluator, &job_bytes, reveal).await?;
     let share = ch.recv(peers.evaluator).await?;
     let x2_1 = crate::unpack_bits(&share, layout.evaluator.len(), "x2¹ share")?;
-    let seed = prg.next_block();
-    send_sealed_seed(ch, peers, &job_bytes, seed, policy, prg).await?;
-    let labels = gc::garbler_labels(seed, job, circuit, x1, &x2_1)?;
+    let mut seed = prg.next_block();
+    let sealed = session.sealer.seal(&job_bytes, seed)?;
+    ch.send(peers.evaluator, frames::garbler_job(&job_bytes, &sealed)).await?;
+    let r = gc::garbler_side(seed, job, circuit, x1, &x2_1, reveal);
+    Block::wipe(core::slice::from_mut(&mut seed));
+    let (labels, outputs) = r?;
     ch.send(peers.evaluator, labels.encode()).await?;
-    Ok(())
+    outputs.decode(&ch.recv(peers.evaluator).await?)
 }
 
-/// The evaluator (P2) of a GC job: returns the output values' bits. `prg` supplies the x2⁰ share.
+/// The evaluator (P2) of a GC job in its attested session: returns every output value's bits.
+/// `prg` supplies the x2⁰ share; `reveal` is as for [`gc_garbler`]; `progress(gates done)` is
+/// called after each piece.
+#[allow(clippy::too_many_arguments)]
 pub async fn gc_evaluator<C: Channel>(
     ch: &C,
     peers: &Peers,
+    session: &mut EvaluatorSession,
     job: &JobHeader,
     circuit: &[u8],
     x2: &[bool],
+    reveal: &[bool],
     prg: &mut Prg,
+    mut progress: impl FnMut(u64),
 ) -> Result<Vec<Vec<bool>>, TeleportError> {
-    let (header, layout) = check_circuit(job, circuit)?;
+    let (header, layout) = check_circuit(job, circuit, reveal)?;
     let (n1, n2) = (layout.garbler.len(), layout.evaluator.len());
     if x2.len() != n2 {
         return Err(TeleportError::InvalidArgument(format!("{} evaluator input bits given; the circuit wants {n2}", x2.len())));
     }
+    let link = Link { ch, enclave: peers.enclave };
     let ranges = pieces(circuit)?;
     let job_bytes = job.encode();
-    agree(ch, peers.garbler, &job_bytes).await?;
+    agree(ch, peers.garbler, &job_bytes, reveal).await?;
     let mut coins = vec![0u8; n2.div_ceil(8)];
     prg.fill_bytes(&mut coins);
     let (x2_0, x2_1) = gc::split_input(x2, &coins)?;
+    coins.fill(0);
     ch.send(peers.garbler, crate::pack_bits(&x2_1)).await?;
 
-    // The evaluator does not rely on the evidence (malicious mode checks the enclave's output).
-    from_enclave(ch, peers.enclave, tag::EVIDENCE, "waiting for the enclave's evidence").await?;
-    ch.send(peers.enclave, frames::evaluator_gc_job(&job_bytes, &x2_0)).await?;
-    for r in &ranges {
-        ch.send(peers.enclave, frames::circuit_piece(&circuit[r.clone()])).await?;
+    link.send(EVALUATOR, &frames::evaluator_gc_job(&job_bytes, &x2_0)).await?;
+    let (circuit_hash, _) = gc::gc_parts(job)?;
+    let cached = session.cached.as_ref() == Some(circuit_hash);
+    if cached {
+        link.send(EVALUATOR, &frames::circuit_cached()).await?;
+    } else {
+        // Until this upload is accepted, the enclave keeps nothing.
+        session.cached = None;
+        for r in &ranges {
+            link.send(EVALUATOR, &frames::circuit_piece(&circuit[r.clone()])).await?;
+        }
+        link.send(EVALUATOR, &frames::circuit_done()).await?;
     }
-    ch.send(peers.enclave, frames::circuit_done()).await?;
-    let msg = from_enclave(ch, peers.enclave, tag::INPUT_LABELS, "waiting for the x2⁰ labels").await?;
-    let (share0, sigmas) = frames::parse_input_labels(&msg[1..])?;
+    let sealed = ch.recv(peers.garbler).await?;
+    if frames::split(&sealed)?.0 != tag::GARBLER_JOB {
+        return Err(TeleportError::Malformed("garbler job (wrong message type)"));
+    }
+    link.send(GARBLER, &sealed).await?;
+    let msg = link.recv(tag::INPUT_LABELS, "waiting for the x2⁰ labels").await?;
+    // The enclave accepted the upload (or used its copy): it keeps the circuit if it is small.
+    if circuit.len() <= crate::machine::CIRCUIT_CACHE_BYTES {
+        session.cached = Some(*circuit_hash);
+    }
+    let (share0, sigmas) = frames::parse_input_labels(&msg[2..])?;
     let sigmas = match job.mode {
         Mode::Malicious => Some(sigmas),
         Mode::SemiHonest if sigmas.is_empty() => None,
@@ -177,20 +376,31 @@ pub async fn gc_evaluator<C: Channel>(
     };
     let from_garbler = GarblerLabels::decode(&ch.recv(peers.garbler).await?, n1, n2, job.mode)?;
     let mut eval = GcEvaluation::new(job, header, (x2_0, x2_1), from_garbler, share0)?;
-    for (j, r) in ranges[1..].iter().enumerate() {
-        ch.send(peers.enclave, frames::garble_piece(j as u64, &circuit[r.clone()])).await?;
-        let msg = from_enclave(ch, peers.enclave, tag::TABLES, "waiting for garbled tables").await?;
-        let (index, tables) = frames::parse_tables(&msg[1..])?;
+    let gate_pieces = &ranges[1..];
+    let request = |j: usize| frames::garble_piece(j as u64, if cached { &[][..] } else { &circuit[gate_pieces[j].clone()] });
+    for j in 0..WINDOW.min(gate_pieces.len()) {
+        link.send(EVALUATOR, &request(j)).await?;
+    }
+    for (j, r) in gate_pieces.iter().enumerate() {
+        let msg = link.recv(tag::TABLES, "waiting for garbled tables").await?;
+        // Keep the enclave busy while this piece is evaluated.
+        if j + WINDOW < gate_pieces.len() {
+            link.send(EVALUATOR, &request(j + WINDOW)).await?;
+        }
+        let (index, tables) = frames::parse_tables(&msg[2..])?;
         if index != j as u64 {
             return Err(TeleportError::Malformed("tables (piece index out of order)"));
         }
         eval.evaluate_piece(&circuit[r.clone()], tables)?;
+        progress(eval.gates_done());
     }
-    let msg = from_enclave(ch, peers.enclave, tag::DECODING, "waiting for the decoding bits").await?;
-    let (_, decoding) = frames::parse_decoding(&msg[1..])?;
+    let msg = link.recv(tag::DECODING, "waiting for the decoding bits").await?;
+    let (_, decoding) = frames::parse_decoding(&msg[2..])?;
     let decoding = decoding.to_vec();
-    from_enclave(ch, peers.enclave, tag::DONE, "waiting for the end of the job").await?;
-    eval.finish(&decoding, sigmas)
+    link.recv(tag::DONE, "waiting for the end of the job").await?;
+    let (outputs, for_garbler) = eval.finish_revealing(&decoding, sigmas, reveal)?;
+    ch.send(peers.garbler, for_garbler).await?;
+    Ok(outputs)
 }
 
 fn rot_job_count(job: &JobHeader) -> Result<u64, TeleportError> {
@@ -200,43 +410,64 @@ fn rot_job_count(job: &JobHeader) -> Result<u64, TeleportError> {
     }
 }
 
-/// The ROT sender (P1): agrees on the job, seals `k1` to the enclave and (malicious mode) sends
-/// the chunk τ's to the receiver. Returns the sender, from which the output pairs are derived
-/// chunk by chunk ([`RotSender::chunk`]).
+/// The ROT sender (P1) in its attested session: agrees on the job, seals `k1` to the enclave,
+/// derives its output pairs chunk by chunk into `sink(first index, pairs)` (each chunk computed
+/// once: in malicious mode the same pass gives the chunk's τ, sent to the receiver), and resolves
+/// when the receiver reports the end of the job.
 pub async fn rot_sender<C: Channel>(
     ch: &C,
     peers: &Peers,
+    session: &mut GarblerSession,
     job: &JobHeader,
-    policy: &Policy<'_>,
     prg: &mut Prg,
-) -> Result<RotSender, TeleportError> {
-    rot_job_count(job)?;
+    mut sink: impl FnMut(u64, &[[Block; 2]]),
+) -> Result<(), TeleportError> {
+    let count = rot_job_count(job)?;
     let job_bytes = job.encode();
-    agree(ch, peers.evaluator, &job_bytes).await?;
-    let k1 = prg.next_block();
-    send_sealed_seed(ch, peers, &job_bytes, k1, policy, prg).await?;
-    let sender = RotSender::new(job, k1)?;
-    if job.mode == Mode::Malicious {
-        ch.send(peers.evaluator, sender.taus().concat()).await?;
+    agree(ch, peers.evaluator, &job_bytes, &[]).await?;
+    let mut k1 = prg.next_block();
+    let sealed = session.sealer.seal(&job_bytes, k1);
+    let sender = RotSender::new(job, k1);
+    Block::wipe(core::slice::from_mut(&mut k1));
+    let (sealed, sender) = (sealed?, sender?);
+    ch.send(peers.evaluator, frames::garbler_job(&job_bytes, &sealed)).await?;
+    let mut taus = Vec::new();
+    for j in 0..rot::chunks(count) {
+        let (pairs, tau) = sender.chunk(j);
+        sink(rot::chunk_range(count, j).start, &pairs);
+        taus.extend(tau);
     }
-    Ok(sender)
+    if job.mode == Mode::Malicious {
+        ch.send(peers.evaluator, taus.concat()).await?;
+    }
+    let end = ch.recv(peers.evaluator).await?;
+    if !end.is_empty() {
+        return Err(TeleportError::Malformed("end of ROT job"));
+    }
+    Ok(())
 }
 
-/// The ROT receiver (P2): `sink(first index, choice bits, outputs)` gets each chunk once it is
-/// checked (malicious mode: against its τ), so memory stays at one chunk.
+/// The ROT receiver (P2) in its attested session: `sink(first index, choice bits, outputs)` gets
+/// each chunk once it is checked (malicious mode: against its τ), so memory stays at one chunk.
 pub async fn rot_receiver<C: Channel>(
     ch: &C,
     peers: &Peers,
+    _session: &mut EvaluatorSession,
     job: &JobHeader,
     prg: &mut Prg,
     mut sink: impl FnMut(u64, &[bool], &[Block]),
 ) -> Result<(), TeleportError> {
     let count = rot_job_count(job)?;
+    let link = Link { ch, enclave: peers.enclave };
     let job_bytes = job.encode();
-    agree(ch, peers.garbler, &job_bytes).await?;
-    from_enclave(ch, peers.enclave, tag::EVIDENCE, "waiting for the enclave's evidence").await?;
-    let k2 = prg.next_block();
-    ch.send(peers.enclave, frames::evaluator_rot_job(&job_bytes, k2)).await?;
+    agree(ch, peers.garbler, &job_bytes, &[]).await?;
+    let mut k2 = prg.next_block();
+    link.send(EVALUATOR, &frames::evaluator_rot_job(&job_bytes, k2)).await?;
+    let sealed = ch.recv(peers.garbler).await?;
+    if frames::split(&sealed)?.0 != tag::GARBLER_JOB {
+        return Err(TeleportError::Malformed("garbler job (wrong message type)"));
+    }
+    link.send(GARBLER, &sealed).await?;
     let taus = match job.mode {
         Mode::SemiHonest => None,
         Mode::Malicious => {
@@ -244,55 +475,86 @@ pub async fn rot_receiver<C: Channel>(
             Some(bytes.chunks_exact(32).map(|c| c.try_into().expect("32 bytes")).collect())
         }
     };
-    let receiver = RotReceiver::new(job, k2, taus)?;
-    for j in 0..rot::chunks(count) {
-        ch.send(peers.enclave, frames::rot_next(j)).await?;
-        let msg = from_enclave(ch, peers.enclave, tag::ROT_CHUNK, "waiting for a ROT chunk").await?;
-        let (index, chunk) = frames::parse_rot_chunk(&msg[1..], job.mode == Mode::Malicious)?;
+    let receiver = RotReceiver::new(job, k2, taus);
+    Block::wipe(core::slice::from_mut(&mut k2));
+    let receiver = receiver?;
+    let chunks = rot::chunks(count);
+    for j in 0..(WINDOW as u64).min(chunks) {
+        link.send(EVALUATOR, &frames::rot_next(j)).await?;
+    }
+    for j in 0..chunks {
+        let msg = link.recv(tag::ROT_CHUNK, "waiting for a ROT chunk").await?;
+        // Keep the enclave busy while this chunk is checked.
+        if j + (WINDOW as u64) < chunks {
+            link.send(EVALUATOR, &frames::rot_next(j + WINDOW as u64)).await?;
+        }
+        let (index, chunk) = frames::parse_rot_chunk(&msg[2..], job.mode == Mode::Malicious)?;
         if index != j {
             return Err(TeleportError::Malformed("ROT chunk (index out of order)"));
         }
         let out = receiver.accept(j, &chunk)?;
         sink(rot::chunk_range(count, j).start, &receiver.choices(j), &out);
     }
-    from_enclave(ch, peers.enclave, tag::DONE, "waiting for the end of the job").await?;
+    link.recv(tag::DONE, "waiting for the end of the job").await?;
+    ch.send(peers.garbler, Vec::new()).await?;
     Ok(())
 }
 
-/// The enclave's host: sends `evidence` (an `Evidence` message) to both parties, then relays the
-/// garbler's job message and the evaluator's messages into `machine` and its answers back, until
-/// the job is finished. A failed job sends its `Error` message to both parties and returns the
-/// error.
+/// The enclave's host, beside P2: sends `evidence` (an `Evidence` message) to both parties over
+/// the link, then serves jobs ([`enclave_serve`]) until P2 closes the link.
 pub async fn enclave_party<C: Channel>(
     ch: &C,
     peers: &Peers,
     machine: &mut EnclaveMachine,
     evidence: &[u8],
 ) -> Result<(), TeleportError> {
-    ch.send(peers.garbler, evidence.to_vec()).await?;
-    ch.send(peers.evaluator, evidence.to_vec()).await?;
-    let mut garbler_heard = false;
-    loop {
-        while let Some((to, msg)) = machine.pull() {
-            let peer = if to == GARBLER { peers.garbler } else { peers.evaluator };
-            // A party that already left does not stop the other from hearing the outcome.
-            let _ = ch.send(peer, msg).await;
-        }
-        if machine.is_finished() {
-            return Ok(());
-        }
-        let (from, msg) = if !garbler_heard {
-            garbler_heard = true;
-            (GARBLER, ch.recv(peers.garbler).await?)
-        } else {
-            (EVALUATOR, ch.recv(peers.evaluator).await?)
-        };
-        if let Err(e) = machine.push(from, &msg) {
-            while let Some((to, msg)) = machine.pull() {
-                let peer = if to == GARBLER { peers.garbler } else { peers.evaluator };
-                let _ = ch.send(peer, msg).await;
+    send_evidence(ch, peers, evidence).await?;
+    enclave_serve(ch, peers, machine, u64::MAX).await
+}
+
+/// Sends the enclave's `Evidence` message to both parties over the link (the start of a session).
+pub async fn send_evidence<C: Channel>(ch: &C, peers: &Peers, evidence: &[u8]) -> Result<(), TeleportError> {
+    ch.send(peers.evaluator, link_frame(GARBLER, evidence)).await?;
+    ch.send(peers.evaluator, link_frame(EVALUATOR, evidence)).await?;
+    Ok(())
+}
+
+/// Feeds every link frame from P2 into `machine` and sends its answers back, until `jobs` more
+/// jobs completed or P2 closes the link (between jobs: `Ok`; mid-job: the parties are told
+/// `PEER_DISCONNECTED` and the channel error is returned). A failed job sends its `Error`
+/// message to both parties and returns the error.
+pub async fn enclave_serve<C: Channel>(
+    ch: &C,
+    peers: &Peers,
+    machine: &mut EnclaveMachine,
+    jobs: u64,
+) -> Result<(), TeleportError> {
+    let target = machine.completed_jobs().saturating_add(jobs);
+    while machine.completed_jobs() < target {
+        let frame = match ch.recv(peers.evaluator).await {
+            Ok(f) => f,
+            Err(ChannelError::Disconnected { .. }) if machine.is_idle() => return Ok(()),
+            Err(e) => {
+                let msg = frames::error("PEER_DISCONNECTED", "the enclave's input ended before the job did");
+                let _ = ch.send(peers.evaluator, link_frame(GARBLER, &msg)).await;
+                let _ = ch.send(peers.evaluator, link_frame(EVALUATOR, &msg)).await;
+                return Err(e.into());
             }
-            return Err(e);
+        };
+        let r = match split_link_frame(&frame) {
+            Ok((peer, msg)) => machine.push(peer, msg),
+            Err(e) => {
+                let msg = frames::error(e.code(), &e.to_string());
+                let _ = ch.send(peers.evaluator, link_frame(GARBLER, &msg)).await;
+                let _ = ch.send(peers.evaluator, link_frame(EVALUATOR, &msg)).await;
+                return Err(e);
+            }
+        };
+        while let Some((to, msg)) = machine.pull() {
+            // A party that already left does not stop the other from hearing the outcome.
+            let _ = ch.send(peers.evaluator, link_frame(to, &msg)).await;
         }
+        r?;
     }
+    Ok(())
 }

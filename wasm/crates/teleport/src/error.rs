@@ -3,8 +3,9 @@
 
 use alloc::string::String;
 
-/// A check the evaluator (P2) makes in malicious mode. Which one failed says who may have cheated;
-/// the protocol has no accountability beyond that (Lu et al. §5): P2 aborts without proof.
+/// A check a party makes in malicious mode (all but the last are the evaluator's, P2's). Which one
+/// failed says who may have cheated; the protocol has no accountability beyond that (Lu et al.
+/// §5): the party aborts without proof.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Check {
     /// τ̂ ≠ τ for a GC run: the tables, decoding bits or σ's from the enclave differ from what the
@@ -21,6 +22,9 @@ pub enum Check {
     /// A label of the garbler's own input does not hash to either σ of its wire: the garbler sent
     /// something that is not a label of that wire.
     GarblerInputLabels,
+    /// The garbler's check (beyond the paper, which gives P1 no output): an output label P2 sent
+    /// for an output revealed to P1 is neither label of its wire. P2 lied about P1's output.
+    EvaluatorOutputLabels,
 }
 
 impl Check {
@@ -32,6 +36,7 @@ impl Check {
             Check::EnclaveLabels => "enclave-x2-share-labels",
             Check::GarblerShareLabels => "garbler-x2-share-labels",
             Check::GarblerInputLabels => "garbler-input-labels",
+            Check::EvaluatorOutputLabels => "evaluator-output-labels",
         }
     }
 
@@ -41,6 +46,7 @@ impl Check {
             Check::GcTau | Check::RotTau => "enclave or garbler",
             Check::EnclaveLabels => "enclave",
             Check::GarblerShareLabels | Check::GarblerInputLabels => "garbler",
+            Check::EvaluatorOutputLabels => "evaluator",
         }
     }
 }

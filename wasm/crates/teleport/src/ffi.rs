@@ -29,7 +29,7 @@ pub const WEBMPC_ERR_PANIC: i32 = -5;
 /// Longest message `webmpc_enclave_push` accepts (a gate piece is at most 13 · 65,536 bytes).
 pub const MAX_MESSAGE: usize = 1 << 24;
 
-/// An enclave program instance (one job).
+/// An enclave program instance (one attested session: a key and any number of jobs).
 pub struct WebmpcEnclave {
     machine: EnclaveMachine,
     last_error: String,
@@ -229,7 +229,8 @@ pub unsafe extern "C" fn webmpc_enclave_pull(
     })
 }
 
-/// 0 while the job runs, 1 once it finished, 2 once it failed.
+/// 0 while a job is in progress, 1 while idle (no job started yet, or the last one finished and
+/// the next may start: an instance is one attested session of many jobs), 2 once it failed.
 ///
 /// # Safety
 /// `e` is a live instance or null (null gives [`WEBMPC_ERR_NULL`]).
@@ -237,7 +238,7 @@ pub unsafe extern "C" fn webmpc_enclave_pull(
 pub unsafe extern "C" fn webmpc_enclave_status(e: *const WebmpcEnclave) -> i32 {
     guard(|| match unsafe { e.as_ref() } {
         None => WEBMPC_ERR_NULL,
-        Some(e) if e.machine.is_finished() => 1,
+        Some(e) if e.machine.is_idle() => 1,
         Some(e) if e.machine.is_failed() => 2,
         Some(_) => 0,
     })

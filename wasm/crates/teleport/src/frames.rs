@@ -11,6 +11,7 @@
 //! | `0x04` CircuitDone | evaluator → enclave | — |
 //! | `0x05` GarblePiece | evaluator → enclave | pass 2: u64 piece index (from 0), the same gate piece |
 //! | `0x06` RotNext | evaluator → enclave | u64 chunk index |
+//! | `0x07` CircuitCached | evaluator → enclave | — (garble the circuit this session keeps; then `GarblePiece` carries the index alone) |
 //! | `0x81` Evidence | enclave → both | format (1), enclave X25519 key (32), u32-prefixed evidence |
 //! | `0x82` InputLabels | enclave → evaluator | u32 n, n labels (16 each), u32 m, m σ's (32 each; m = 0 semi-honest) |
 //! | `0x83` Tables | enclave → evaluator | u64 piece index, tables |
@@ -39,6 +40,8 @@ pub mod tag {
     pub const GARBLE_PIECE: u8 = 0x05;
     /// Evaluator → enclave: request the next ROT chunk.
     pub const ROT_NEXT: u8 = 0x06;
+    /// Evaluator → enclave: use the circuit the session keeps instead of an upload.
+    pub const CIRCUIT_CACHED: u8 = 0x07;
     /// Enclave → parties: evidence.
     pub const EVIDENCE: u8 = 0x81;
     /// Enclave → evaluator: x2⁰ labels (and σ's).
@@ -123,7 +126,12 @@ pub fn circuit_done() -> Vec<u8> {
     alloc::vec![tag::CIRCUIT_DONE]
 }
 
-/// `GarblePiece`.
+/// `CircuitCached`.
+pub fn circuit_cached() -> Vec<u8> {
+    alloc::vec![tag::CIRCUIT_CACHED]
+}
+
+/// `GarblePiece` (for a cached circuit, `piece` is empty: the index names it).
 pub fn garble_piece(index: u64, piece: &[u8]) -> Vec<u8> {
     let mut v = with_tag(tag::GARBLE_PIECE, 8 + piece.len());
     v.extend_from_slice(&index.to_le_bytes());

@@ -15,6 +15,8 @@
 //! * P2 → enclave: x2⁰ (with the job header). P2 → P1: x2¹.
 //! * Enclave → P2: labels of x2⁰, the tables F, the decoding bits d [and every σ].
 //! * P1 → P2: labels of x1 and of x2¹ [and τ].
+//! * P2 → P1, after P2's checks: the outputs revealed to P1 as bits [as output-wire labels, which
+//!   P1 checks: [`GarblerOutputs`]].
 //!
 //! # σ and τ, and why SHA-256
 //!
@@ -400,6 +402,22 @@ pub fn garbler_labels(
     x2_1: &[bool],
 ) -> Result<GarblerLabels, TeleportError> {
     let (header, _) = Header::parse(circuit)?;
+    let none = alloc::vec![false; header.outputs.len()];
+    Ok(garbler_side(seed, job, circuit, x1, x2_1, &none)?.0)
+}
+
+/// [`garbler_labels`], and what P1 needs to read the outputs revealed to it (`reveal[i]`: output
+/// value `i` is): in malicious mode the zero-labels of those output wires and Δ, kept from the
+/// garbling P1 runs for τ anyway.
+pub fn garbler_side(
+    seed: Block,
+    job: &JobHeader,
+    circuit: &[u8],
+    x1: &[bool],
+    x2_1: &[bool],
+    reveal: &[bool],
+) -> Result<(GarblerLabels, GarblerOutputs), TeleportError> {
+    let (header, _) = Header::parse(circuit)?;
     let (_, owners) = gc_parts(job)?;
     let layout = Layout::new(&header, owners)?;
     if x1.len() != layout.garbler.len() {
@@ -409,9 +427,13 @@ pub fn garbler_labels(
             layout.garbler.len()
         )));
     }
+    if reveal.len() != header.outputs.len() {
+        return Err(TeleportError::InvalidArgument("one output assignment per output value is needed".into()));
+    }
     let keys = GcKeys::from_seed(seed);
     let x1_labels = layout.garbler.iter().zip(x1).map(|(&w, &b)| keys.with_bit(keys.prf(DOM_INPUT, w), b)).collect();
     let share1 = share_labels(&keys, &layout, 1, x2_1)?;
+    let mut outputs = GarblerOutputs { widths: header.outputs.clone(), reveal: reveal.to_vec(), delta: None, zero: Vec::new() };
     let tau = match job.mode {
         Mode::SemiHonest => None,
         Mode::Malicious => {
@@ -425,10 +447,85 @@ pub fn garbler_labels(
                 tau.tables(&tables);
             }
             let s = sigmas(&keys, &job.sid, &layout);
+            outputs.delta = Some(keys.delta);
+            outputs.zero = revealed_wires(&g.header, reveal).map(|w| g.garbler.label(w)).collect();
             Some(tau.finish(&g.decoding(), &s))
         }
     };
-    Ok(GarblerLabels { x1: x1_labels, share1, tau })
+    Ok((GarblerLabels { x1: x1_labels, share1, tau }, outputs))
+}
+
+/// The output wires of the output values `reveal` selects, in order.
+fn revealed_wires<'a>(header: &'a Header, reveal: &'a [bool]) -> impl Iterator<Item = u32> + 'a {
+    let mut wires = header.output_wires();
+    header.outputs.iter().zip(reveal).flat_map(move |(&n, &r)| {
+        let these: Vec<u32> = wires.by_ref().take(n as usize).collect();
+        if r { these } else { Vec::new() }
+    })
+}
+
+/// What P1 needs to read the outputs P2 reports to it after evaluation.
+///
+/// * Semi-honest mode: P2 sends the revealed bits (packed). P1 takes them on trust, as every
+///   party trusts the others to follow a semi-honest protocol.
+/// * Malicious mode: P2 sends the **active output labels** of the revealed wires. P1 accepts a
+///   label only if it equals the wire's zero-label `Z` or `Z ⊕ Δ` (compared in constant time) and
+///   reads the bit from which. A P2 that lies must produce the label it did not compute, i.e.
+///   guess Δ (authenticity of the garbling): it can make P1 abort
+///   ([`crate::Check::EvaluatorOutputLabels`]), not change P1's output. A malicious enclave
+///   cannot either: P2 checked τ before evaluating, so its labels come from P1's garbling.
+pub struct GarblerOutputs {
+    widths: Vec<u32>,
+    reveal: Vec<bool>,
+    delta: Option<Block>,
+    zero: Vec<Block>,
+}
+
+impl Drop for GarblerOutputs {
+    fn drop(&mut self) {
+        Block::wipe(&mut self.zero);
+        if let Some(d) = &mut self.delta {
+            Block::wipe(core::slice::from_mut(d));
+        }
+    }
+}
+
+impl GarblerOutputs {
+    fn revealed_bits(&self) -> usize {
+        self.widths.iter().zip(&self.reveal).filter(|(_, &r)| r).map(|(&w, _)| w as usize).sum()
+    }
+
+    /// Reads P2's report: one entry per output value, `Some(bits)` where revealed to P1.
+    pub fn decode(&self, msg: &[u8]) -> Result<Vec<Option<Vec<bool>>>, TeleportError> {
+        let n = self.revealed_bits();
+        let bits = match self.delta {
+            None => crate::bytes::unpack_bits(msg, n, "the garbler's outputs")?,
+            Some(delta) => {
+                if msg.len() != 16 * n {
+                    return Err(TeleportError::Malformed("the garbler's output labels"));
+                }
+                let mut ok = subtle::Choice::from(1u8);
+                let mut bits = Vec::with_capacity(n);
+                for (z, l) in self.zero.iter().zip(msg.chunks_exact(16)) {
+                    let is0 = l.ct_eq(&z.0[..]);
+                    let is1 = l.ct_eq(&(*z ^ delta).0[..]);
+                    ok &= is0 | is1;
+                    bits.push(bool::from(is1));
+                }
+                if !bool::from(ok) {
+                    return Err(TeleportError::CheckFailed(crate::Check::EvaluatorOutputLabels));
+                }
+                bits
+            }
+        };
+        let mut it = bits.into_iter();
+        Ok(self
+            .widths
+            .iter()
+            .zip(&self.reveal)
+            .map(|(&w, &r)| r.then(|| it.by_ref().take(w as usize).collect()))
+            .collect())
+    }
 }
 
 /// Splits P2's input: `x2⁰` random (from the caller's randomness, `coins`), `x2¹ = x2 ⊕ x2⁰`.
@@ -516,10 +613,31 @@ impl GcEvaluation {
         r
     }
 
+    /// Gates evaluated so far.
+    pub fn gates_done(&self) -> u64 {
+        self.gates_done
+    }
+
     /// Runs P2's checks (malicious mode: τ, then the enclave's and the garbler's labels against
     /// the σ's) and decodes the outputs with `decoding` (packed bits). Returns the output bits of
     /// each output value.
     pub fn finish(self, decoding: &[u8], sigmas: Option<Vec<Digest32>>) -> Result<Vec<Vec<bool>>, TeleportError> {
+        let none = alloc::vec![false; self.header.outputs.len()];
+        Ok(self.finish_revealing(decoding, sigmas, &none)?.0)
+    }
+
+    /// [`finish`](Self::finish), and the report for P1 of the output values `reveal` selects (see
+    /// [`GarblerOutputs`]): the bits in semi-honest mode, the active labels in malicious mode. It
+    /// exists only once every check passed.
+    pub fn finish_revealing(
+        self,
+        decoding: &[u8],
+        sigmas: Option<Vec<Digest32>>,
+        reveal: &[bool],
+    ) -> Result<(Vec<Vec<bool>>, Vec<u8>), TeleportError> {
+        if reveal.len() != self.header.outputs.len() {
+            return Err(TeleportError::InvalidArgument("one output assignment per output value is needed".into()));
+        }
         if self.gates_done != self.header.gates {
             return Err(TeleportError::Malformed("garbled circuit (fewer gates than the circuit has)"));
         }
@@ -560,6 +678,20 @@ impl GcEvaluation {
             }
         }
         let mut bits = self.header.output_wires().zip(d).map(|(w, d)| self.evaluator.label(w).lsb() ^ d);
-        Ok(self.header.outputs.iter().map(|&n| bits.by_ref().take(n as usize).collect()).collect())
+        let outputs: Vec<Vec<bool>> = self.header.outputs.iter().map(|&n| bits.by_ref().take(n as usize).collect()).collect();
+        let report = match self.job.mode {
+            Mode::SemiHonest => {
+                let revealed: Vec<bool> = outputs.iter().zip(reveal).filter(|(_, &r)| r).flat_map(|(o, _)| o.iter().copied()).collect();
+                crate::bytes::pack_bits(&revealed)
+            }
+            Mode::Malicious => {
+                let mut v = Vec::new();
+                for w in revealed_wires(&self.header, reveal) {
+                    v.extend_from_slice(&self.evaluator.label(w).0);
+                }
+                v
+            }
+        };
+        Ok((outputs, report))
     }
 }

@@ -6,7 +6,7 @@
 //! [`RotReceiver`] traits (the receiver runs the enclave beside it, as the deployment does), and
 //! [`Timed`], which measures the time each party spends in its own code.
 
-use crate::driver::{self, Peers};
+use crate::driver::{self, EvaluatorSession, GarblerSession, JobCounter, Peers};
 use crate::evidence::{Policy, SimulatedSigner, FORMAT_SIMULATED};
 use crate::job::{JobHeader, JobKind, Mode};
 use crate::machine::{Config, EnclaveMachine};
@@ -91,9 +91,31 @@ pub struct PartyTimes {
     pub enclave: Duration,
 }
 
+/// What local GC jobs give.
+#[derive(Debug)]
+pub struct LocalRun {
+    /// The evaluator's outputs (every output value), per job.
+    pub outputs: Vec<Vec<Vec<bool>>>,
+    /// The garbler's outputs (the values revealed to it), per job.
+    pub garbler_outputs: Vec<Vec<Option<Vec<bool>>>>,
+    /// Time each party spent in its own code, session setup included.
+    pub times: PartyTimes,
+    /// Bytes the garbler sent (all to the evaluator), in total.
+    pub garbler_bytes: u64,
+}
+
 /// One GC job with all three parties in this process: returns the evaluator's outputs, the time
-/// each party spent, and the bytes the garbler sent (to the evaluator and to the enclave).
+/// each party spent, and the bytes the garbler sent.
 pub fn run_gc(job: &JobHeader, circuit: &[u8], x1: &[bool], x2: &[bool]) -> Result<(Vec<Vec<bool>>, PartyTimes, u64), TeleportError> {
+    let n = crate::circuit::Header::parse(circuit)?.0.outputs.len();
+    let mut r = run_gc_session(core::slice::from_ref(job), circuit, x1, x2, &vec![false; n])?;
+    Ok((r.outputs.pop().expect("one job"), r.times, r.garbler_bytes))
+}
+
+/// GC jobs of one circuit in one fresh attested session (the evidence checked and the garbler's
+/// X25519 key made once), all three parties in this process; `reveal[i]`: output value `i` goes
+/// to the garbler too.
+pub fn run_gc_session(jobs: &[JobHeader], circuit: &[u8], x1: &[bool], x2: &[bool], reveal: &[bool]) -> Result<LocalRun, TeleportError> {
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().expect("3"), net.next().expect("3"), net.next().expect("3"));
     let (mut machine, ev) = enclave()?;
@@ -106,7 +128,15 @@ pub fn run_gc(job: &JobHeader, circuit: &[u8], x1: &[bool], x2: &[bool]) -> Resu
         futures::join!(
             Timed::new(
                 async {
-                    let r = driver::gc_garbler(&g, &peers, job, circuit, x1, &pol, &mut pg).await;
+                    let r = async {
+                        let mut s = GarblerSession::connect(&g, &peers, &pol, &mut pg).await?;
+                        let mut out = Vec::with_capacity(jobs.len());
+                        for job in jobs {
+                            out.push(driver::gc_garbler(&g, &peers, &mut s, job, circuit, x1, reveal, &mut pg).await?);
+                        }
+                        Ok::<_, TeleportError>(out)
+                    }
+                    .await;
                     garbler_bytes.set(g.sent_bytes());
                     drop(g);
                     r
@@ -115,7 +145,15 @@ pub fn run_gc(job: &JobHeader, circuit: &[u8], x1: &[bool], x2: &[bool]) -> Resu
             ),
             Timed::new(
                 async move {
-                    let r = driver::gc_evaluator(&e, &peers, job, circuit, x2, &mut pe).await;
+                    let r = async {
+                        let mut s = EvaluatorSession::connect(&e, &peers, &pol).await?;
+                        let mut out = Vec::with_capacity(jobs.len());
+                        for job in jobs {
+                            out.push(driver::gc_evaluator(&e, &peers, &mut s, job, circuit, x2, reveal, &mut pe, |_| {}).await?);
+                        }
+                        Ok::<_, TeleportError>(out)
+                    }
+                    .await;
                     drop(e);
                     r
                 },
@@ -132,11 +170,11 @@ pub fn run_gc(job: &JobHeader, circuit: &[u8], x1: &[bool], x2: &[bool]) -> Resu
         )
     })
     .map_err(|_| stalled())?;
-    a?;
-    let out = b?;
+    let garbler_outputs = a?;
+    let outputs = b?;
     c?;
-    let t = PartyTimes { garbler: times[0].get(), evaluator: times[1].get(), enclave: times[2].get() };
-    Ok((out, t, garbler_bytes.get()))
+    let times = PartyTimes { garbler: times[0].get(), evaluator: times[1].get(), enclave: times[2].get() };
+    Ok(LocalRun { outputs, garbler_outputs, times, garbler_bytes: garbler_bytes.get() })
 }
 
 /// A fresh session id from the platform CSPRNG.
@@ -146,23 +184,26 @@ pub fn random_sid() -> Result<[u8; 32], TeleportError> {
     Ok(sid)
 }
 
-/// Teleported ROT as a `webmpc_ot` [`RotSender`]: each call is one job (fresh session id from
-/// the caller's base, fresh seed) with the receiver adapter on the other end of the channel.
+/// Teleported ROT as a `webmpc_ot` [`RotSender`]: one attested session (set up on the first
+/// call), then one job per call (numbered session ids, fresh seed) with the receiver adapter on
+/// the other end of the channel.
 pub struct TeleportRotSender {
     ch: MemoryChannel,
     mode: Mode,
-    sid: [u8; 32],
-    calls: u64,
+    jobs: JobCounter,
+    session: Option<GarblerSession>,
     prg: Prg,
 }
 
-/// The receiver side of [`TeleportRotSender`], with the enclave running beside it.
+/// The receiver side of [`TeleportRotSender`], with the enclave (one session) running beside it.
 pub struct TeleportRotReceiver {
     ch: MemoryChannel,
     enclave_ch: MemoryChannel,
+    machine: EnclaveMachine,
+    evidence: Vec<u8>,
     mode: Mode,
-    sid: [u8; 32],
-    calls: u64,
+    jobs: JobCounter,
+    session: Option<EvaluatorSession>,
     prg: Prg,
 }
 
@@ -171,16 +212,20 @@ pub fn rot_pair(mode: Mode) -> Result<(TeleportRotSender, TeleportRotReceiver), 
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().expect("3"), net.next().expect("3"), net.next().expect("3"));
     let sid = random_sid()?;
+    let (machine, evidence) = enclave()?;
     Ok((
-        TeleportRotSender { ch: g, mode, sid, calls: 0, prg: Prg::from_entropy()? },
-        TeleportRotReceiver { ch: e, enclave_ch: x, mode, sid, calls: 0, prg: Prg::from_entropy()? },
+        TeleportRotSender { ch: g, mode, jobs: JobCounter::new(sid), session: None, prg: Prg::from_entropy()? },
+        TeleportRotReceiver {
+            ch: e,
+            enclave_ch: x,
+            machine,
+            evidence,
+            mode,
+            jobs: JobCounter::new(sid),
+            session: None,
+            prg: Prg::from_entropy()?,
+        },
     ))
-}
-
-fn call_job(sid: &[u8; 32], call: u64, mode: Mode, count: u64) -> JobHeader {
-    use sha2::{Digest, Sha256};
-    let sid = Sha256::new().chain_update(b"webmpc/teleport/rot-call/v1").chain_update(sid).chain_update(call.to_le_bytes());
-    JobHeader { sid: sid.finalize().into(), mode, kind: JobKind::Rot { count } }
 }
 
 fn ot_err(e: TeleportError) -> OtError {
@@ -193,31 +238,42 @@ fn ot_err(e: TeleportError) -> OtError {
 
 impl RotSender for TeleportRotSender {
     async fn send_random(&mut self, n: usize) -> Result<Vec<[Block; 2]>, OtError> {
-        let job = call_job(&self.sid, self.calls, self.mode, n as u64);
-        self.calls += 1;
-        let pol = policy();
-        let sender = driver::rot_sender(&self.ch, &Peers::default(), &job, &pol, &mut self.prg).await.map_err(ot_err)?;
-        let mut out = Vec::with_capacity(n);
-        for j in 0..crate::rot::chunks(n as u64) {
-            out.extend(sender.chunk(j).0);
+        let peers = Peers::default();
+        if self.session.is_none() {
+            let pol = policy();
+            self.session = Some(GarblerSession::connect(&self.ch, &peers, &pol, &mut self.prg).await.map_err(ot_err)?);
         }
+        let session = self.session.as_mut().expect("connected above");
+        let job = self.jobs.next(self.mode, JobKind::Rot { count: n as u64 });
+        let mut out = Vec::with_capacity(n);
+        driver::rot_sender(&self.ch, &peers, session, &job, &mut self.prg, |_, pairs| out.extend_from_slice(pairs))
+            .await
+            .map_err(ot_err)?;
         Ok(out)
     }
 }
 
 impl RotReceiver for TeleportRotReceiver {
     async fn receive_random(&mut self, n: usize) -> Result<(Vec<bool>, Vec<Block>), OtError> {
-        let job = call_job(&self.sid, self.calls, self.mode, n as u64);
-        self.calls += 1;
-        let (mut machine, ev) = enclave().map_err(ot_err)?;
-        let (mut choices, mut outs) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let peers = Peers::default();
+        if self.session.is_none() {
+            let pol = policy();
+            let (s, x) = futures::join!(
+                EvaluatorSession::connect(&self.ch, &peers, &pol),
+                driver::send_evidence(&self.enclave_ch, &peers, &self.evidence)
+            );
+            x.map_err(ot_err)?;
+            self.session = Some(s.map_err(ot_err)?);
+        }
+        let session = self.session.as_mut().expect("connected above");
+        let job = self.jobs.next(self.mode, JobKind::Rot { count: n as u64 });
+        let (mut choices, mut outs) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let (r, e) = futures::join!(
-            driver::rot_receiver(&self.ch, &peers, &job, &mut self.prg, |_, c, m| {
+            driver::rot_receiver(&self.ch, &peers, session, &job, &mut self.prg, |_, c, m| {
                 choices.extend_from_slice(c);
                 outs.extend_from_slice(m);
             }),
-            driver::enclave_party(&self.enclave_ch, &peers, &mut machine, &ev)
+            driver::enclave_serve(&self.enclave_ch, &peers, &mut self.machine, 1)
         );
         r.map_err(ot_err)?;
         e.map_err(ot_err)?;

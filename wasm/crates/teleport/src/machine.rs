@@ -3,9 +3,15 @@
 //! Enclave build) and the in-process test party all drive this one type: [`push`] a message from
 //! a peer, then [`pull`] what the enclave sends back.
 //!
-//! One machine serves one job. It accepts the garbler's and the evaluator's job messages in either
-//! order and checks that they carry the **same job header** (session, mode, kind, ROT count or
-//! circuit hash and owners); the sealed seed must open under that header.
+//! One machine is one **attested session**: one X25519 key (bound into the evidence the host sends
+//! once, at start) and any number of jobs, one after the other, so the parties verify the evidence
+//! and agree on a key once rather than per job. For each job it accepts the garbler's and the
+//! evaluator's job messages in either order and checks that they carry the **same job header**
+//! (session, mode, kind, ROT count or circuit hash and owners); the sealed seed must open under
+//! that header. A job id (the header's session id) is accepted **once per session**: a seed
+//! sealed for one job cannot be replayed into a later one (which would let an evaluator see the
+//! same garbling with two different x2⁰ shares), and the garbler's per-job AEAD key is never
+//! reused ([`crate::seal`]). At most [`MAX_SESSION_JOBS`] jobs per session.
 //!
 //! **GC jobs stream the circuit twice.** Pass 1 (`CircuitPiece`…`CircuitDone`) hashes the whole
 //! encoding and keeps a SHA-256 digest per piece; the enclave releases nothing until the content
@@ -14,7 +20,14 @@
 //! circuit other than the agreed one (which would let it evaluate another function of the
 //! garbler's input), and memory stays at the wire labels, one piece and 32 bytes per piece.
 //!
-//! Any error ends the job: the machine sends an `Error` message to both peers and refuses
+//! **Circuit cache.** A session keeps its most recent circuit whole when its encoding is at most
+//! [`CIRCUIT_CACHE_BYTES`] (a rule both sides apply, so the evaluator knows without asking). A
+//! later job naming the same content hash may then send `CircuitCached` instead of the upload,
+//! and `GarblePiece` messages with the index alone: the enclave garbles its own copy, which it
+//! checked against the hash when it was uploaded. Repeated evaluations of one circuit (the
+//! common case) then cost the evaluator no circuit traffic at all.
+//!
+//! Any error ends the session: the machine sends an `Error` message to both peers and refuses
 //! everything after it.
 //!
 //! [`push`]: EnclaveMachine::push
@@ -25,9 +38,9 @@ use crate::frames::{self, tag};
 use crate::gc::GcGarbling;
 use crate::job::{JobHeader, JobKind, Mode};
 use crate::rot::RotMachine;
-use crate::seal::EnclaveKeys;
+use crate::seal::{EnclaveKeys, MAX_SESSION_JOBS};
 use crate::TeleportError;
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeSet, VecDeque};
 use alloc::string::ToString;
 use alloc::vec::Vec;
 use sha2::{Digest, Sha256};
@@ -58,6 +71,9 @@ enum EvalInput {
     Gc(Vec<bool>),
 }
 
+/// Largest circuit encoding (bytes) a session keeps for later jobs (see the module docs).
+pub const CIRCUIT_CACHE_BYTES: usize = 16 << 20;
+
 struct Upload {
     hasher: Sha256,
     header: Option<Header>,
@@ -65,6 +81,17 @@ struct Upload {
     gates: u64,
     short_seen: bool,
     scratch: Vec<Gate>,
+    /// The gate pieces, while the encoding stays within the cache limit.
+    kept: Option<Vec<Vec<u8>>>,
+    bytes: usize,
+}
+
+/// The circuit a session keeps: its content hash, header, piece digests and gate pieces.
+struct Cached {
+    hash: [u8; 32],
+    header: Header,
+    digests: Vec<[u8; 32]>,
+    pieces: Vec<Vec<u8>>,
 }
 
 enum State {
@@ -72,10 +99,10 @@ enum State {
     Start,
     Upload(Upload),
     /// The circuit matches the agreed hash; waiting for the garbler's seed.
-    Uploaded { header: Header, digests: Vec<[u8; 32]> },
-    Garbling { g: GcGarbling, digests: Vec<[u8; 32]>, next: u64 },
+    /// `cached`: the pieces come from the session's cache, not from the evaluator.
+    Uploaded { header: Header, digests: Vec<[u8; 32]>, cached: bool },
+    Garbling { g: GcGarbling, digests: Vec<[u8; 32]>, next: u64, cached: bool },
     Rot { m: RotMachine, next: u64, chunks: u64 },
-    Finished,
     Failed,
 }
 
@@ -87,13 +114,12 @@ impl State {
             State::Uploaded { .. } => "waiting for the garbler's seed",
             State::Garbling { .. } => "garbling",
             State::Rot { .. } => "sending ROT chunks",
-            State::Finished => "finished",
             State::Failed => "failed",
         }
     }
 }
 
-/// The enclave program's state for one job.
+/// The enclave program's state for one attested session (a sequence of jobs).
 pub struct EnclaveMachine {
     keys: EnclaveKeys,
     cfg: Config,
@@ -101,6 +127,10 @@ pub struct EnclaveMachine {
     evaluator: Option<(Vec<u8>, JobHeader, EvalInput)>,
     state: State,
     out: VecDeque<(u8, Vec<u8>)>,
+    /// Session ids of the jobs started in this session (refused if named again).
+    seen: BTreeSet<[u8; 32]>,
+    completed: u64,
+    cache: Option<Cached>,
 }
 
 impl EnclaveMachine {
@@ -114,6 +144,9 @@ impl EnclaveMachine {
             evaluator: None,
             state: State::Start,
             out: VecDeque::new(),
+            seen: BTreeSet::new(),
+            completed: 0,
+            cache: None,
         }
     }
 
@@ -127,9 +160,21 @@ impl EnclaveMachine {
         self.keys.report_data()
     }
 
-    /// Whether the job completed (everything was handed out once `pull` returns `None`).
+    /// Whether no job is in progress: the session is fresh, or its last job completed (everything
+    /// was handed out once `pull` returns `None`) and the next has not started. A host whose input
+    /// ends while idle closes normally; mid-job, the parties are told `PEER_DISCONNECTED`.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.state, State::Start) && self.garbler.is_none() && self.evaluator.is_none()
+    }
+
+    /// Whether at least one job completed and no other is in progress.
     pub fn is_finished(&self) -> bool {
-        matches!(self.state, State::Finished)
+        self.completed > 0 && self.is_idle()
+    }
+
+    /// Number of jobs completed in this session.
+    pub fn completed_jobs(&self) -> u64 {
+        self.completed
     }
 
     /// Whether the job failed (the error messages were queued).
@@ -175,7 +220,7 @@ impl EnclaveMachine {
                     return Err(self.unexpected("a second garbler job"));
                 }
                 let (job, sealed) = frames::parse_garbler_job(p)?;
-                JobHeader::decode(job)?;
+                self.fresh(&JobHeader::decode(job)?)?;
                 let seed = self.keys.open(job, sealed)?;
                 self.garbler = Some((job.to_vec(), seed));
             }
@@ -185,6 +230,7 @@ impl EnclaveMachine {
                 }
                 let (job, rest) = frames::parse_evaluator_job(p)?;
                 let header = JobHeader::decode(job)?;
+                self.fresh(&header)?;
                 let input = match header.kind {
                     JobKind::Rot { .. } => {
                         let k2: [u8; 16] = rest.try_into().map_err(|_| TeleportError::Malformed("evaluator job"))?;
@@ -201,6 +247,8 @@ impl EnclaveMachine {
                             gates: 0,
                             short_seen: false,
                             scratch: Vec::new(),
+                            kept: Some(Vec::new()),
+                            bytes: 0,
                         });
                         EvalInput::Gc(bits)
                     }
@@ -231,18 +279,50 @@ impl EnclaveMachine {
                 if layout.evaluator.len() != x2_0.len() {
                     return Err(TeleportError::ParameterMismatch("number of evaluator input bits"));
                 }
-                self.state = State::Uploaded { header, digests: up.digests };
+                // The checked circuit replaces the cached one (or the cache empties if it is too big).
+                self.cache = up.kept.map(|pieces| Cached { hash, header: header.clone(), digests: up.digests.clone(), pieces });
+                self.state = State::Uploaded { header, digests: up.digests, cached: false };
+            }
+            (EVALUATOR, tag::CIRCUIT_CACHED) => {
+                let State::Upload(up) = &self.state else { return Err(self.unexpected("a cached-circuit request")) };
+                if up.header.is_some() {
+                    return Err(self.unexpected("a cached-circuit request after an upload began"));
+                }
+                if !p.is_empty() {
+                    return Err(TeleportError::Malformed("cached-circuit request"));
+                }
+                let Some((_, job, EvalInput::Gc(x2_0))) = &self.evaluator else {
+                    return Err(self.unexpected("a cached-circuit request"));
+                };
+                let JobKind::Gc { circuit_hash, .. } = &job.kind else { unreachable!("GC upload") };
+                let Some(c) = self.cache.as_ref().filter(|c| &c.hash == circuit_hash) else {
+                    return Err(TeleportError::ParameterMismatch("circuit (not the one this session keeps)"));
+                };
+                let layout = crate::gc::Layout::new(&c.header, crate::gc::gc_parts(job)?.1)?;
+                if layout.evaluator.len() != x2_0.len() {
+                    return Err(TeleportError::ParameterMismatch("number of evaluator input bits"));
+                }
+                self.state = State::Uploaded { header: c.header.clone(), digests: c.digests.clone(), cached: true };
             }
             (EVALUATOR, tag::GARBLE_PIECE) => {
-                let State::Garbling { g, digests, next } = &mut self.state else {
+                let State::Garbling { g, digests, next, cached } = &mut self.state else {
                     return Err(self.unexpected("a piece to garble"));
                 };
                 let mut r = crate::bytes::Reader::new(p, "piece to garble");
                 let index = r.u64()?;
-                let piece = r.rest();
-                if index != *next || digests.get(index as usize) != Some(&Sha256::digest(piece).into()) {
-                    return Err(TeleportError::ParameterMismatch("circuit piece (differs from the uploaded one)"));
-                }
+                let piece = if *cached {
+                    if !r.rest().is_empty() || index != *next {
+                        return Err(TeleportError::Malformed("piece to garble (a cached circuit's piece is named by its index alone)"));
+                    }
+                    let c = self.cache.as_ref().expect("a cached job keeps its circuit");
+                    &c.pieces[index as usize][..]
+                } else {
+                    let piece = r.rest();
+                    if index != *next || digests.get(index as usize) != Some(&Sha256::digest(piece).into()) {
+                        return Err(TeleportError::ParameterMismatch("circuit piece (differs from the uploaded one)"));
+                    }
+                    piece
+                };
                 let mut out = frames::tables_header(index, piece.len() / 13 * crate::grr3::AND_TABLE_BYTES);
                 g.garble_piece(piece, &mut out)?;
                 self.out.push_back((EVALUATOR, out));
@@ -251,8 +331,7 @@ impl EnclaveMachine {
                     let decoding = g.decoding();
                     let bits = g.header().output_bits().unwrap_or(0) as u32;
                     self.out.push_back((EVALUATOR, frames::decoding(bits, &decoding)));
-                    self.out.push_back((EVALUATOR, frames::done()));
-                    self.state = State::Finished;
+                    self.job_done();
                 }
             }
             (EVALUATOR, tag::ROT_NEXT) => {
@@ -266,13 +345,36 @@ impl EnclaveMachine {
                 self.out.push_back((EVALUATOR, frames::rot_chunk(index, &m.chunk(index))));
                 *next += 1;
                 if *next == *chunks {
-                    self.out.push_back((EVALUATOR, frames::done()));
-                    self.state = State::Finished;
+                    self.job_done();
                 }
             }
             _ => return Err(self.unexpected("a message of an unknown type or from the wrong peer")),
         }
         self.advance()
+    }
+
+    /// Refuses a job id already used in this session, and a session past its job limit.
+    fn fresh(&self, job: &JobHeader) -> Result<(), TeleportError> {
+        if self.seen.contains(&job.sid) {
+            return Err(TeleportError::ParameterMismatch("job id (already used in this session: a replay)"));
+        }
+        if self.seen.len() >= MAX_SESSION_JOBS {
+            return Err(TeleportError::TooLarge {
+                what: "jobs in one attested session",
+                got: self.seen.len() as u64 + 1,
+                limit: MAX_SESSION_JOBS as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// Ends the current job with `Done` to the evaluator; the session waits for the next job.
+    fn job_done(&mut self) {
+        self.out.push_back((EVALUATOR, frames::done()));
+        self.garbler = None;
+        self.evaluator = None;
+        self.state = State::Start;
+        self.completed += 1;
     }
 
     /// Compares the two job headers once both arrived, and starts what can start.
@@ -283,6 +385,8 @@ impl EnclaveMachine {
         if g_job != e_job {
             return Err(TeleportError::ParameterMismatch("job (session, mode, kind, count or circuit)"));
         }
+        // Both named this (fresh) job: from now on its id is spent for the session.
+        self.seen.insert(job.sid);
         match (&self.state, input) {
             (State::Start, EvalInput::Rot(k2)) => {
                 let m = RotMachine::new(job, *seed, *k2)?;
@@ -291,14 +395,13 @@ impl EnclaveMachine {
                     JobKind::Gc { .. } => unreachable!("ROT input"),
                 });
                 if chunks == 0 {
-                    self.out.push_back((EVALUATOR, frames::done()));
-                    self.state = State::Finished;
+                    self.job_done();
                 } else {
                     self.state = State::Rot { m, next: 0, chunks };
                 }
             }
             (State::Uploaded { .. }, EvalInput::Gc(x2_0)) => {
-                let State::Uploaded { header, digests } = core::mem::replace(&mut self.state, State::Start) else {
+                let State::Uploaded { header, digests, cached } = core::mem::replace(&mut self.state, State::Start) else {
                     unreachable!("matched above")
                 };
                 let g = GcGarbling::new(*seed, job, header)?;
@@ -311,10 +414,9 @@ impl EnclaveMachine {
                 if digests.is_empty() {
                     let bits = g.header().output_bits().unwrap_or(0) as u32;
                     self.out.push_back((EVALUATOR, frames::decoding(bits, &g.decoding())));
-                    self.out.push_back((EVALUATOR, frames::done()));
-                    self.state = State::Finished;
+                    self.job_done();
                 } else {
-                    self.state = State::Garbling { g, digests, next: 0 };
+                    self.state = State::Garbling { g, digests, next: 0, cached };
                 }
             }
             _ => {}
@@ -337,12 +439,20 @@ fn upload_piece(up: &mut Upload, piece: &[u8], cfg: &Config) -> Result<(), Telep
                 return Err(TeleportError::TooLarge { what: "circuit gates", got: h.gates, limit: cfg.max_gates });
             }
             up.header = Some(h);
+            up.bytes = piece.len();
         }
         Some(h) => {
             if up.short_seen {
                 return Err(TeleportError::Malformed("circuit piece (only the last piece may be short)"));
             }
             decode_gates(piece, h.wires, PIECE_GATES, &mut up.scratch)?;
+            up.bytes = up.bytes.saturating_add(piece.len());
+            if up.bytes > CIRCUIT_CACHE_BYTES {
+                up.kept = None;
+            }
+            if let Some(kept) = &mut up.kept {
+                kept.push(piece.to_vec());
+            }
             if up.scratch.is_empty() {
                 return Err(TeleportError::Malformed("circuit piece (empty)"));
             }

@@ -1,6 +1,7 @@
 //! The enclave's view does not depend on x2: with every party's randomness fixed, two runs whose
 //! evaluator inputs differ but whose x2⁰ shares are equal give byte-identical enclave transcripts
-//! (everything it receives and sends), while the outputs follow the inputs.
+//! (everything it receives and sends, the garbler's relayed job message included), while the
+//! outputs follow the inputs.
 
 mod common;
 
@@ -12,7 +13,7 @@ use webmpc_core::channel::memory::{network, run_local, MemoryChannel};
 use webmpc_core::channel::{Channel, ChannelError, PartyId};
 use webmpc_core::prg::Prg;
 use webmpc_core::Block;
-use webmpc_teleport::driver::{self, Peers};
+use webmpc_teleport::driver;
 use webmpc_teleport::local;
 use webmpc_teleport::{Mode, Owner};
 
@@ -45,23 +46,24 @@ fn transcript(mode: Mode, x1: &[bool], x2: &[bool]) -> (Vec<(bool, PartyId, Vec<
     let c = circuit("adder64.txt");
     let bin = c.to_binary();
     let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], mode, [42; 32]);
-    let peers = Peers::default();
+    let peers = PEERS;
     let log = RefCell::new(Vec::new());
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
     let x = Recorder { inner: x, log: &log };
     let (mut machine, ev) = local::enclave_from([9; 32]);
-    let pol = local::policy();
-    let (job, bin, pol) = (&job, &bin, &pol);
+    let (job, bin) = (&job, &bin);
     let (a, b, c) = run_local(async {
         join!(
             async move {
                 let mut prg = Prg::from_seed(Block::from_u128(1));
-                driver::gc_garbler(&g, &peers, job, bin, x1, pol, &mut prg).await
+                garbler(&g, job, bin, x1, &[false], &mut prg).await
             },
             async move {
                 let mut prg = Prg::from_seed(Block::from_u128(2));
-                driver::gc_evaluator(&e, &peers, job, bin, x2, &mut prg).await
+                let r = evaluator(&e, job, bin, x2, &[false], &mut prg).await;
+                drop(e);
+                r
             },
             async { driver::enclave_party(&x, &peers, &mut machine, &ev).await }
         )

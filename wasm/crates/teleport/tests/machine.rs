@@ -311,3 +311,117 @@ fn the_c_abi_checks_pointers_and_lengths() {
         webmpc_enclave_free(std::ptr::null_mut());
     }
 }
+
+#[test]
+fn one_session_serves_many_jobs_and_refuses_a_replayed_job_id() {
+    use webmpc_teleport::seal::Sealer;
+    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    assert!(m.is_idle() && !m.is_finished());
+    let mut sealer = Sealer::new(&m.public_key(), [2; 32]).unwrap();
+    let mut first_garbler_msg = Vec::new();
+    for (i, sid) in [[1u8; 32], [2u8; 32], [3u8; 32]].into_iter().enumerate() {
+        let job = JobHeader { sid, mode: Mode::Malicious, kind: JobKind::Rot { count: 10 } };
+        let (k1, k2) = (Block::from_u128(100 + i as u128), Block::from_u128(200 + i as u128));
+        let g = frames::garbler_job(&job.encode(), &sealer.seal(&job.encode(), k1).unwrap());
+        if i == 0 {
+            first_garbler_msg = g.clone();
+        }
+        // Either order of the two job messages.
+        if i % 2 == 0 {
+            m.push(GARBLER, &g).unwrap();
+            m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), k2)).unwrap();
+        } else {
+            m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), k2)).unwrap();
+            m.push(GARBLER, &g).unwrap();
+        }
+        assert!(!m.is_idle());
+        m.push(EVALUATOR, &frames::rot_next(0)).unwrap();
+        let out = drain(&mut m);
+        assert_eq!(out.len(), 2);
+        let (_, chunk) = frames::parse_rot_chunk(&out[0].1[1..], true).unwrap();
+        assert_eq!(chunk, webmpc_teleport::rot::m_rot(&job, k1, k2).unwrap()[0], "job {i} used its own seeds");
+        assert_eq!(out[1].1, frames::done());
+        assert!(m.is_finished());
+        assert_eq!(m.completed_jobs(), i as u64 + 1);
+    }
+    // The evaluator replays job 0's sealed seed: refused before it opens, the session ends.
+    let e = m.push(GARBLER, &first_garbler_msg).unwrap_err();
+    assert_eq!(e.code(), "PARAMETER_MISMATCH");
+    assert!(e.to_string().contains("replay"), "{e}");
+    assert_eq!(error_code(&drain(&mut m)).len(), 2);
+    assert!(m.is_failed());
+
+    // A job id reused by the evaluator alone is refused too.
+    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let job = JobHeader { sid: [9; 32], mode: Mode::SemiHonest, kind: JobKind::Rot { count: 0 } };
+    m.push(GARBLER, &garbler_job(&m, &job, Block::ZERO)).unwrap();
+    m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), Block::ZERO)).unwrap();
+    assert_eq!(drain(&mut m), vec![(EVALUATOR, frames::done())]);
+    let e = m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), Block::ZERO)).unwrap_err();
+    assert_eq!(e.code(), "PARAMETER_MISMATCH");
+}
+
+/// Runs one GC job on `m` (the circuit cached or uploaded), returns its tables and decoding bits.
+fn gc_job_on(m: &mut EnclaveMachine, job: &JobHeader, bin: &[u8], cached: bool, seed: Block) -> Result<Vec<u8>, TeleportError> {
+    m.push(EVALUATOR, &frames::evaluator_gc_job(&job.encode(), &[true; 64]))?;
+    let ranges = pieces(bin).unwrap();
+    if cached {
+        m.push(EVALUATOR, &frames::circuit_cached())?;
+    } else {
+        for r in &ranges {
+            m.push(EVALUATOR, &frames::circuit_piece(&bin[r.clone()]))?;
+        }
+        m.push(EVALUATOR, &frames::circuit_done())?;
+    }
+    m.push(GARBLER, &garbler_job(m, job, seed))?;
+    let mut out = Vec::new();
+    for (j, r) in ranges[1..].iter().enumerate() {
+        m.push(EVALUATOR, &frames::garble_piece(j as u64, if cached { &[] } else { &bin[r.clone()] }))?;
+    }
+    for (_, msg) in drain(m) {
+        if msg[0] == tag::TABLES || msg[0] == tag::DECODING {
+            out.extend_from_slice(&msg[1..]);
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn a_session_keeps_its_last_circuit_and_garbles_it_again_without_an_upload() {
+    let (job1, bin) = adder_job([1; 32]);
+    let (job2, _) = adder_job([2; 32]);
+    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    // Nothing is cached before an upload.
+    let e = gc_job_on(&mut m, &job1, &bin, true, Block::from_u128(5)).unwrap_err();
+    assert_eq!(e.code(), "PARAMETER_MISMATCH");
+
+    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let uploaded = gc_job_on(&mut m, &job1, &bin, false, Block::from_u128(5)).unwrap();
+    // Same seed, cached circuit: the same garbling, bit for bit (the job id differs only in the
+    // tweak tag, so compare with an uploaded run of that job in a fresh session instead).
+    let cached = gc_job_on(&mut m, &job2, &bin, true, Block::from_u128(6)).unwrap();
+    let mut fresh = EnclaveMachine::new([1; 32], Config::default());
+    assert_eq!(cached, gc_job_on(&mut fresh, &job2, &bin, false, Block::from_u128(6)).unwrap());
+    assert_ne!(uploaded, cached);
+    assert_eq!(m.completed_jobs(), 2);
+
+    // A job naming another circuit cannot use the cache; a cached job's piece must come bare.
+    let other = circuit("sub64.txt");
+    let job3 = gc_job(other, &[Owner::Garbler, Owner::Evaluator], Mode::Malicious, [3; 32]);
+    let mut m2 = EnclaveMachine::new([1; 32], Config::default());
+    gc_job_on(&mut m2, &job1, &bin, false, Block::from_u128(5)).unwrap();
+    assert_eq!(gc_job_on(&mut m2, &job3, &other.to_binary(), true, Block::ZERO).unwrap_err().code(), "PARAMETER_MISMATCH");
+    let mut m3 = EnclaveMachine::new([1; 32], Config::default());
+    gc_job_on(&mut m3, &job1, &bin, false, Block::from_u128(5)).unwrap();
+    m3.push(EVALUATOR, &frames::evaluator_gc_job(&job2.encode(), &[true; 64])).unwrap();
+    m3.push(EVALUATOR, &frames::circuit_cached()).unwrap();
+    m3.push(GARBLER, &garbler_job(&m3, &job2, Block::ZERO)).unwrap();
+    let r = pieces(&bin).unwrap();
+    assert_eq!(m3.push(EVALUATOR, &frames::garble_piece(0, &bin[r[1].clone()])).unwrap_err().code(), "MALFORMED_MESSAGE");
+    // CircuitCached after an upload began is out of place.
+    let mut m4 = EnclaveMachine::new([1; 32], Config::default());
+    gc_job_on(&mut m4, &job1, &bin, false, Block::from_u128(5)).unwrap();
+    m4.push(EVALUATOR, &frames::evaluator_gc_job(&job2.encode(), &[true; 64])).unwrap();
+    m4.push(EVALUATOR, &frames::circuit_piece(&bin[r[0].clone()])).unwrap();
+    assert_eq!(m4.push(EVALUATOR, &frames::circuit_cached()).unwrap_err().code(), "UNEXPECTED_MESSAGE");
+}

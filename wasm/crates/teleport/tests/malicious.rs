@@ -1,7 +1,8 @@
 //! Cheating entities, each caught by the check meant for it (malicious mode), with the check's
 //! name in the error: a malicious enclave (tampered table, wrong σ, wrong x2⁰ labels, wrong
-//! decoding bits, a different circuit garbled with the right seed) and a malicious garbler (labels
-//! of the wrong x2¹ value, garbage labels for x2¹ or x1, a wrong τ). In semi-honest mode the same
+//! decoding bits, a different circuit garbled with the right seed), a malicious garbler (labels
+//! of the wrong x2¹ value, garbage labels for x2¹ or x1, a wrong τ) and a malicious evaluator
+//! (a forged output label for an output revealed to the garbler). In semi-honest mode the same
 //! tampering goes unnoticed and corrupts the output, which is why the checks exist.
 
 mod common;
@@ -12,20 +13,21 @@ use webmpc_circuit::Circuit;
 use webmpc_core::channel::memory::{network, run_local, Tamper};
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::prg::Prg;
-use webmpc_teleport::driver::{self, Peers};
+use webmpc_teleport::driver::{self, link_frame, split_link_frame};
 use webmpc_teleport::frames::{self, tag};
 use webmpc_teleport::gc;
 use webmpc_teleport::local::{self, random_sid};
 use webmpc_teleport::seal::EnclaveKeys;
 use webmpc_teleport::{Check, JobHeader, Mode, Owner, TeleportError};
 
-const PEERS: Peers = Peers { garbler: 0, evaluator: 1, enclave: 2 };
-
 type Out = Result<Vec<Vec<bool>>, TeleportError>;
 
+type GarblerOut = Result<Vec<Option<Vec<bool>>>, TeleportError>;
+
 /// Runs the three parties, each over its own (possibly tampered) channel, with the honest drivers;
-/// `enclave` may be replaced by a deviating future.
-fn run<C0: Channel, C1: Channel>(
+/// `enclave` may be replaced by a deviating future. `reveal`: the outputs the garbler learns too.
+#[allow(clippy::too_many_arguments)]
+fn run_revealing<C0: Channel, C1: Channel>(
     g: C0,
     e: C1,
     enclave: impl core::future::Future<Output = Result<(), TeleportError>>,
@@ -33,20 +35,19 @@ fn run<C0: Channel, C1: Channel>(
     c: &Circuit,
     x1: &[bool],
     x2: &[bool],
-) -> (Result<(), TeleportError>, Out) {
+    reveal: &[bool],
+) -> (GarblerOut, Out) {
     let bin = c.to_binary();
     let bin = &bin;
-    let pol = local::policy();
-    let pol = &pol;
     let (a, b, _) = run_local(async {
         join!(
             async move {
-                let r = driver::gc_garbler(&g, &PEERS, job, bin, x1, pol, &mut Prg::from_entropy().unwrap()).await;
+                let r = garbler(&g, job, bin, x1, reveal, &mut Prg::from_entropy().unwrap()).await;
                 drop(g);
                 r
             },
             async move {
-                let r = driver::gc_evaluator(&e, &PEERS, job, bin, x2, &mut Prg::from_entropy().unwrap()).await;
+                let r = evaluator(&e, job, bin, x2, reveal, &mut Prg::from_entropy().unwrap()).await;
                 drop(e);
                 r
             },
@@ -55,6 +56,18 @@ fn run<C0: Channel, C1: Channel>(
     })
     .expect("no deadlock");
     (a, b)
+}
+
+fn run<C0: Channel, C1: Channel>(
+    g: C0,
+    e: C1,
+    enclave: impl core::future::Future<Output = Result<(), TeleportError>>,
+    job: &JobHeader,
+    c: &Circuit,
+    x1: &[bool],
+    x2: &[bool],
+) -> (GarblerOut, Out) {
+    run_revealing(g, e, enclave, job, c, x1, x2, &[false])
 }
 
 fn aes() -> (&'static Circuit, Vec<bool>, Vec<bool>, String) {
@@ -70,15 +83,17 @@ fn out_hex(out: &[Vec<bool>]) -> String {
     webmpc_circuit::bytes_be_from_bits(&out[0]).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Runs AES with the enclave's messages to the evaluator edited by `edit(index, message)`.
+/// Runs AES with the enclave's messages to the evaluator edited by `edit(index, message)` (the
+/// message inside the link frame; index 0 is the evidence).
 fn with_tampered_enclave(mode: Mode, edit: impl Fn(usize, &mut Vec<u8>) + Clone) -> (Out, String) {
     let (c, key, pt, want) = aes();
     let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], mode, random_sid().unwrap());
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    // Link frames: 0 is the garbler's copy of the evidence, then P2's messages from 1.
     let x = Tamper::new(x, move |to: PartyId, i, m: &mut Vec<u8>| {
-        if to == PEERS.evaluator {
-            edit(i, m)
+        if to == PEERS.evaluator && i >= 1 {
+            edit_link(m, 1, |inner| edit(i - 1, inner))
         }
     });
     let (mut machine, ev) = local::enclave().unwrap();
@@ -104,6 +119,9 @@ const FIRST_TABLES: usize = 2;
 
 #[test]
 fn a_tampered_table_fails_tau_and_goes_unnoticed_without_it() {
+    // One bit of every 16-byte row of the first piece's tables: a row the evaluator uses is then
+    // wrong whichever rows its select bits pick (only GRR3's implicit row escapes, 1 in 4 per
+    // gate), so semi-honest mode's wrong output is certain, not a matter of luck.
     let flip = |i: usize, m: &mut Vec<u8>| {
         if i == FIRST_TABLES {
             assert_eq!(m[0], tag::TABLES);
@@ -181,28 +199,35 @@ fn an_enclave_that_garbles_a_different_circuit_with_the_right_seed_fails_tau() {
         let job2 = job.clone();
         // The deviating enclave: opens the seed like an honest one, then runs M^GC on `other`.
         let enclave = async move {
-            let keys = EnclaveKeys::from_entropy([7; 32]);
+            let mut keys = EnclaveKeys::from_entropy([7; 32]);
             let ev = local::evidence_for(&keys.public());
-            x.send(PEERS.garbler, ev.clone()).await?;
-            x.send(PEERS.evaluator, ev).await?;
-            let msg = x.recv(PEERS.garbler).await?;
+            let to_p2 = |peer: u8, msg: Vec<u8>| x.send(PEERS.evaluator, link_frame(peer, &msg));
+            let from_p2 = || async {
+                let f = x.recv(PEERS.evaluator).await?;
+                let (peer, msg) = split_link_frame(&f)?;
+                Ok::<(u8, Vec<u8>), TeleportError>((peer, msg.to_vec()))
+            };
+            to_p2(0, ev.clone()).await?;
+            to_p2(1, ev).await?;
+            let (_, msg) = from_p2().await?;
+            let (_, rest) = frames::parse_evaluator_job(&msg[1..])?;
+            let x2_0 = webmpc_teleport::unpack_bits(&rest[4..], 128, "x2⁰")?;
+            while from_p2().await?.1[0] != tag::CIRCUIT_DONE {}
+            let (peer, msg) = from_p2().await?;
+            assert_eq!(peer, 0);
             let (job_bytes, sealed) = frames::parse_garbler_job(&msg[1..])?;
             assert_eq!(job_bytes, job2.encode());
             let seed = keys.open(job_bytes, sealed)?;
-            let msg = x.recv(PEERS.evaluator).await?;
-            let (_, rest) = frames::parse_evaluator_job(&msg[1..])?;
-            let x2_0 = webmpc_teleport::unpack_bits(&rest[4..], 128, "x2⁰")?;
-            while x.recv(PEERS.evaluator).await?[0] != tag::CIRCUIT_DONE {}
             let m = gc::m_gc(seed, &other_job, &other.to_binary(), &x2_0)?;
             let sigmas: Vec<[u8; 32]> = m.sigmas.map(|s| s.iter().copied().collect()).unwrap_or_default();
-            x.send(PEERS.evaluator, frames::input_labels(&m.share0_labels, &sigmas)).await?;
-            let msg = x.recv(PEERS.evaluator).await?;
+            to_p2(1, frames::input_labels(&m.share0_labels, &sigmas)).await?;
+            let (_, msg) = from_p2().await?;
             assert_eq!(msg[0], tag::GARBLE_PIECE);
             let mut t = frames::tables_header(0, m.tables.len());
             t.extend_from_slice(&m.tables);
-            x.send(PEERS.evaluator, t).await?;
-            x.send(PEERS.evaluator, frames::decoding(128, &m.decoding)).await?;
-            x.send(PEERS.evaluator, frames::done()).await?;
+            to_p2(1, t).await?;
+            to_p2(1, frames::decoding(128, &m.decoding)).await?;
+            to_p2(1, frames::done()).await?;
             drop(x);
             Ok(())
         };
@@ -214,14 +239,15 @@ fn an_enclave_that_garbles_a_different_circuit_with_the_right_seed_fails_tau() {
     }
 }
 
-/// AES with the garbler's labels message (its second message to the evaluator) edited.
+/// AES with the garbler's labels message (its third message to the evaluator, after the job
+/// header and the sealed seed) edited.
 fn with_tampered_garbler_labels(edit: impl Fn(&mut Vec<u8>) + Clone) -> Out {
     let (c, key, pt, _) = aes();
     let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], Mode::Malicious, random_sid().unwrap());
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
     let g = Tamper::new(g, move |to: PartyId, i, m: &mut Vec<u8>| {
-        if to == PEERS.evaluator && i == 1 {
+        if to == PEERS.evaluator && i == 2 {
             edit(m)
         }
     });
@@ -266,14 +292,16 @@ fn a_garbler_sending_the_label_of_the_other_x2_share_value_is_caught() {
         join!(
             async move {
                 let mut prg = Prg::from_entropy().unwrap();
-                g.send(PEERS.evaluator, job_bytes.clone()).await?;
+                let ev = g.recv(PEERS.evaluator).await?;
+                let pk = webmpc_teleport::evidence::verify(&ev[1..], &pol)?;
+                let mut agreed = job_bytes.clone();
+                agreed.push(0);
+                g.send(PEERS.evaluator, agreed).await?;
                 g.recv(PEERS.evaluator).await?;
                 let mut x2_1 = webmpc_teleport::unpack_bits(&g.recv(PEERS.evaluator).await?, 128, "x2¹")?;
-                let ev = g.recv(PEERS.enclave).await?;
-                let pk = webmpc_teleport::evidence::verify(&ev[1..], &pol)?;
                 let seed = prg.next_block();
                 let sealed = webmpc_teleport::seal::seal(&pk, &job_bytes, seed, [5; 32])?;
-                g.send(PEERS.enclave, frames::garbler_job(&job_bytes, &sealed)).await?;
+                g.send(PEERS.evaluator, frames::garbler_job(&job_bytes, &sealed)).await?;
                 x2_1[17] = !x2_1[17];
                 let labels = gc::garbler_labels(seed, job, bin, &key, &x2_1)?;
                 g.send(PEERS.evaluator, labels.encode()).await?;
@@ -281,7 +309,7 @@ fn a_garbler_sending_the_label_of_the_other_x2_share_value_is_caught() {
                 Ok::<(), TeleportError>(())
             },
             async move {
-                let r = driver::gc_evaluator(&e, &PEERS, job, bin, &pt, &mut Prg::from_entropy().unwrap()).await;
+                let r = evaluator(&e, job, bin, &pt, &[false], &mut Prg::from_entropy().unwrap()).await;
                 drop(e);
                 r
             },
@@ -303,4 +331,53 @@ fn honest_runs_pass_every_check() {
     assert_eq!(out_hex(&out.unwrap()), want);
     let out = with_tampered_garbler_labels(|_| {});
     assert_eq!(out_hex(&out.unwrap()), aes().3);
+}
+
+/// AES with the garbler learning the output too, and the evaluator's report to it edited.
+fn garbler_output_with(mode: Mode, edit: impl Fn(&mut Vec<u8>) + Clone) -> (GarblerOut, Out, String) {
+    let (c, key, pt, want) = aes();
+    let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], mode, random_sid().unwrap());
+    let mut net = network(3).into_iter();
+    let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    // P2 → P1: 0 the relayed evidence, 1 job header, 2 x2¹, 3 the report of P1's outputs.
+    let e = Tamper::new(e, move |to: PartyId, i, m: &mut Vec<u8>| {
+        if to == PEERS.garbler && i == 3 {
+            edit(m)
+        }
+    });
+    let (mut machine, ev) = local::enclave().unwrap();
+    let enclave = async move {
+        let r = driver::enclave_party(&x, &PEERS, &mut machine, &ev).await;
+        drop(x);
+        r
+    };
+    let (a, b) = run_revealing(g, e, enclave, &job, c, &key, &pt, &[true]);
+    (a, b, want)
+}
+
+#[test]
+fn the_garbler_gets_its_output_and_catches_a_forged_output_label() {
+    for mode in MODES {
+        let (g, e, want) = garbler_output_with(mode, |_| {});
+        assert_eq!(out_hex(&g.unwrap().into_iter().map(Option::unwrap).collect::<Vec<_>>()), want);
+        assert_eq!(out_hex(&e.unwrap()), want);
+    }
+    // Malicious mode: the report is 128 output labels; a changed label is no label of its wire.
+    let (g, e, want) = garbler_output_with(Mode::Malicious, |m| {
+        assert_eq!(m.len(), 16 * 128);
+        m[16 * 40 + 3] ^= 1;
+    });
+    assert_eq!(out_hex(&e.unwrap()), want, "the evaluator's own output is right");
+    let err = g.unwrap_err();
+    assert_eq!(err, TeleportError::CheckFailed(Check::EvaluatorOutputLabels));
+    assert_eq!(Check::EvaluatorOutputLabels.suspect(), "evaluator");
+    // Swapping two labels moves valid labels onto wires they do not belong to: caught as well.
+    let (g, ..) = garbler_output_with(Mode::Malicious, |m| {
+        let (a, b) = m.split_at_mut(16);
+        a.swap_with_slice(&mut b[..16]);
+    });
+    assert_eq!(g.unwrap_err(), TeleportError::CheckFailed(Check::EvaluatorOutputLabels));
+    // Semi-honest mode: the report is the bits themselves, and a changed bit goes unnoticed.
+    let (g, _, want) = garbler_output_with(Mode::SemiHonest, |m| m[0] ^= 1);
+    assert_ne!(out_hex(&g.unwrap().into_iter().map(Option::unwrap).collect::<Vec<_>>()), want);
 }

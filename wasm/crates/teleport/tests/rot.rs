@@ -10,7 +10,7 @@ use webmpc_core::channel::memory::{network, run_local, Tamper};
 use webmpc_core::channel::PartyId;
 use webmpc_core::prg::Prg;
 use webmpc_ot::contract::{check_random, SIZES};
-use webmpc_teleport::driver::{self, Peers};
+use webmpc_teleport::driver::{self, EvaluatorSession, GarblerSession, Peers};
 use webmpc_teleport::local::{self, random_sid, rot_pair};
 use webmpc_teleport::{Check, JobHeader, JobKind, Mode, TeleportError};
 
@@ -42,19 +42,29 @@ fn rot_with(edit_enclave: impl Fn(usize, &mut Vec<u8>), edit_sender: impl Fn(usi
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
     let g = Tamper::new(g, move |to: PartyId, i, m: &mut Vec<u8>| if to == 1 { edit_sender(i, m) });
-    let x = Tamper::new(x, move |to: PartyId, i, m: &mut Vec<u8>| if to == 1 { edit_enclave(i, m) });
+    // Link frames to P2: 0 and 1 the evidence copies, then chunk j at 2 + j.
+    let x = Tamper::new(x, move |to: PartyId, i, m: &mut Vec<u8>| if to == 1 { common::edit_link(m, 1, |inner| edit_enclave(i, inner)) });
     let (mut machine, ev) = local::enclave().unwrap();
     let pol = local::policy();
     let (job, pol) = (&job, &pol);
     let (_, b, _) = run_local(async {
         join!(
             async move {
-                let r = driver::rot_sender(&g, &peers, job, pol, &mut Prg::from_entropy().unwrap()).await;
+                let r = async {
+                    let mut prg = Prg::from_entropy().unwrap();
+                    let mut s = GarblerSession::connect(&g, &peers, pol, &mut prg).await?;
+                    driver::rot_sender(&g, &peers, &mut s, job, &mut prg, |_, _| {}).await
+                }
+                .await;
                 drop(g);
                 r
             },
             async move {
-                let r = driver::rot_receiver(&e, &peers, job, &mut Prg::from_entropy().unwrap(), |_, _, _| {}).await;
+                let r = async {
+                    let mut s = EvaluatorSession::connect(&e, &peers, pol).await?;
+                    driver::rot_receiver(&e, &peers, &mut s, job, &mut Prg::from_entropy().unwrap(), |_, _, _| {}).await
+                }
+                .await;
                 drop(e);
                 r
             },
@@ -72,13 +82,13 @@ fn rot_with(edit_enclave: impl Fn(usize, &mut Vec<u8>), edit_sender: impl Fn(usi
 #[test]
 fn a_malicious_enclave_or_sender_fails_the_chunk_tau() {
     assert!(rot_with(|_, _| {}, |_, _| {}).is_ok());
-    // Enclave → receiver: 0 evidence, then chunks 0, 1, 2 (index 1 + j). Layout: tag, u64, u32, R's, σ's.
-    let r = rot_with(|i, m| if i == 2 { m[1 + 12 + 16 * 7] ^= 1 }, |_, _| {});
+    // Enclave → receiver: 0, 1 evidence, then chunks 0, 1, 2 (index 2 + j). Layout: tag, u64, u32, R's, σ's.
+    let r = rot_with(|i, m| if i == 3 { m[1 + 12 + 16 * 7] ^= 1 }, |_, _| {});
     assert_eq!(r.unwrap_err(), TeleportError::CheckFailed(Check::RotTau));
-    let r = rot_with(|i, m| if i == 3 { let n = m.len(); m[n - 3] ^= 4 }, |_, _| {});
+    let r = rot_with(|i, m| if i == 4 { let n = m.len(); m[n - 3] ^= 4 }, |_, _| {});
     assert_eq!(r.unwrap_err(), TeleportError::CheckFailed(Check::RotTau));
-    // Sender → receiver: 0 job header, 1 τ list.
-    let r = rot_with(|_, _| {}, |i, m| if i == 1 { m[40] ^= 1 });
+    // Sender → receiver: 0 job header, 1 sealed seed, 2 τ list.
+    let r = rot_with(|_, _| {}, |i, m| if i == 2 { m[40] ^= 1 });
     assert_eq!(r.unwrap_err(), TeleportError::CheckFailed(Check::RotTau));
 }
 

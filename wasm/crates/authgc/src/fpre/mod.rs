@@ -20,7 +20,12 @@
 //! authenticated to j). Each instance has its own [`SessionId`], derived from the session id, the
 //! sender and the receiver. With a given peer everything runs in one order both ends agree on —
 //! the instance whose sender has the smaller index first — while different peers run
-//! concurrently. Only the *unhashed* Δ-OT outputs are used (`cot_stream`): K and M = K ⊕ x·Δ_i.
+//! concurrently. Only that first instance runs public-key base OTs; the second one's base OTs are
+//! derived from 128 random OTs of the first ([`KosSender::derive_reverse`]: the smaller index's
+//! hashed random-OT messages under its Δ, ordered by the larger index's correction bits c ⊕ Δ_j),
+//! which halves setup's group operations. That hashes with Δ_i, like Π_HaAND does below: the
+//! KOS tweaks (its instance tag, then a counter below 2^60) never meet this module's, whose low
+//! 64 bits are at least 2^60 ([`fpre_core::tweak_base`]), so no TCCR tweak repeats under Δ_i. Only the *unhashed* Δ-OT outputs are used (`cot_stream`): K and M = K ⊕ x·Δ_i.
 //! Setup ends with the Π_aShare global-key check (below).
 //!
 //! **Π^n_aBit (Fig. 14)**, run by every batch: party i picks `len + p` random bits x and runs
@@ -124,7 +129,8 @@
 //!
 //! # Rounds
 //!
-//! Setup: base OTs, then aBit and the three rounds of the Δ check. A triple batch: the Δ-OTs (three
+//! Setup: base OTs of one instance per pair, one KOS chunk and a correction for the other, then
+//! aBit and the three rounds of the Δ check. A triple batch: the Δ-OTs (three
 //! messages per 2^16 OTs, both directions of a pair one after the other), coin toss (2 rounds),
 //! aBit check (1), then HaAND bits with U (1), e (1), coins (1), h committed and opened (2), d
 //! opened (1). A share batch: Δ-OTs, coins (2), check (1), X digest (1).
@@ -155,7 +161,7 @@ use webmpc_core::prg::Prg;
 use webmpc_core::{random, Block};
 use webmpc_ot::{KosReceiver, KosSender, OtError, SessionId};
 
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 use std::rc::Rc;
 
 /// The most AND triples one batch produces (larger requests are split into equal batches).
@@ -172,7 +178,8 @@ pub const MAX_SHARE_BATCH: usize = 1 << 22;
 pub enum Step {
     /// Between calls.
     Idle,
-    /// Setup: the base OTs of every KOS instance.
+    /// Setup: the base OTs of every pair's first KOS instance, and the second instance's base
+    /// OTs derived from it (one KOS chunk and a 16-byte correction).
     BaseOt,
     /// The Δ-OT extension of an aBit run (both instances of every pair).
     AbitOt,
@@ -285,12 +292,12 @@ pub struct Profile {
 }
 
 /// An in-place change to an outgoing message (tests).
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 pub type MessageEdit = Rc<dyn Fn(&mut Vec<u8>)>;
 
-/// A deviation a test makes one party apply (feature `ideal` only; the honest code path is the
+/// A deviation a test makes one party apply (feature `testing` only; the honest code path is the
 /// same code with no deviation set).
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 #[derive(Clone)]
 pub enum Deviation {
     /// In every aBit run, authenticate bit `index` to `peer` with the opposite value (and the
@@ -342,7 +349,7 @@ pub enum Deviation {
     },
 }
 
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 impl core::fmt::Debug for Deviation {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
@@ -440,7 +447,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     }
 
     /// [`setup`](Self::setup) for a party that applies `deviation` from the start (tests).
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     pub async fn setup_deviating(
         ch: C,
         session: &SessionId,
@@ -453,7 +460,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     }
 
     /// Makes this party apply `deviation` from now on (tests).
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     pub fn set_deviation(&mut self, deviation: Option<Deviation>) {
         self.ch.set_deviation(deviation);
     }
@@ -491,14 +498,16 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             let key = this.sender_delta(j);
             async move {
                 let (send_id, recv_id) = (instance_id(session, me, j), instance_id(session, j, me));
-                // The instance whose sender has the smaller index goes first, on both ends.
+                // Base OTs run once per pair, for the instance whose sender has the smaller
+                // index; the other instance's base OTs come from 128 of its random OTs (KOS
+                // `derive_reverse`), which saves half the public-key work of setup.
                 let pair = if me < j {
-                    let sender = KosSender::setup(ch.clone(), j, &send_id, key).await?;
-                    let receiver = KosReceiver::setup(ch, j, &recv_id).await?;
+                    let mut sender = KosSender::setup(ch.clone(), j, &send_id, key).await?;
+                    let receiver = sender.derive_reverse(ch, &recv_id).await?;
                     PairOt { sender, receiver }
                 } else {
-                    let receiver = KosReceiver::setup(ch.clone(), j, &recv_id).await?;
-                    let sender = KosSender::setup(ch, j, &send_id, key).await?;
+                    let mut receiver = KosReceiver::setup(ch.clone(), j, &recv_id).await?;
+                    let sender = receiver.derive_reverse(ch, &send_id, key).await?;
                     PairOt { sender, receiver }
                 };
                 Ok::<_, OtError>((j, pair))
@@ -516,7 +525,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     /// The global key this party's sender instance towards `peer` uses: Δ, unless a test makes
     /// it deviate.
     fn sender_delta(&self, _peer: PartyId) -> Block {
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         if let Some(Deviation::InconsistentDelta { peer }) = self.ch.deviation() {
             if peer == _peer {
                 return self.delta ^ Block::from_u128(1);
@@ -528,7 +537,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     /// The choice bits this party uses towards `peer` in an aBit run: its bits, unless a test
     /// makes it deviate.
     fn choices_for<'a>(&self, _peer: PartyId, bits: &'a [bool]) -> std::borrow::Cow<'a, [bool]> {
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         if let Some(Deviation::InconsistentBit { peer, index, .. }) = self.ch.deviation() {
             if peer == _peer && index < bits.len() {
                 let mut flipped = bits.to_vec();
@@ -541,7 +550,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
 
     /// Marks the start of `step` (and, in tests, stops there if asked to).
     fn enter(&self, step: Step) -> Result<(), AuthGcError> {
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         if let Some(Deviation::Disconnect { step: at }) = self.ch.deviation() {
             if at == step {
                 return Err(AuthGcError::InvalidArgument(format!("test deviation: stopped at {}", step.name())));
@@ -628,7 +637,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let comb = self.timed(Work::AbitCheck, |_| abit_combine(seed, k, &shares));
         self.enter(Step::AbitCheck)?;
         let announced = |_j: PartyId| -> u128 {
-            #[cfg(feature = "ideal")]
+            #[cfg(feature = "testing")]
             if let Some(Deviation::InconsistentBit { peer, index, adapt_x: true }) = self.ch.deviation() {
                 if peer == _j && index < m {
                     return comb.x ^ fpre_core::abit_coefficients(seed, k, index);
@@ -893,7 +902,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         for (p, c) in coin_commitments.iter().enumerate() {
             e_log.record(p, b"LaAND coin commitment", c);
         }
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         if let Some(Deviation::WrongZ { index }) = self.ch.deviation() {
             if index < l {
                 z_bits[index] ^= true;
@@ -939,7 +948,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         // H_i, compressed to h_i = Σ χ_t·H_{i,t}; commit-then-open h_i with a coin for bucketing.
         let h = self.timed(Work::LeakyCheck, |_this| {
             laand_local_terms(&x.bits, &z, &phis, delta, &mut acc);
-            #[cfg(feature = "ideal")]
+            #[cfg(feature = "testing")]
             if let Some(Deviation::WrongCheckValue { index }) = _this.ch.deviation() {
                 if index < l {
                     acc[index] ^= Block::from_u128(2);

@@ -1,6 +1,6 @@
 //! The channel F_Pre talks through: the caller's channel plus the protocol step in progress, so
 //! that bytes can be accounted per step (bytes per AND triple is a headline figure) and — in test
-//! builds (feature `ideal`) — so a deliberately deviating party can edit exactly the message of a
+//! builds (feature `testing`) — so a deliberately deviating party can edit exactly the message of a
 //! given step, whoever builds it (the OT extension, `net`'s helpers or this module).
 //!
 //! Every clone shares the same state: the OT-extension instances hold clones, and their traffic is
@@ -11,7 +11,7 @@ use core::cell::{Cell, RefCell};
 use std::rc::Rc;
 use webmpc_core::channel::{Channel, ChannelError, PartyId};
 
-#[cfg(feature = "ideal")]
+#[cfg(feature = "testing")]
 use super::Deviation;
 
 struct TapState {
@@ -19,10 +19,10 @@ struct TapState {
     /// Bytes sent, per step (indexed by `Step as usize`).
     bytes: RefCell<[u64; Step::COUNT]>,
     /// The deviation this party applies (tests only).
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     deviation: RefCell<Option<Deviation>>,
     /// Messages sent to each peer since the current step began (tests only).
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     sent_in_step: RefCell<Vec<usize>>,
 }
 
@@ -40,16 +40,16 @@ impl<C: Clone> Clone for Tap<C> {
 
 impl<C: Channel> Tap<C> {
     pub(crate) fn new(inner: C) -> Self {
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         let parties = inner.parties();
         Tap {
             inner,
             state: Rc::new(TapState {
                 step: Cell::new(Step::Idle),
                 bytes: RefCell::new([0; Step::COUNT]),
-                #[cfg(feature = "ideal")]
+                #[cfg(feature = "testing")]
                 deviation: RefCell::new(None),
-                #[cfg(feature = "ideal")]
+                #[cfg(feature = "testing")]
                 sent_in_step: RefCell::new(vec![0; parties]),
             }),
         }
@@ -58,7 +58,7 @@ impl<C: Channel> Tap<C> {
     /// Marks the start of `step`.
     pub(crate) fn set_step(&self, step: Step) {
         self.state.step.set(step);
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         self.state.sent_in_step.borrow_mut().iter_mut().for_each(|c| *c = 0);
     }
 
@@ -67,18 +67,18 @@ impl<C: Channel> Tap<C> {
         *self.state.bytes.borrow()
     }
 
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     pub(crate) fn set_deviation(&self, deviation: Option<Deviation>) {
         *self.state.deviation.borrow_mut() = deviation;
     }
 
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     pub(crate) fn deviation(&self) -> Option<Deviation> {
         self.state.deviation.borrow().clone()
     }
 
     /// Applies an `Edit` deviation to an outgoing message, if one matches.
-    #[cfg(feature = "ideal")]
+    #[cfg(feature = "testing")]
     fn edit(&self, to: PartyId, msg: &mut Vec<u8>) {
         let nth = {
             let mut counts = self.state.sent_in_step.borrow_mut();
@@ -106,7 +106,7 @@ impl<C: Channel> Channel for Tap<C> {
     #[allow(unused_mut)]
     async fn send(&self, to: PartyId, mut msg: Vec<u8>) -> Result<(), ChannelError> {
         self.check_peer(to)?;
-        #[cfg(feature = "ideal")]
+        #[cfg(feature = "testing")]
         self.edit(to, &mut msg);
         self.state.bytes.borrow_mut()[self.state.step.get() as usize] += msg.len() as u64;
         self.inner.send(to, msg).await

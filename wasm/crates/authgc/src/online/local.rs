@@ -4,13 +4,16 @@
 //! is the sum of every party's work.
 
 use super::{AuthGcParty, Options, Outputs, PreparedCircuit, Roles, SharedChannel};
+#[cfg(feature = "ideal")]
 use crate::ideal::IdealPreprocessor;
 use crate::preprocess::Preprocessor;
 use crate::AuthGcError;
 use core::future::Future;
 use futures::future::try_join_all;
 use webmpc_core::channel::memory::{network, run_local, MemoryChannel};
-use webmpc_core::channel::{Channel, ChannelError};
+#[cfg(feature = "ideal")]
+use webmpc_core::channel::Channel;
+use webmpc_core::channel::ChannelError;
 
 /// The channel each local party talks through.
 pub type LocalChannel = SharedChannel<MemoryChannel>;
@@ -29,8 +32,10 @@ fn all<T, F: Future<Output = Result<T, AuthGcError>>>(futures: impl IntoIterator
     run_local(try_join_all(futures)).map_err(|_| stalled())?
 }
 
+#[cfg(feature = "ideal")]
 impl LocalAuthGc<IdealPreprocessor> {
-    /// `parties` parties over the trusted-dealer F_Pre (a fresh random dealer seed and session).
+    /// `parties` parties over the trusted-dealer F_Pre (a fresh random dealer seed and session);
+    /// feature `ideal` only.
     pub fn ideal(parties: usize, options: Options) -> Result<Self, AuthGcError> {
         let mut seed = [0u8; 32];
         webmpc_core::random::fill(&mut seed)?;

@@ -131,7 +131,6 @@
 //! chunks; the run after it sends everything else.
 
 pub mod gc_core;
-#[cfg(feature = "ideal")]
 pub mod local;
 mod shared;
 

@@ -1,25 +1,42 @@
 //! Shared helpers for the online-protocol tests: a preprocessor constructor the tests are generic
-//! over ([`PreSetup`]: the trusted dealer now, the real F_Pre by adding one impl), a runner for n
-//! parties over the in-memory network with an optional deviating party, reference circuits,
-//! a small circuit builder (Vickrey auctions, random circuits) and a generated streamed circuit.
+//! over ([`PreSetup`]: the trusted dealer [`Ideal`] and the real F_Pre [`Real`]), a macro that
+//! runs a generic test on both ([`on_both_preprocessors!`]), a runner for n parties over the
+//! in-memory network with an optional deviating party, reference circuits, a small circuit
+//! builder (Vickrey auctions, random circuits) and a generated streamed circuit.
 #![allow(dead_code)]
 
-use core::cell::Cell;
+/// For each `name`, a `#[test]` that runs the generic `fn name<S: PreSetup>()` on the trusted
+/// dealer (`ideal_fpre::name`) and one on the real F_Pre (`real_fpre::name`).
+macro_rules! on_both_preprocessors {
+    ($($name:ident),* $(,)?) => {
+        mod ideal_fpre {
+            $(#[test] fn $name() { super::$name::<super::common::Ideal>() })*
+        }
+        mod real_fpre {
+            $(#[test] fn $name() { super::$name::<super::common::Real>() })*
+        }
+    };
+}
+
+use core::cell::{Cell, RefCell};
 use core::future::Future;
 use core::pin::Pin;
 use futures::future::join_all;
 use std::rc::Rc;
 use std::sync::OnceLock;
+use webmpc_authgc::fpre::RealPreprocessor;
 use webmpc_authgc::ideal::IdealPreprocessor;
 use webmpc_authgc::online::{
     AuthGcParty, GateSource, Options, Outputs, PreparedCircuit, Recipients, Roles, RunStats, Shape, SharedChannel,
 };
 use webmpc_authgc::preprocess::Preprocessor;
-use webmpc_authgc::AuthGcError;
+use webmpc_authgc::{AuthGcError, DEFAULT_RHO};
 use webmpc_circuit::{Circuit, Gate};
 use webmpc_core::channel::memory::{network, run_local, MemoryChannel, Tamper};
 use webmpc_core::channel::{Channel, ChannelError, PartyId};
+use webmpc_core::Block;
 use webmpc_garble::YaoError;
+use webmpc_ot::SessionId;
 
 /// How the tests build a party's preprocessor from its channel: the only thing that changes
 /// between the ideal and the real F_Pre.
@@ -48,6 +65,31 @@ impl PreSetup for Ideal {
     }
 }
 
+/// The real F_Pre (base OTs, KOS Δ-OT, Π_aShare's global-key check at setup) at ρ = 40. The seed
+/// becomes the session id (shared, as a session id is); nothing secret derives from it.
+pub struct Real;
+
+impl PreSetup for Real {
+    type Pre<C: Channel + 'static> = RealPreprocessor<SharedChannel<C>>;
+    fn setup<C: Channel + 'static>(
+        ch: SharedChannel<C>,
+        seed: [u8; 32],
+    ) -> impl Future<Output = Result<RealPreprocessor<SharedChannel<C>>, AuthGcError>> {
+        async move { RealPreprocessor::setup(ch, &SessionId(seed).derive(b"fpre"), DEFAULT_RHO).await }
+    }
+}
+
+thread_local! {
+    /// Every party's Δ in the job [`run_job`] is running on this thread, set right after setup.
+    static DELTAS: RefCell<Vec<Option<Block>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Party `p`'s global key in the running job (for an edit that needs it, e.g. to send the other
+/// valid label L ⊕ Δ). Panics before `p`'s setup is done.
+pub fn party_delta(p: PartyId) -> Block {
+    DELTAS.with(|d| d.borrow().get(p).copied().flatten()).expect("the party's F_Pre is set up")
+}
+
 /// An edit a deviating party applies to what it sends: `(to, index of the message to `to`, msg)`.
 pub type Edit = Rc<dyn Fn(PartyId, usize, &mut Vec<u8>)>;
 
@@ -66,20 +108,23 @@ pub enum Deviation {
 /// The edit function inside a test channel's `Tamper`.
 type EditFn = Box<dyn Fn(PartyId, usize, &mut Vec<u8>)>;
 
-/// A party's channel in the tests: the in-memory channel through `Tamper`, and a crash switch.
+/// A party's connection in the tests: the in-memory channel, a `Tamper` in front of it for the
+/// online protocol's messages, and a crash switch that counts every message (F_Pre's too).
 pub struct TestChannel {
-    inner: Tamper<MemoryChannel, EditFn>,
+    raw: SharedChannel<MemoryChannel>,
+    tamper: Tamper<SharedChannel<MemoryChannel>, EditFn>,
     crash_after: Option<usize>,
     sent: Cell<usize>,
 }
 
 impl TestChannel {
-    fn new(ch: MemoryChannel, edit: Option<Edit>, crash_after: Option<usize>) -> TestChannel {
+    fn new(ch: MemoryChannel, edit: Option<Edit>, crash_after: Option<usize>) -> Rc<TestChannel> {
         let f: EditFn = match edit {
             Some(e) => Box::new(move |to, i, m: &mut Vec<u8>| e(to, i, m)),
             None => Box::new(|_, _, _: &mut Vec<u8>| {}),
         };
-        TestChannel { inner: Tamper::new(ch, f), crash_after, sent: Cell::new(0) }
+        let raw = SharedChannel::new(ch);
+        Rc::new(TestChannel { tamper: Tamper::new(raw.clone(), f), raw, crash_after, sent: Cell::new(0) })
     }
 
     fn crashed(&self) -> bool {
@@ -87,25 +132,37 @@ impl TestChannel {
     }
 }
 
-impl Channel for TestChannel {
+/// One side of a [`TestChannel`]: the online protocol's (through the `Tamper`, so edits index the
+/// online protocol's messages only, whatever F_Pre sends in between) or F_Pre's (untouched).
+/// Both share one connection, so the message order per pair is the real one.
+pub struct Side {
+    ch: Rc<TestChannel>,
+    fpre: bool,
+}
+
+impl Channel for Side {
     fn party(&self) -> PartyId {
-        self.inner.party()
+        self.ch.raw.party()
     }
     fn parties(&self) -> usize {
-        self.inner.parties()
+        self.ch.raw.parties()
     }
     async fn send(&self, to: PartyId, msg: Vec<u8>) -> Result<(), ChannelError> {
-        if self.crashed() {
+        if self.ch.crashed() {
             return Err(ChannelError::Disconnected { peer: to });
         }
-        self.sent.set(self.sent.get() + 1);
-        self.inner.send(to, msg).await
+        self.ch.sent.set(self.ch.sent.get() + 1);
+        if self.fpre {
+            self.ch.raw.send(to, msg).await
+        } else {
+            self.ch.tamper.send(to, msg).await
+        }
     }
     async fn recv(&self, from: PartyId) -> Result<Vec<u8>, ChannelError> {
-        if self.crashed() {
+        if self.ch.crashed() {
             return Err(ChannelError::Disconnected { peer: from });
         }
-        self.inner.recv(from).await
+        self.ch.raw.recv(from).await
     }
 }
 
@@ -134,6 +191,8 @@ pub struct Job<'a> {
 pub struct PartyResult {
     pub outputs: Result<Outputs, AuthGcError>,
     pub stats: Option<RunStats>,
+    /// Messages the party sent (F_Pre's included).
+    pub sent: usize,
 }
 
 fn random_seed() -> [u8; 32] {
@@ -144,15 +203,13 @@ fn random_seed() -> [u8; 32] {
 
 /// Runs `job` with n = `job.inputs.len()` parties, one of which may deviate. Every party's future
 /// owns its channel, so a party that fails drops it and its peers see the disconnect: nothing
-/// may hang (`run_local` would report a deadlock, and this panics).
+/// may hang (`run_local` would report a deadlock, and this panics). Each party's Δ is published
+/// for [`party_delta`] once its F_Pre is set up.
 pub fn run_job<S: PreSetup>(job: &Job<'_>, deviation: &Deviation) -> Vec<PartyResult> {
-    run_job_seeded::<S>(job, deviation, random_seed())
-}
-
-/// [`run_job`] with a chosen dealer seed (a test may then compute the ideal dealer's Δs).
-pub fn run_job_seeded<S: PreSetup>(job: &Job<'_>, deviation: &Deviation, seed: [u8; 32]) -> Vec<PartyResult> {
     let n = job.inputs.len();
+    let seed = random_seed();
     let session = random_seed();
+    DELTAS.with(|d| *d.borrow_mut() = vec![None; n]);
     let futures = network(n).into_iter().map(|mem| {
         let p = mem.party();
         let edit = match deviation {
@@ -165,17 +222,23 @@ pub fn run_job_seeded<S: PreSetup>(job: &Job<'_>, deviation: &Deviation, seed: [
         };
         let inputs = job.inputs[p].clone();
         Box::pin(async move {
-            let ch = SharedChannel::new(TestChannel::new(mem, edit, crash));
-            let pre = match S::setup(ch.clone(), seed).await {
+            let shared = TestChannel::new(mem, edit, crash);
+            let counter = Rc::downgrade(&shared);
+            let sent = move || counter.upgrade().map_or(0, |c| c.sent.get());
+            let ch = SharedChannel::new(Side { ch: shared.clone(), fpre: false });
+            let fpre = SharedChannel::new(Side { ch: shared.clone(), fpre: true });
+            drop(shared);
+            let pre = match S::setup(fpre, seed).await {
                 Ok(pre) => pre,
-                Err(e) => return PartyResult { outputs: Err(e), stats: None },
+                Err(e) => return PartyResult { outputs: Err(e), stats: None, sent: sent() },
             };
+            DELTAS.with(|d| d.borrow_mut()[p] = Some(pre.delta()));
             let mut party = match AuthGcParty::new(pre, ch, session, job.options) {
                 Ok(party) => party,
-                Err(e) => return PartyResult { outputs: Err(e), stats: None },
+                Err(e) => return PartyResult { outputs: Err(e), stats: None, sent: sent() },
             };
             let outputs = drive(&mut party, job, &inputs).await;
-            PartyResult { outputs, stats: Some(party.last_stats().clone()) }
+            PartyResult { outputs, stats: Some(party.last_stats().clone()), sent: sent() }
         }) as Pin<Box<dyn Future<Output = PartyResult> + '_>>
     });
     run_local(join_all(futures)).expect("the parties deadlocked")
@@ -235,11 +298,6 @@ pub fn plaintext(job: &Job<'_>) -> Vec<Vec<bool>> {
         })
         .collect();
     c.evaluate(&all).expect("plaintext evaluation")
-}
-
-/// The ideal dealer's Δ of every party for `seed`.
-pub fn ideal_deltas(seed: [u8; 32], n: usize) -> Vec<webmpc_core::Block> {
-    IdealPreprocessor::new(seed, 0, n).unwrap().deltas().to_vec()
 }
 
 /// Whether wire `w`'s value reaches an input of an AND gate through XOR, INV and COPY gates

@@ -248,14 +248,24 @@ impl Field for Fp {
         }
     }
 
+    /// The same stream as [`Fp::random`] element by element would read when nothing is
+    /// rejected; a rejected block (probability 173/2^128) is replaced by blocks read after the
+    /// whole request, as both ends of a COPE seed do alike. Read through a small stack buffer,
+    /// so a large request allocates nothing.
     fn random_fill(prg: &mut Prg, out: &mut [Fp]) {
-        let mut blocks = vec![Block::ZERO; out.len()];
-        prg.fill_blocks(&mut blocks);
-        for (x, b) in out.iter_mut().zip(&blocks) {
+        let mut rejected = false;
+        super::fill_through_blocks(prg, out, |b| {
             let v = b.to_u128();
-            *x = if v < P { Fp(v) } else { Fp::random(prg) };
+            rejected |= v >= P;
+            Fp(v)
+        });
+        if rejected {
+            for x in out.iter_mut() {
+                if x.0 >= P {
+                    *x = Fp::random(prg);
+                }
+            }
         }
-        Block::wipe(&mut blocks);
     }
 
     fn to_bytes(self) -> [u8; 16] {

@@ -41,13 +41,7 @@ impl Field for Gf128 {
     }
 
     fn random_fill(prg: &mut Prg, out: &mut [Gf128]) {
-        // Gf128 is a u128, which has the size of a Block; fill through a byte view.
-        let mut blocks = vec![Block::ZERO; out.len()];
-        prg.fill_blocks(&mut blocks);
-        for (x, b) in out.iter_mut().zip(&blocks) {
-            *x = Gf128(b.to_u128());
-        }
-        Block::wipe(&mut blocks);
+        super::fill_through_blocks(prg, out, |b| Gf128(b.to_u128()));
     }
 
     fn to_bytes(self) -> [u8; 16] {

@@ -132,14 +132,33 @@ pub trait Field:
         bytes.chunks_exact(16).map(|c| Self::from_bytes(c.try_into().expect("16 bytes"))).collect()
     }
 
-    /// The concatenated encodings of `xs`.
+    /// The concatenated encodings of `xs`. (One byte of spare capacity: the stream tag the
+    /// multiplexer appends then needs no reallocation.)
     fn write_vec(xs: &[Self]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 * xs.len());
+        let mut out = Vec::with_capacity(16 * xs.len() + 1);
         for x in xs {
             out.extend_from_slice(&x.to_bytes());
         }
         out
     }
+}
+
+/// Blocks read from a PRG per step of [`fill_through_blocks`]: enough for the bitsliced AES to
+/// work on full batches, small enough to stay in L1.
+const FILL_STEP: usize = 64;
+
+/// `out[i] = of(block i of prg's stream)`, reading the stream through a stack buffer (wiped
+/// afterwards: it held keystream).
+pub(crate) fn fill_through_blocks<F>(prg: &mut Prg, out: &mut [F], mut of: impl FnMut(Block) -> F) {
+    let mut buf = [Block::ZERO; FILL_STEP];
+    for chunk in out.chunks_mut(FILL_STEP) {
+        let b = &mut buf[..chunk.len()];
+        prg.fill_blocks(b);
+        for (x, b) in chunk.iter_mut().zip(b.iter()) {
+            *x = of(*b);
+        }
+    }
+    Block::wipe(&mut buf);
 }
 
 #[cfg(test)]
@@ -182,6 +201,25 @@ mod tests {
             bits_round_trip(Gf128::random(&mut prg));
             bits_round_trip(-Fp::ONE);
         }
+    }
+
+    /// `random_fill` reads the same stream as repeated `random` (nothing is rejected for these
+    /// seeds), whatever the split, so both ends of a COPE seed agree however they batch.
+    #[test]
+    fn random_fill_is_the_stream_of_random() {
+        fn check<F: Field>() {
+            for len in [0usize, 1, 63, 64, 65, 200] {
+                let mut a = Prg::from_seed(Block::from_u128(len as u128 + 7));
+                let mut b = Prg::from_seed(Block::from_u128(len as u128 + 7));
+                let mut filled = vec![F::ZERO; len];
+                F::random_fill(&mut a, &mut filled);
+                let one_by_one: Vec<F> = (0..len).map(|_| F::random(&mut b)).collect();
+                assert_eq!(filled, one_by_one);
+                assert_eq!(a.next_block(), b.next_block());
+            }
+        }
+        check::<Fp>();
+        check::<Gf128>();
     }
 
     #[test]

@@ -47,3 +47,46 @@ pub fn bits_u64(bits: &[bool]) -> u64 {
 }
 
 pub const MODES: [Mode; 2] = [Mode::SemiHonest, Mode::Malicious];
+
+use webmpc_core::channel::Channel;
+use webmpc_core::prg::Prg;
+use webmpc_teleport::driver::{self, EvaluatorSession, GarblerSession, Peers};
+use webmpc_teleport::{local, TeleportError};
+
+pub const PEERS: Peers = Peers { garbler: 0, evaluator: 1, enclave: 2 };
+
+/// P1: takes the relayed evidence (the in-process enclave's policy), then one GC job.
+pub async fn garbler<C: Channel>(
+    ch: &C,
+    job: &JobHeader,
+    bin: &[u8],
+    x1: &[bool],
+    reveal: &[bool],
+    prg: &mut Prg,
+) -> Result<Vec<Option<Vec<bool>>>, TeleportError> {
+    let mut s = GarblerSession::connect(ch, &PEERS, &local::policy(), prg).await?;
+    driver::gc_garbler(ch, &PEERS, &mut s, job, bin, x1, reveal, prg).await
+}
+
+/// P2: checks and relays the evidence, then one GC job.
+pub async fn evaluator<C: Channel>(
+    ch: &C,
+    job: &JobHeader,
+    bin: &[u8],
+    x2: &[bool],
+    reveal: &[bool],
+    prg: &mut Prg,
+) -> Result<Vec<Vec<bool>>, TeleportError> {
+    let mut s = EvaluatorSession::connect(ch, &PEERS, &local::policy()).await?;
+    driver::gc_evaluator(ch, &PEERS, &mut s, job, bin, x2, reveal, prg, |_| {}).await
+}
+
+/// Edits the inner message of a link frame for peer `peer`, if `frame` is one.
+pub fn edit_link(frame: &mut Vec<u8>, peer: u8, edit: impl FnOnce(&mut Vec<u8>)) {
+    if frame.first() == Some(&peer) {
+        let mut inner = frame[1..].to_vec();
+        edit(&mut inner);
+        frame.truncate(1);
+        frame.extend_from_slice(&inner);
+    }
+}

@@ -1,0 +1,222 @@
+/**
+ * `authgc`: multi-party authenticated garbling (Wang–Ranellucci–Katz, "Global-Scale Secure
+ * Multiparty Computation", CCS 2017) among n ≥ 2 parties, the Rust `webmpc_authgc` protocol over
+ * the session's transport.
+ *
+ * **What it protects against.** Malicious parties: any n − 1 of the n parties may be corrupted
+ * and deviate arbitrarily (send anything, stop at any point, collude). Security is **with
+ * abort**: a cheater can make the honest parties abort, but it cannot learn anything beyond its
+ * own outputs, and it cannot make an honest party accept a wrong output (except with probability
+ * about 2^-ρ, ρ = 40 by default, plus the computational terms of the hashes and OT). Whether to
+ * abort may depend on the cheater's choices, never on an honest party's inputs. **Aborts need not
+ * be unanimous**: outputs are released in a last round, so a party that cheats there (or stops
+ * there) can leave some honest parties with their outputs and others with an abort; with private
+ * outputs ({@link CircuitJob.outputs} naming a subset), a corrupt recipient may abort after it
+ * learned its own outputs (designated abort). Every abort is a typed error; a party that stops
+ * answering is a `PEER_DISCONNECTED`/`TIMEOUT` from the transport. Nothing protects against what
+ * the ideal functionality allows: a corrupt party choosing its own inputs, or not taking part.
+ *
+ * **How.** Every pair of parties runs base OTs and KOS Δ-OT once per session (the setup); F_Pre
+ * (multi-party TinyOT with BDOZ-style MACs: Π_aBit with its consistency check, Π_aShare's global-key
+ * check, Π_HaAND, Π_LaAND with its triple check, bucketing with a MAC check on every revealed bit)
+ * makes authenticated AND triples and wire masks for a bound on the circuit size (function-
+ * independent preprocessing, `Session.preprocess`, before any circuit or input is known); every
+ * party but the evaluator garbles its share of each AND gate (function-dependent), masked inputs
+ * are broadcast with abort, and the evaluator checks every decrypted row's MAC under its own key
+ * (online). Outputs go to all parties or to designated ones only: a private output's mask shares
+ * reach its recipients alone. Streamed circuits run garbling and evaluation interleaved, chunk by
+ * chunk, in memory bounded by a chunk.
+ *
+ * **Errors** are typed: a failed check is a {@link ProtocolAbort} `CHEATING_DETECTED` (or
+ * `MALFORMED_MESSAGE`) with `phase` (`'setup'`, `'function-independent preprocessing'`,
+ * `'function-dependent preprocessing'`, `'online'`), `check` (which check failed) and `peer`
+ * (the culprit, when a check can tell); messages never carry a secret. On any failure the
+ * session closes its transport with the error, so every peer aborts at once rather than at a
+ * timeout. Progress is reported under the same four phase names.
+ */
+import { PreparedCircuit, preparedHandle, prepareCircuit, type CircuitSource } from '../circuit/source.js';
+import { callWasm, wasm } from '../engine/wasm.js';
+import { WebmpcError } from '../errors.js';
+import type { CircuitJob, Outputs, PartyEnv, ProtocolContext, ProtocolModule } from './types.js';
+import { sha256, utf8 } from './util.js';
+import { pieces } from './yao2pc.js';
+
+type RawAuthGc = import('../wasm-gen/webmpc.js').AuthGcSession;
+type RawPrepared = import('../wasm-gen/webmpc.js').PreparedCircuit;
+
+/** The default statistical security parameter: a cheater escapes a check with probability ≈ 2^-40. */
+export const AUTHGC_DEFAULT_RHO = 40;
+
+/** Most parties: output recipients travel as 32-bit masks. */
+const MAX_PARTIES = 32;
+
+/**
+ * Prepared circuits with at most this many AND gates are garbled in full before the inputs are
+ * processed (function-dependent phase, then online); larger ones run interleaved like streams,
+ * so neither F_Pre's working memory nor the evaluator's stored tables grow with the circuit.
+ */
+const PHASED_MAX_AND_GATES = 1 << 18;
+
+/** The roles of an `authgc` run. */
+export interface AuthGcRoleOptions {
+  /** The evaluating party (default 0); every other party garbles. */
+  evaluator?: number;
+  /** Statistical security parameter ρ, 40 to 128 (default 40); one setup per ρ and session. */
+  rho?: number;
+}
+
+/**
+ * Function-independent preprocessing for `authgc` (`Session.preprocess('authgc', …)`): pools AND
+ * triples and wire masks before any circuit or input is known, so that later runs use them. Give
+ * the sizes, or a circuit (and how many runs of it) to take them from.
+ */
+export interface AuthGcPreprocessOptions {
+  /** AND triples to pool: one per AND gate of the circuits to come. */
+  andGates?: number;
+  /** Wire masks to pool: one per AND gate and per input bit of the circuits to come (default `andGates`). */
+  masks?: number;
+  /** Instead of the sizes: a circuit whose AND gates and input bits set them. */
+  circuit?: CircuitSource | PreparedCircuit;
+  /** With `circuit`: the number of runs to preprocess for (default 1). */
+  runs?: number;
+  /** Statistical security parameter ρ (as for the run that will use the material). */
+  rho?: number;
+}
+
+/** What `authgc` keeps per session: one set-up party per ρ (opaque Wasm objects). */
+export interface AuthGcState {
+  readonly parties: Map<number, { free(): void }>;
+}
+
+/** The types `authgc` is written over. */
+export interface AuthGcTypes {
+  readonly computes: 'circuit';
+  readonly roleOptions: AuthGcRoleOptions;
+  readonly roles: { readonly evaluator: number; readonly rho: number };
+  readonly preprocessOptions: AuthGcPreprocessOptions;
+  readonly preprocessParams: { readonly andGates: number; readonly masks: number; readonly rho: number };
+  readonly state: AuthGcState;
+}
+
+function invalid(message: string): WebmpcError {
+  return new WebmpcError('INVALID_ARGUMENT', message);
+}
+
+function rhoOf(rho: unknown): number {
+  const r = rho ?? AUTHGC_DEFAULT_RHO;
+  if (!Number.isInteger(r) || (r as number) < 40 || (r as number) > 128) throw invalid('rho must be a whole number from 40 to 128');
+  return r as number;
+}
+
+function roles(options: AuthGcRoleOptions, env: PartyEnv): AuthGcTypes['roles'] {
+  const evaluator = options.evaluator ?? 0;
+  if (!Number.isInteger(evaluator) || evaluator < 0 || evaluator >= env.parties) {
+    throw invalid(`evaluator must be a party index in [0, ${env.parties})`);
+  }
+  return { evaluator, rho: rhoOf(options.rho) };
+}
+
+const LIMIT = 2 ** 30;
+
+function size(name: string, v: unknown): number {
+  if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > LIMIT) throw invalid(`${name} must be a whole number from 0 to 2^30`);
+  return v as number;
+}
+
+/** AND gates and input bits of a prepared circuit. */
+function circuitSizes(c: PreparedCircuit): { andGates: number; inputBits: number } {
+  const raw = preparedHandle(c) as RawPrepared;
+  const andGates = callWasm((w) => w.authgcAndGates(raw));
+  return { andGates, inputBits: c.inputWidths.reduce((a, b) => a + b, 0) };
+}
+
+function preprocessParams(options: AuthGcPreprocessOptions, _env: PartyEnv): AuthGcTypes['preprocessParams'] {
+  const rho = rhoOf(options.rho);
+  if (options.circuit !== undefined) {
+    if (options.andGates !== undefined || options.masks !== undefined) throw invalid('give either circuit (and runs) or andGates/masks, not both');
+    const runs = options.runs ?? 1;
+    if (!Number.isInteger(runs) || runs < 1) throw invalid('runs must be a whole number ≥ 1');
+    const prepared = prepareCircuit(options.circuit);
+    try {
+      const { andGates, inputBits } = circuitSizes(prepared);
+      return { andGates: size('andGates', andGates * runs), masks: size('masks', (andGates + inputBits) * runs), rho };
+    } finally {
+      if (prepared !== options.circuit) prepared.free();
+    }
+  }
+  if (options.runs !== undefined) throw invalid('runs applies only with circuit');
+  const andGates = size('andGates', options.andGates ?? 0);
+  const masks = size('masks', options.masks ?? andGates);
+  return { andGates, masks, rho };
+}
+
+/** This party's set-up authgc party for `rho`, running the setup (base OTs with every peer) on first use. */
+async function setup(ctx: ProtocolContext<AuthGcState>, rho: number): Promise<RawAuthGc> {
+  const state = (ctx.state ??= { parties: new Map() });
+  const have = state.parties.get(rho);
+  if (have) return have as RawAuthGc;
+  ctx.progress('setup', 0, 1);
+  // One instance per ρ: each has its own Δ's, OT instances and hash tweaks.
+  const sid = await sha256(ctx.sessionId, utf8(`rho=${rho}`));
+  const raw = await ctx.call(() => wasm().authgcSetup(ctx.transport, sid, { rho }) as Promise<RawAuthGc>);
+  state.parties.set(rho, raw);
+  ctx.progress('setup', 1, 1);
+  return raw;
+}
+
+/** The recipients of each output as the Wasm side takes them: a bit mask, 0xffffffff for everyone. */
+function recipientMasks(outputs: readonly (readonly number[])[], parties: number): Uint32Array {
+  return Uint32Array.from(outputs, (ps) => (new Set(ps).size === parties ? 0xffffffff : ps.reduce((m, p) => (m | (1 << p)) >>> 0, 0)));
+}
+
+async function run(ctx: ProtocolContext<AuthGcState>, job: CircuitJob<AuthGcTypes['roles']>): Promise<Outputs> {
+  const { evaluator, rho } = job.roles;
+  const raw = await setup(ctx, rho);
+  const owners = Uint32Array.from(job.owners);
+  const outputs = recipientMasks(job.outputs, ctx.parties);
+  const inputs = [...job.inputs];
+  const progress = (phase: string, done: number, total: number) => ctx.progress(phase, done, total);
+  const { circuit } = job;
+  if (circuit instanceof PreparedCircuit) {
+    const handle = preparedHandle(circuit) as RawPrepared;
+    if (callWasm((w) => w.authgcAndGates(handle)) <= PHASED_MAX_AND_GATES) {
+      await ctx.call(() => raw.prepare(handle, evaluator, owners, outputs, progress) as Promise<void>);
+    }
+    return ctx.call(() => raw.run(handle, evaluator, owners, outputs, inputs, progress) as Promise<Outputs>);
+  }
+  const pull = pieces(circuit);
+  return ctx.call(
+    () => raw.runStream(circuit.prefix, circuit.hash, pull, evaluator, owners, outputs, inputs, progress) as Promise<Outputs>,
+  );
+}
+
+/** The `authgc` protocol module. */
+export const authgc: ProtocolModule<AuthGcTypes> = {
+  name: 'authgc',
+  version: 1,
+  security: 'malicious (abort)',
+  protects:
+    'Inputs stay private and outputs correct against any n − 1 colluding parties that deviate at will; ' +
+    'a cheater can only make the others abort (with a typed error naming the phase and the check). ' +
+    'Aborts need not be unanimous: a party that cheats or stops in the last (output) round can leave ' +
+    'some honest parties with their outputs and others with an abort.',
+  computes: 'circuit',
+  parties: { min: 2, max: MAX_PARTIES },
+  roleOptions: ['evaluator', 'rho'],
+  roles,
+  run,
+  preprocess: {
+    options: ['andGates', 'masks', 'circuit', 'runs', 'rho'],
+    params: preprocessParams,
+    async run(ctx, params) {
+      const raw = await setup(ctx, params.rho);
+      if (params.andGates + params.masks === 0) return;
+      const progress = (phase: string, done: number, total: number) => ctx.progress(phase, done, total);
+      await ctx.call(() => raw.preprocess(params.andGates, params.masks, progress) as Promise<void>);
+    },
+  },
+  free(state: AuthGcState): void {
+    for (const raw of state.parties.values()) raw.free();
+    state.parties.clear();
+  },
+};
