@@ -44,7 +44,7 @@ export const ENGINES: Readonly<Record<EngineName, Engine>> = {
     protocol: 'authgc',
     label: 'authgc: authenticated garbling (malicious security)',
     security: 'Private and correct against any number of cheating bidders, who can only make the auction abort.',
-    available: false,
+    available: true,
   },
   mascot: {
     name: 'mascot',
