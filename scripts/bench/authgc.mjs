@@ -12,7 +12,7 @@
 // Deployment shapes (impl):
 //   in-wasm-memory     every party inside one Wasm instance over the Rust in-memory network, on
 //                      one thread (the bench-only module's AuthGcRealLocalBench: the same
-//                      LocalAuthGc over RealPreprocessor as the SDK's AuthGcLocal), so a time is
+//                      LocalAuthGc over RealPreprocessor the SDK runs), so a time is
 //                      the sum of all parties' work; also in Chromium (runtime wasm-chromium);
 //   binding-memory     one SDK AuthGcSession per party in this process over the JS in-memory
 //                      transport (every message crosses the JS/Wasm boundary);

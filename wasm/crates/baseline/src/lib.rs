@@ -7,13 +7,11 @@
 //!   so the comparison is free of the JS/Wasm copies that the call-shaped figures include.
 //! * `OtLocalBench`, `GarbleLocalBench`: both parties of OT extension, or garbler and evaluator
 //!   of half-gates, inside this instance, so suites time the protocols' computation in Wasm.
-//! * `AuthGcLocal` (module `authgc`): every party of an authenticated-garbling session inside
-//!   this instance, for the `authgc` suite.
+//! * `AuthGcRealLocalBench`: every party of an authenticated-garbling session (real F_Pre) inside
+//!   this instance, timed phase by phase, for the `authgc` suite.
 //! * `MascotLocalBench`, `mascotFieldMulLoop` and the example programs: see [`mascot`].
 
-mod authgc;
 pub mod mascot;
-pub use authgc::{AuthGcLocal, AuthGcLocalCircuit};
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use wasm_bindgen::prelude::*;
