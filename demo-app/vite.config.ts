@@ -14,6 +14,7 @@ const SDK_ENTRIES: Record<string, string> = {
   webmpc: '../dist/index.js',
   'webmpc/circuit': '../dist/circuit/index.js',
   'webmpc/net': '../dist/net/index.js',
+  'webmpc/program': '../dist/program/index.js',
   'webmpc/secure': '../dist/secure/index.js',
 };
 

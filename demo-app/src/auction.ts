@@ -9,9 +9,14 @@
  * - the price: the highest bid among the *other* bidders (the second-highest bid; with a tie at
  *   the top it equals the winning bid).
  * Nothing else about the bids is revealed beyond what these two values imply.
+ *
+ * Two forms of the same function: a Boolean circuit ({@link vickreyCircuit}, for `authgc` and
+ * `plain`) and an arithmetic program ({@link vickreyProgram}, the SDK's Vickrey program, for
+ * `mascot`). Both give the same winner and price for every list of bids, ties included.
  */
-import { session, type Computable, type Progress, type Transport } from 'webmpc';
+import { session, type CommonOptions, type Computable, type Progress, type Session, type Transport } from 'webmpc';
 import { CircuitBuilder, type Circuit, type UInt } from 'webmpc/circuit';
+import { vickreyAuction, type Program } from 'webmpc/program';
 
 /** Width of a bid in bits: bids are integers in [0, 2^32). */
 export const BID_BITS = 32;
@@ -51,7 +56,7 @@ export const ENGINES: Readonly<Record<EngineName, Engine>> = {
     protocol: 'mascot',
     label: 'MASCOT: arithmetic secret sharing (malicious security)',
     security: 'Private and correct against any number of cheating bidders, who can only make the auction abort.',
-    available: false,
+    available: true,
   },
   plain: {
     name: 'plain',
@@ -109,6 +114,19 @@ export function vickreyCircuit(bidders: number): Circuit {
   return b.build();
 }
 
+/**
+ * The Vickrey auction as an arithmetic program for `bidders` bidders (the SDK's
+ * `vickreyAuction`, run by `mascot`): bid i is a {@link BID_BITS}-bit unsigned integer input by
+ * party i, range-checked bit by bit by the protocol; the outputs, to every bidder, are the
+ * winner's index and the price. A tournament of strict comparisons in which the higher-indexed
+ * side wins a match only with a strictly higher bid, so ties go to the lowest index as in
+ * {@link vickreyCircuit}.
+ */
+export function vickreyProgram(bidders: number): Promise<Program> {
+  checkBidders(bidders);
+  return vickreyAuction({ parties: bidders, bids: bidders, bits: BID_BITS });
+}
+
 /** The auction's result as every bidder learns it. */
 export interface AuctionOutcome {
   /** Index of the winning bidder. */
@@ -158,6 +176,18 @@ export function decodeOutcome(outputs: readonly (Uint8Array | undefined)[], bidd
   return { winner, price: new DataView(p.buffer, p.byteOffset, 4).getUint32(0, false) };
 }
 
+/**
+ * The Vickrey program's outputs (decoded by `Program.decodeOutputs`: winner index, price) as an
+ * {@link AuctionOutcome}; throws if they are not what the program gives.
+ */
+export function decodeProgramOutcome(values: readonly (bigint | undefined)[], bidders: number): AuctionOutcome {
+  const [w, p] = values;
+  if (values.length !== 2 || w === undefined || p === undefined) throw new Error('the auction produced outputs of an unexpected shape');
+  if (w < 0n || w >= BigInt(bidders)) throw new Error(`the auction named bidder ${w}, but there are only ${bidders}`);
+  if (p < 0n || p > BigInt(MAX_BID)) throw new Error('the auction produced a price that is not a bid');
+  return { winner: Number(w), price: Number(p) };
+}
+
 function checkBidders(n: number): void {
   if (!Number.isInteger(n) || n < MIN_BIDDERS || n > MAX_BIDDERS) {
     throw new RangeError(`an auction needs ${MIN_BIDDERS} to ${MAX_BIDDERS} bidders`);
@@ -185,6 +215,10 @@ export const PHASE_LABELS: Readonly<Record<string, string>> = {
   preprocessing: 'preprocessing',
   evaluating: 'evaluating the auction',
   output: 'opening the result',
+  // mascot's phases: preprocessing in two steps (random shared bits for the comparisons, made
+  // from triples, then the multiplication triples), then 'evaluating'.
+  bits: 'preprocessing: random shared bits (for the comparisons)',
+  triples: 'preprocessing: multiplication triples',
   // authgc's phases (the paper's names).
   'function-independent preprocessing': 'preprocessing (authenticated AND triples)',
   'function-dependent preprocessing': 'garbling the auction circuit',
@@ -288,7 +322,7 @@ export interface BidOptions {
 export interface AuctionResult extends AuctionOutcome {
   engine: EngineName;
   bidders: number;
-  /** What the engine computed, in its own unit ("288 AND gates"). */
+  /** What the engine computed, in its own unit ("288 AND gates", "1234 triples and 190 random bits"). */
   size: string;
   /** Bytes this bidder sent through the session (all phases after `securing`). */
   bytesSent: number;
@@ -300,16 +334,63 @@ interface Computation {
   inputs: Uint8Array[];
   decode(outputs: readonly (Uint8Array | undefined)[]): AuctionOutcome;
   size: string;
+  /**
+   * Work the engine does in the session before the run, phase by phase (`mascot`: setup, then
+   * the random bits and the triples the program needs); `enter` starts a phase with its total.
+   */
+  prepare?(s: Session, enter: (phase: AuctionPhase, total: number) => void, options: CommonOptions): Promise<void>;
+  /** The run's own phase (entered before the run, so the run's silent start is counted in it). */
+  runPhase?: { phase: AuctionPhase; total: number };
 }
 
-/** The auction as `engine` computes it, for `bidders` bidders, with this bidder's `bid`. */
-function computation(engine: Engine, bidders: number, bid: number): Computation {
+/**
+ * Triples per MASCOT preprocessing batch for a need of `count`: about 8 batches, so the page's
+ * bar moves in steps a person can follow, each a multiple of 32 from 32 to the SDK's default
+ * of 1024 (a batch's cost is a few round trips; the work per triple does not depend on it).
+ */
+export function mascotBatch(count: number): number {
+  return Math.min(1024, Math.max(32, 32 * Math.ceil(count / 8 / 32)));
+}
+
+/** The auction as `engine` computes it, for `bidders` bidders, with bidder `party`'s `bid`. */
+async function computation(engine: Engine, bidders: number, party: number, bid: number): Promise<Computation> {
+  if (engine.name === 'mascot') return mascotComputation(bidders, party, bid);
   const circuit = vickreyCircuit(bidders);
   return {
     target: circuit,
     inputs: [encodeBid(bid)],
     decode: (outputs) => decodeOutcome(outputs, bidders),
     size: `${circuit.andCount} AND gates`,
+  };
+}
+
+/**
+ * The auction on `mascot`: the Vickrey program, with its preprocessing run in steps so every
+ * phase is timed and shown as it happens. Left to `run`, the SDK would generate everything in
+ * one call whose progress arrives only at the end of each batch; here each step is a
+ * `Session.preprocess` of its own, all of them input-independent (no bid is used before the
+ * run, whose parameter agreement then compares the program itself):
+ * `setup` (base OTs and COPE with every other bidder; fixes the batch size), `bits` (the random
+ * shared bits the comparisons use, each made from a triple), `triples` (topped up to what the
+ * program needs), then `evaluating` (inputs, range checks, the program, the MAC check, outputs).
+ */
+async function mascotComputation(bidders: number, party: number, bid: number): Promise<Computation> {
+  if (!isBid(bid)) throw new RangeError(`a bid must be an integer from 0 to ${MAX_BID}`);
+  const program = await vickreyProgram(bidders);
+  const need = program.requirements();
+  return {
+    target: program,
+    inputs: program.encodeInputs(party, [bid]),
+    decode: (outputs) => decodeProgramOutcome(program.decodeOutputs([...outputs]), bidders),
+    size: `${need.triples} triples and ${need.bits} random bits`,
+    async prepare(s, enter, options) {
+      await s.preprocess('mascot', { ...options, batch: mascotBatch(Math.max(need.triples, need.bits)) });
+      enter('bits', need.bits);
+      await s.preprocess('mascot', { ...options, bits: need.bits });
+      enter('triples', need.triples);
+      await s.preprocess('mascot', { ...options, program });
+    },
+    runPhase: { phase: 'evaluating', total: program.instructions },
   };
 }
 
@@ -324,17 +405,25 @@ export async function placeBid(options: BidOptions): Promise<AuctionResult> {
   const engine = ENGINES[options.engine];
   const bidders = transport.parties;
   const party = transport.party;
-  const job = computation(engine, bidders, bid);
+  const job = await computation(engine, bidders, party, bid);
   clock.enter('session', 0);
   const s = await session({ transport, party, parties: bidders });
   try {
     // The session's byte counter starts here: the phase `session` gets the parameter agreement.
+    // Bytes are the session's (all operations), not one operation's.
+    const enter = (phase: AuctionPhase, total: number) =>
+      clock.progress({ phase, done: 0, total, gatesDone: 0, gatesTotal: 0, bytesSent: s.bytesSent });
+    const common: CommonOptions = {
+      ...(signal ? { signal } : {}),
+      onProgress: (p) => clock.progress({ ...p, bytesSent: s.bytesSent }),
+    };
+    await job.prepare?.(s, enter, common);
+    if (job.runPhase) enter(job.runPhase.phase, job.runPhase.total);
     const outputs = await s.run(job.target, {
+      ...common,
       inputs: job.inputs,
       // The protocol is the engine's; the SDK's static type lists only the protocols it was built with.
       protocol: engine.protocol as 'plain',
-      ...(signal ? { signal } : {}),
-      onProgress: (p) => clock.progress(p),
     });
     clock.end(s.bytesSent);
     return { ...job.decode(outputs), engine: engine.name, bidders, size: job.size, bytesSent: s.bytesSent };

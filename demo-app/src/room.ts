@@ -267,17 +267,30 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
         ? `${peer === undefined ? 'The codes were not confirmed' : `Bidder ${peer} did not confirm the codes`}; the auction was aborted before any bid was used.`
         : `${capital(who)}'s identity could not be verified while ${where}; the auction was aborted.`;
       break;
-    case 'CHEATING_DETECTED':
-    case 'MAC_CHECK_FAILED':
-    case 'SACRIFICE_FAILED':
-      title = `A check failed while ${where}${check ? ` (${check})` : ''}: ${who} deviated from the protocol. The auction was aborted.`;
+    case 'CHEATING_DETECTED': {
+      const name = check ?? checkNamedIn(message);
+      // MASCOT compares what every bidder saw broadcast: the bidder it names saw something else,
+      // which a cheater who sent bidders different values also causes.
+      title =
+        name === 'broadcast consistency check' && peer !== undefined
+          ? `A check failed while ${where} (${name}): bidder ${peer}'s view of what was broadcast differs from this bidder's, so either bidder ${peer} deviated from the protocol or another bidder sent different bidders different values. The auction was aborted.`
+          : `A check failed while ${where}${name ? ` (${name})` : ''}: ${who} deviated from the protocol. The auction was aborted.`;
       break;
+    }
+    case 'MAC_CHECK_FAILED':
+    case 'SACRIFICE_FAILED': {
+      // MASCOT's checks on shared values: they catch a changed value, not who changed it.
+      const name = check ?? (code === 'MAC_CHECK_FAILED' ? 'MAC check' : 'sacrifice check of the triples');
+      const culprit = peer === undefined ? 'a bidder deviated from the protocol (this check cannot tell which)' : `bidder ${peer} deviated from the protocol`;
+      title = `A check failed while ${where} (${name}): ${culprit}. The auction was aborted.`;
+      break;
+    }
     case 'MALFORMED_MESSAGE':
     case 'PROTOCOL_ERROR':
       title = `${capital(who)} sent a malformed message while ${where}${check ? ` (${check})` : ''}; the auction was aborted.`;
       break;
     case 'PARAMETER_MISMATCH':
-      title = 'The bidders disagree on the auction (engine, bidder count or circuit); check that everyone used the same link.';
+      title = 'The bidders disagree on the auction (engine, bidder count, circuit or program); check that everyone used the same link.';
       break;
     case 'ABORTED':
     case 'CLOSED':
@@ -290,6 +303,15 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
       title = `The auction failed while ${where}.`;
   }
   return { title, detail: `${code}: ${message}`, code, phase, peer };
+}
+
+/**
+ * The check a protocol's message names when the error carries no `check` field (MASCOT's say
+ * "party 2 failed the broadcast consistency check: aborting"); for the title only, the detail
+ * keeps the message whole.
+ */
+function checkNamedIn(message: string): string | undefined {
+  return /\bfailed the ([a-z0-9 -]{1,60}): aborting/i.exec(message)?.[1];
 }
 
 function capital(s: string): string {

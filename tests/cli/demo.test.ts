@@ -1,11 +1,13 @@
 // The sealed-bid auction demo: the Vickrey circuit against the plaintext rule (random bids and
-// ties), the auction core over in-memory transports, `npm run demo` (minus setup and the SDK
-// build) with scripted Node bidders over WebRTC, and the stand-alone Node bidder CLI.
+// ties), the auction core over in-memory transports on every engine (authgc's circuit, mascot's
+// program; a cheating bidder caught), `npm run demo` (minus setup and the SDK build) with
+// scripted Node bidders over WebRTC, and the stand-alone Node bidder CLI.
 import { execFile, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryTransports, init, prepareCircuit } from '../../dist/index.js';
+import { createMemoryTransports, init, prepareCircuit, type Transport } from '../../dist/index.js';
+import { vickreyReference as sdkVickreyReference } from '../../dist/program/index.js';
 import { startSignalingServer } from '../../dist/net/node.js';
 import {
   BID_BITS,
@@ -14,10 +16,14 @@ import {
   MAX_BID,
   PhaseClock,
   decodeOutcome,
+  decodeProgramOutcome,
   encodeBid,
+  isOffered,
+  mascotBatch,
   parseBid,
   placeBid,
   vickreyCircuit,
+  vickreyProgram,
   vickreyReference,
   type EngineName,
 } from '../../demo-app/src/auction.js';
@@ -87,6 +93,30 @@ describe('the Vickrey circuit', () => {
     expect(vickreyReference([1, 2, 10, 4])).toEqual({ winner: 2, price: 4 });
   });
 
+  it("the app's rule is the SDK Vickrey program's rule (mascot runs that program): same winner on ties, same price", () => {
+    const cases: number[][] = [[5, 5, 5], [0, 0], [MAX_BID, 1, MAX_BID], [1, 9, 3, 9, 9], [7, 7, 9, 9, 9], [9, 8], [8, 9]];
+    for (let n = 2; n <= 16; n++) for (let k = 0; k < 20; k++) cases.push(randomBids(n));
+    for (const bids of cases) {
+      const sdk = sdkVickreyReference(bids.map(BigInt));
+      expect({ winner: sdk.winner, price: Number(sdk.price) }, `bids ${bids.join(', ')}`).toEqual(vickreyReference(bids));
+    }
+  });
+
+  it('the mascot program: one range-checked 32-bit input per bidder, two outputs to all; its outputs are read back strictly', async () => {
+    const program = await vickreyProgram(4);
+    expect(program.owners).toEqual([0, 1, 2, 3]);
+    expect(program.inputKinds).toEqual([0, 1, 2, 3].map(() => ({ type: 'unsigned', bits: BID_BITS })));
+    expect(program.outputs).toEqual([[0, 1, 2, 3], [0, 1, 2, 3]]);
+    expect(program.parties).toBe(4);
+    expect(Array.from(program.encodeInputs(2, [0x01020304])[0]!)).toEqual([1, 2, 3, 4]);
+    expect(decodeProgramOutcome([3n, BigInt(MAX_BID)], 4)).toEqual({ winner: 3, price: MAX_BID });
+    expect(() => decodeProgramOutcome([4n, 1n], 4)).toThrow(/only 4/);
+    expect(() => decodeProgramOutcome([0n, BigInt(MAX_BID) + 1n], 4)).toThrow(/not a bid/);
+    expect(() => decodeProgramOutcome([0n], 4)).toThrow(/unexpected shape/);
+    // Preprocessing in about 8 steps per phase, in whole multiples of 32 up to the SDK default.
+    expect([1, 338, 644, 5000, 100_000].map(mascotBatch)).toEqual([32, 64, 96, 640, 1024]);
+  });
+
   it('has one input per bidder (owned by it), two outputs, and about 5·32 AND gates per extra bidder', () => {
     const c = vickreyCircuit(5);
     expect(c.inputs.map((i) => [i.party, i.width])).toEqual([0, 1, 2, 3, 4].map((p) => [p, BID_BITS]));
@@ -117,6 +147,10 @@ describe('auction links', () => {
     expect(problem('room=a&n=3&engine=nope')).toMatch(/unknown engine "nope"/);
     expect(problem(`room=a&n=3&engine=${DEFAULT_ENGINE}&seat=3`)).toMatch(/seat must be 0 to 2/);
     expect(problem(`room=a&n=3&engine=${DEFAULT_ENGINE}&signal=http://x`)).toMatch(/ws:\/\//);
+    // mascot is offered beside the default.
+    expect(isOffered(ENGINES.mascot)).toBe(true);
+    expect(DEFAULT_ENGINE).toBe('authgc');
+    expect(parseLink(new URLSearchParams('room=a&n=3&engine=mascot'))).toMatchObject({ engine: 'mascot' });
     // Once a private engine is in the build, a link cannot ask for the one without privacy.
     if (DEFAULT_ENGINE !== 'plain') expect(problem('room=a&n=3&engine=plain')).toContain(`"plain" has no privacy and is not offered; use ${DEFAULT_ENGINE}`);
   });
@@ -136,6 +170,19 @@ describe('auction links', () => {
     const cheat = explain(Object.assign(new Error('x'), { code: 'CHEATING_DETECTED', peer: 3, phase: 'online', check: 'row MAC' }), 'evaluating');
     expect(cheat.title).toBe('A check failed while evaluating the auction (row MAC): bidder 3 deviated from the protocol. The auction was aborted.');
     expect(cheat).toMatchObject({ phase: 'online', peer: 3 });
+    // MASCOT's checks on shared values see that something changed, not who changed it.
+    const mac = explain(Object.assign(new Error('MAC check failed in the input check: aborting'), { code: 'MAC_CHECK_FAILED' }), 'evaluating');
+    expect(mac.title).toBe(
+      'A check failed while evaluating the auction (MAC check): a bidder deviated from the protocol (this check cannot tell which). The auction was aborted.',
+    );
+    expect(mac.detail).toBe('MAC_CHECK_FAILED: MAC check failed in the input check: aborting');
+    // A check named only in the message (MASCOT's) is named in the title too.
+    expect(explain(Object.assign(new Error('party 1 failed the coin commitment opening: aborting'), { code: 'CHEATING_DETECTED', peer: 1 }), 'bits').title).toBe(
+      'A check failed while preprocessing: random shared bits (for the comparisons) (coin commitment opening): bidder 1 deviated from the protocol. The auction was aborted.',
+    );
+    expect(explain(Object.assign(new Error('triple sacrifice failed: aborting'), { code: 'SACRIFICE_FAILED' }), 'triples').title).toBe(
+      'A check failed while preprocessing: multiplication triples (sacrifice check of the triples): a bidder deviated from the protocol (this check cannot tell which). The auction was aborted.',
+    );
   });
 });
 
@@ -146,18 +193,23 @@ describe('the auction core over in-memory transports', () => {
   const PHASES: Record<EngineName, string[]> = {
     plain: ['session', 'evaluating'],
     authgc: ['session', 'setup', 'function-independent preprocessing', 'function-dependent preprocessing', 'online'],
-    mascot: [],
+    // Setup (base OTs, COPE), the random bits, the triples, then the program: each its own step.
+    mascot: ['session', 'setup', 'bits', 'triples', 'evaluating'],
   };
+  /** Bidder counts, without and with a tie at the top (mascot: its 5 parties in one thread are slow). */
+  const SIZES: Record<EngineName, [number, number]> = { plain: [3, 5], authgc: [3, 5], mascot: [3, 4] };
 
   for (const engine of Object.values(ENGINES).filter((e) => e.available)) {
     it(`${engine.name}: every bidder learns the same, right result, with its phases timed`, async () => {
+      const [small, large] = SIZES[engine.name];
       for (const [n, tie] of [
-        [3, false],
-        [5, true],
+        [small, false],
+        [large, true],
       ] as const) {
         const bids = randomBids(n);
-        // A tie at the top between the last two bidders: the lower index wins at the tied price.
-        if (tie) bids[n - 1] = bids[n - 2] = Math.max(...bids);
+        // A tie at the top between bidder 1 and the last one (for mascot's tournament, bids on
+        // either side of its final match): the lower index wins at the tied price.
+        if (tie) bids[n - 1] = bids[1] = Math.max(...bids);
         const transports = createMemoryTransports(n);
         const results = await Promise.all(
           transports.map((transport, i) => {
@@ -166,14 +218,68 @@ describe('the auction core over in-memory transports', () => {
           }),
         );
         for (const { r, phases } of results) {
-          expect(r).toMatchObject({ ...vickreyReference(bids), bidders: n, engine: engine.name });
+          expect(r, `bids ${bids.join(', ')}`).toMatchObject({ ...vickreyReference(bids), bidders: n, engine: engine.name });
           expect(phases.map((p) => p.phase)).toEqual(PHASES[engine.name]);
           expect(phases.every((p) => p.ms >= 0)).toBe(true);
           expect(r.bytesSent).toBeGreaterThan(0);
+          // The phases' bytes add up to the session's (every phase after 'session' is counted).
+          expect(phases.reduce((sum, p) => sum + (p.bytesSent ?? 0), 0)).toBe(r.bytesSent);
         }
       }
     }, 60_000);
   }
+
+  it('mascot: a bidder who opens a changed value in the evaluation is caught and named; every bidder aborts, none gets a result', async () => {
+    const transports = createMemoryTransports(3);
+    // Bidder 2 runs the protocol but flips a bit in the second message it sends each other
+    // bidder after the input masks (its first large message) once the program runs: a value it
+    // broadcasts, changed the same way for both. The SDK's channel carries it faithfully.
+    let phase = '';
+    const sent = [0, 0];
+    const masked = [false, false];
+    let bent = 0;
+    const honest = transports[2]!;
+    const cheat: Transport = {
+      party: honest.party,
+      parties: honest.parties,
+      closed: honest.closed,
+      send(to, data) {
+        if (to === 2 || phase !== 'evaluating') return honest.send(to, data);
+        if (!masked[to]) {
+          masked[to] = data.length >= 1024;
+          return honest.send(to, data);
+        }
+        if (++sent[to]! !== 2) return honest.send(to, data);
+        bent++;
+        const copy = data.slice();
+        copy[copy.length >> 1]! ^= 0x10;
+        return honest.send(to, copy);
+      },
+      recv: (peer, options) => honest.recv(peer, options),
+      close: (reason) => honest.close(reason),
+    };
+    const clocks = [0, 1, 2].map((i) => new PhaseClock(i === 2 ? (u) => (phase = u.phase) : undefined));
+    const outcomes = await Promise.all(
+      [transports[0]!, transports[1]!, cheat].map((transport, i) =>
+        placeBid({ transport, bid: 100 + i, engine: 'mascot', clock: clocks[i]! }).then(
+          (r) => r,
+          (e: unknown) => e,
+        ),
+      ),
+    );
+    expect(bent).toBe(2);
+    for (const i of [0, 1]) {
+      const err = outcomes[i] as { code: string; peer?: number };
+      // The parties compare what they saw broadcast before any output: bidder 2's own view
+      // differs from what it sent the others.
+      expect(err, `bidder ${i}`).toMatchObject({ code: 'CHEATING_DETECTED', peer: 2 });
+      expect(clocks[i]!.phase).toBe('evaluating');
+      expect(explain(err, clocks[i]!.phase!).title).toBe(
+        "A check failed while evaluating the auction (broadcast consistency check): bidder 2's view of what was broadcast differs from this bidder's, so either bidder 2 deviated from the protocol or another bidder sent different bidders different values. The auction was aborted.",
+      );
+    }
+    expect(outcomes[2]).toHaveProperty('code');
+  });
 
   it('a bidder that leaves makes every other bidder fail promptly, naming it', async () => {
     const transports = createMemoryTransports(3);
@@ -224,6 +330,17 @@ describe('npm run demo (scripted Node bidders over WebRTC)', () => {
     expect(r.stdout).toContain('result: bidder 1 wins and pays 4294967295');
   }, 120_000);
 
+  it('--engine mascot: 3 bidders with a tie at the top; the link carries the engine', async () => {
+    const r = await node([DEMO, '--skip-build', '--no-serve', '--engine', 'mascot', '10', '4294967295', '4294967295']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Sealed-bid second-price auction: 3 bidders (Node processes), engine mascot, 32-bit bids');
+    expect(r.stdout).toContain('result: bidder 1 wins and pays 4294967295');
+    expect(r.stdout).toMatch(/phases \(slowest bidder; bytes sent by all\): .*setup .*; preprocessing: random shared bits .*; preprocessing: multiplication triples .*; evaluating the auction /);
+    expect(r.stdout).toMatch(/time: auction \d+ ms .*engine mascot, \d+ triples and \d+ random bits/);
+    expect(r.stdout).toMatch(/Hold your own auction: open http:\/\/127\.0\.0\.1:\d+\/\?room=auction-[0-9a-f]{16}&n=3&engine=mascot in 3 browsers/);
+    for (let i = 0; i < 3; i++) expect(linesOf(r.stdout, i)).toContain('result: ');
+  }, 120_000);
+
   it('6 bidders, a three-way tie at the top', async () => {
     const r = await node([DEMO, '--skip-build', '--no-serve', '5', '80', '3', '80', '80', '7']);
     expect(r.code, r.stderr).toBe(0);
@@ -269,19 +386,20 @@ describe('the Node bidder CLI', () => {
     expect(built.code, built.stderr).toBe(0);
   }, 120_000);
 
-  it('three stand-alone bidders meet in a room (first free seats) and agree on the result', async () => {
+  it.each([DEFAULT_ENGINE, 'mascot'])('three stand-alone bidders (--engine %s) meet in a room (first free seats) and agree on the result', async (engine) => {
     const signaling = await startSignalingServer({ port: 0 });
     try {
       const bids = [40, 70, 55];
       const runs = await Promise.all(
         bids.map((bid) =>
-          node([BIDDER, '--signal', signaling.url, '--room', 'cli-room', '--bidders', '3', '--engine', DEFAULT_ENGINE, '--bid', String(bid), '--json', '--wait', '60', '--yes']),
+          node([BIDDER, '--signal', signaling.url, '--room', 'cli-room', '--bidders', '3', '--engine', engine, '--bid', String(bid), '--json', '--wait', '60', '--yes']),
         ),
       );
       const outs = runs.map((r) => {
         expect(r.code, r.stderr).toBe(0);
-        return JSON.parse(r.stdout.trim()) as { ok: boolean; seat: number; winner: number; price: number };
+        return JSON.parse(r.stdout.trim()) as { ok: boolean; seat: number; winner: number; price: number; engine: string };
       });
+      for (const o of outs) expect(o.engine).toBe(engine);
       expect(outs.map((o) => o.seat).sort()).toEqual([0, 1, 2]);
       const seatOf70 = outs[1]!.seat;
       for (const o of outs) expect(o).toMatchObject({ ok: true, winner: seatOf70, price: 55 });
