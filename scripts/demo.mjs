@@ -8,7 +8,7 @@
 //                                      app's UI; a screenshot of each page's result is saved
 //   npm run demo -- 10 250 250         fixed bids (one per bidder; their count sets the bidders)
 //
-// Options: --bidders N (default 3), --engine NAME (default: the app's, authgc when the SDK has it),
+// Options: --bidders N (default 3), --engine NAME (authgc, the default, or mascot),
 // --serve / --no-serve (keep serving the app for people after the scripted auction; default: only
 // when run from a terminal), --host ADDR (interface to serve on, default 127.0.0.1; 0.0.0.0 lets
 // other machines join), --screenshots DIR, --skip-build (no setup, no SDK build: the tests' mode),
@@ -29,7 +29,7 @@ const NODE_OUT = join(APP, 'dist', 'node');
 const BIDDER = join(NODE_OUT, 'bidder.mjs');
 const MAX_BID = 2 ** 32 - 1;
 
-const USAGE = `usage: npm run demo -- [--browser] [--bidders N] [--engine NAME] [BID ...]
+const USAGE = `usage: npm run demo -- [--browser] [--bidders N] [--engine authgc|mascot] [BID ...]
   [--serve | --no-serve] [--host ADDR] [--screenshots DIR] [--timeout S] [--skip-build] [--build-only]`;
 
 /** Progress of the launcher itself goes to stderr; the auction's story to stdout. */
