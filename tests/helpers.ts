@@ -137,8 +137,15 @@ export function oracle(backend: Backend, op: string, args: string[], input: Uint
   return new Uint8Array(r.stdout);
 }
 
-/** The baseline module: RustCrypto AES compiled to Wasm (test/bench only, not in the package). */
-export async function loadBaseline(): Promise<{ rustcryptoAesEncrypt(key: Uint8Array, blocks: Uint8Array): Uint8Array }> {
+/**
+ * The baseline module (test/bench only, not in the package): RustCrypto AES compiled to Wasm, and
+ * the Rust MASCOT example programs in the program encoding.
+ */
+export async function loadBaseline(): Promise<{
+  rustcryptoAesEncrypt(key: Uint8Array, blocks: Uint8Array): Uint8Array;
+  mascotVickreyProgram(parties: number, bids: number, bits: number): Uint8Array;
+  mascotProductsProgram(field: string, parties: number, m: number): Uint8Array;
+}> {
   const jsUrl = new URL('../dist/wasm-gen/baseline.js', import.meta.url);
   const mod = await import(/* @vite-ignore */ jsUrl.href);
   await mod.default({ module_or_path: readFileSync(new URL('../dist/wasm-gen/baseline_bg.wasm', import.meta.url)) });

@@ -5,6 +5,7 @@
  *
  *   webmpc signal [--port N] [--host H] [--relay] [--ice URL]... [--ice-username U --ice-credential C]
  *   webmpc eval   --circuit FILE [--protocol yao2pc|authgc|plain] --input 1=HEX --input 2=HEX ... [--json]
+ *   webmpc eval   --protocol mascot --program FILE --input 1=INT --input 2=INT ... [--json]
  *   webmpc party  --circuit FILE --party P [--parties N] --input HEX ... (--signal URL --room ID | --transport websocket ...)
  *                 (--peer-key [Q=]HEX ... | --confirm | --insecure)
  *   webmpc enclave-server --backend simulation|openenclave [--port N] [--host H] [--program PATH] ...
@@ -32,7 +33,7 @@ const COMMANDS: Record<string, Command> = {
     run: runSignal,
   },
   eval: {
-    summary: 'run a circuit locally with every party in this process (in-memory transports)',
+    summary: 'run a circuit (or, with --protocol mascot, an arithmetic program) with every party in this process',
     run: runEval,
   },
   party: {
@@ -531,13 +532,22 @@ const EVAL_USAGE =
   '  --parties N      authgc, plain: the number of parties (default: the highest owner + 1)\n' +
   '  --evaluator P    authgc: the evaluating party (default 0)\n' +
   '  --json           print {"outputs": [...], "protocol", "ms", "andGates"} instead (authgc:\n' +
-  '                   also "parties")\n';
+  '                   also "parties")\n' +
+  '\n' +
+  'usage: webmpc eval --protocol mascot --program FILE --input 1=INT --input 2=INT ... [--json]\n' +
+  '  Runs an arithmetic program (the bytes of a webmpc/program Program, `program.bytes`) with\n' +
+  '  MASCOT, every party of the program in this process, and prints each output as a decimal\n' +
+  '  integer, one per line.\n' +
+  '  --input N=INT    program input N (numbered from 1) as a decimal integer (negative for signed\n' +
+  '                   inputs) or 0x-prefixed hex; the program says which party owns it\n' +
+  '  --json           print {"outputs": [...], "protocol", "ms", "parties"} instead\n';
 
 async function runEval(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
       circuit: { type: 'string' },
+      program: { type: 'string' },
       protocol: { type: 'string', default: 'yao2pc' },
       input: { type: 'string', multiple: true },
       owners: { type: 'string' },
@@ -552,6 +562,7 @@ async function runEval(args: string[]): Promise<number> {
     process.stdout.write(EVAL_USAGE);
     return 0;
   }
+  if (values.protocol === 'mascot' || values.program !== undefined) return runEvalProgram(values);
   const protocol = parseProtocol(values.protocol);
   if (values.circuit === undefined) throw new UsageError('--circuit FILE is required');
   const sdk = await loadSdk();
@@ -608,6 +619,84 @@ async function runEval(args: string[]): Promise<number> {
   } finally {
     circuit.free();
   }
+}
+
+/** `webmpc eval --protocol mascot --program FILE`: every party of an arithmetic program here. */
+async function runEvalProgram(values: {
+  program?: string;
+  circuit?: string;
+  protocol: string;
+  input?: string[];
+  owners?: string;
+  parties?: string;
+  evaluator?: string;
+  json: boolean;
+}): Promise<number> {
+  if (values.protocol !== 'mascot') throw new UsageError('--program runs with --protocol mascot');
+  if (values.circuit !== undefined || values.owners !== undefined) throw new UsageError('--protocol mascot runs a --program; --circuit and --owners do not apply');
+  if (values.parties !== undefined || values.evaluator !== undefined) throw new UsageError('--protocol mascot: the program names its parties; --parties and --evaluator do not apply');
+  const file = values.program;
+  if (file === undefined) throw new UsageError('--program FILE is required with --protocol mascot');
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(readFileSync(file));
+  } catch (error) {
+    throw new UsageError(`cannot read program ${file}: ${fileProblem(error)}`);
+  }
+  const sdk = await loadSdk();
+  let program: import('./program/index.js').Program;
+  try {
+    program = await sdk.program.programFromBytes(bytes);
+  } catch (error) {
+    if (error instanceof sdk.WebmpcError) throw new UsageError(`malformed program ${file}: ${error.message}`);
+    throw error;
+  }
+  const n = program.owners.length;
+  const inputs: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(n).fill(undefined);
+  for (const arg of values.input ?? []) {
+    const m = /^(\d+)=(-?(?:0x[0-9a-fA-F]+|\d+))$/s.exec(arg.trim());
+    if (!m) throw new UsageError('--input must be N=INT (program input N, numbered from 1; a decimal integer or 0x hex)');
+    const k = Number(m[1]);
+    if (!(k >= 1 && k <= n)) throw new UsageError(`--input ${m[1]}=...: the program has ${n} input value(s), numbered 1..${n}`);
+    if (inputs[k - 1] !== undefined) throw new UsageError(`input ${k} is given twice`);
+    const text = m[2]!;
+    const v = text.startsWith('-') ? -BigInt(text.slice(1)) : BigInt(text);
+    try {
+      inputs[k - 1] = program.encodeInput(k - 1, v);
+    } catch (error) {
+      // The SDK numbers inputs from 0; here they count from 1.
+      if (error instanceof sdk.WebmpcError) throw new UsageError(`input ${k} ${error.message.replace(/^input \d+ /, '')}`);
+      throw error;
+    }
+  }
+  const missing = inputs.flatMap((v, i) => (v === undefined ? [i + 1] : []));
+  if (missing.length > 0) throw new UsageError(`missing input value(s) ${missing.join(', ')} (--input N=INT)`);
+  const parties = program.parties;
+  const transports = sdk.createMemoryTransports(parties);
+  const t0 = performance.now();
+  let results: (bigint | undefined)[][];
+  try {
+    results = await runAll(transports, async (transport, party) => {
+      const s = await sdk.session({ transport, party, parties });
+      try {
+        const mine = inputs.filter((_, i) => program.owners[i] === party) as Uint8Array[];
+        return program.decodeOutputs(await s.run(program, { inputs: mine, protocol: 'mascot' }));
+      } finally {
+        s.free();
+      }
+    });
+  } finally {
+    await Promise.all(transports.map((t) => t.close()));
+  }
+  const ms = performance.now() - t0;
+  // Every output from a party it is revealed to (here, all parties are in this process).
+  const outputs = program.outputs.map((to, i) => String(results[to[0]!]![i]));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ outputs, protocol: 'mascot', ms: Math.round(ms * 10) / 10, parties })}\n`);
+  } else {
+    process.stdout.write(outputs.map((o) => `${o}\n`).join(''));
+  }
+  return 0;
 }
 
 /**

@@ -39,6 +39,11 @@ export type SdkErrorCode =
   /** A protocol instance was called while another call on it was running, or after it failed. */
   | 'BUSY'
   /**
+   * A protocol instance (a MASCOT party) failed earlier: it aborted or lost a peer, and its state
+   * cannot be used again. Retrying does not help; start a new session.
+   */
+  | 'SESSION_FAILED'
+  /**
    * A Node feature needs an optional package that is not installed (`ws` for WebSockets and the
    * signaling server, `node-datachannel` for WebRTC in Node); the message names the package.
    */
@@ -309,6 +314,8 @@ function fromProtocolCode(code: unknown, err: Error): WebmpcError {
       return new TransportError('PROTOCOL_ERROR', err.message, { cause: err, ...peerOption });
     case 'BUSY':
       return new WebmpcError('BUSY', err.message, { cause: err });
+    case 'SESSION_FAILED':
+      return new WebmpcError('SESSION_FAILED', err.message, { cause: err });
     case 'ENCLAVE_UNAVAILABLE':
       return new WebmpcError('ENCLAVE_UNAVAILABLE', err.message, { cause: err });
     case 'MALFORMED_PROGRAM':

@@ -111,6 +111,9 @@ export { PreparedCircuit, prepareCircuit, type BuiltCircuit, type CircuitSource,
 // The circuit builder and generators (`webmpc.circuit.CircuitBuilder`, `aes128Circuit`, ...): a
 // namespace, because `Circuit`, `Bit` and `UInt` are generic names.
 export * as circuit from './circuit/index.js';
+// The arithmetic program builder for the `mascot` protocol (`webmpc.program.ProgramBuilder`,
+// `vickreyAuction`, ...), also the `webmpc/program` entry.
+export * as program from './program/index.js';
 
 // The browser-safe transports. Node-only parts (signaling server, WebSocket mesh, the Node WebRTC
 // library) are in the `webmpc/net/node` entry, and libsodium channels in `webmpc/secure`, so

@@ -6,6 +6,7 @@
  * | `yao2pc` | 2       | circuits    | semi-honest: tables unchecked, evaluator picks garbler's outputs |
  * | `authgc` | 2–32    | circuits    | malicious, any n−1 corrupted, with (possibly non-unanimous) abort |
  * | `plain`  | 2+      | circuits    | none: inputs sent in the clear (debugging, reference)       |
+ * | `mascot` | 2+      | programs    | malicious with abort, n − 1 corrupt                         |
  * | `teleport-yao` | 2 | circuits    | semi-honest or malicious (abort), with a semi-trusted enclave beside the evaluator |
  *
  * To add a protocol, write `./<name>.ts` exporting a {@link ProtocolModule} (see `./types.ts`)
@@ -14,6 +15,7 @@
  * {@link PreprocessOptionsOf}.
  */
 import { authgc } from './authgc.js';
+import { mascot } from './mascot.js';
 import { plain } from './plain.js';
 import { teleportYao } from './teleport-yao.js';
 import type { ProtocolModule, TypesOf } from './types.js';
@@ -24,6 +26,7 @@ export const protocols = {
   yao2pc,
   authgc,
   plain,
+  mascot,
   'teleport-yao': teleportYao,
 } as const;
 

@@ -9,8 +9,10 @@
 //!   of half-gates, inside this instance, so suites time the protocols' computation in Wasm.
 //! * `AuthGcLocal` (module `authgc`): every party of an authenticated-garbling session inside
 //!   this instance, for the `authgc` suite.
+//! * `MascotLocalBench`, `mascotFieldMulLoop` and the example programs: see [`mascot`].
 
 mod authgc;
+pub mod mascot;
 pub use authgc::{AuthGcLocal, AuthGcLocalCircuit};
 
 use aes::cipher::{BlockEncrypt, KeyInit};

@@ -3,12 +3,12 @@
 //! `preprocess` (triples, random bits) and `run` (programs in the `webmpc_spdz::program` format)
 //! any number of times. Errors are `ProtocolError`s with stable codes (`MAC_CHECK_FAILED`,
 //! `SACRIFICE_FAILED`, `CHEATING_DETECTED`, `MALFORMED_MESSAGE`, `PARAMETER_MISMATCH`,
-//! `MALFORMED_PROGRAM`, `PROGRAM_TOO_LARGE`, `INVALID_ARGUMENT`, `BUSY`, …) and a `peer` when
-//! the failed check can name one; a failure of the transport rethrows the transport's own error.
-//! Nothing secret is ever in an error.
+//! `MALFORMED_PROGRAM`, `PROGRAM_TOO_LARGE`, `INVALID_ARGUMENT`, `BUSY`, `SESSION_FAILED`, …)
+//! and a `peer` when the failed check can name one; a failure of the transport rethrows the
+//! transport's own error. Nothing secret is ever in an error.
 //!
-//! `MascotLocalBench` runs every party inside this Wasm instance over the Rust in-memory network:
-//! what the benchmark suite measures as "in-wasm-memory".
+//! Bench- and test-only MASCOT exports (every party in one instance, the field-multiplication
+//! loop, the Rust example programs) live in `webmpc-baseline`, which is never shipped.
 
 use crate::channel::{JsChannel, JsTransport};
 use crate::ot::{channel, protocol_error, session_id, with_instance, JsChannelProbe, Shared};
@@ -18,7 +18,6 @@ use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
-use webmpc_spdz::local::Local;
 use webmpc_spdz::program::Program;
 use webmpc_spdz::store::Counts;
 use webmpc_spdz::{Field, FieldKind, Fp, Gf128, Party, ProgramError, SpdzError};
@@ -96,7 +95,8 @@ fn counts_to_js(c: &Counts) -> JsValue {
 }
 
 /// The preprocessed material a program needs: `{ triples, bits, masks: number[] }` (masks per
-/// party: one per input it owns and one per output revealed to it alone).
+/// party: one per field input it owns, k per k-bit integer input, and one per output revealed to
+/// it alone).
 #[wasm_bindgen(js_name = mascotRequirements)]
 pub fn mascot_requirements(program: &[u8]) -> JsResult<JsValue> {
     crate::scrubbed(|| Ok(counts_to_js(&decode_program(program)?.requirements())))
@@ -245,7 +245,9 @@ impl MascotSession {
             };
             match r {
                 Ok(out) => (Some(role), Ok(outputs_to_js(&out))),
-                // Wrong inputs are refused before any traffic: the session stays usable.
+                // A program or inputs refused before any traffic leave the party usable. An
+                // InvalidArgument raised mid-run (preprocessing exhausted) has poisoned the party:
+                // it goes back too, and every later call on it fails with SESSION_FAILED.
                 Err(e @ (SpdzError::InvalidArgument(_) | SpdzError::Program(_))) => {
                     let err = spdz_error(&e, None);
                     (Some(role), Err(err))
@@ -257,126 +259,4 @@ impl MascotSession {
             }
         }))
     }
-}
-
-enum LocalRole {
-    Prime(Local<Fp>),
-    Binary(Local<Gf128>),
-}
-
-/// Every party of a session inside this Wasm instance over the in-memory network (benchmarks
-/// and self-tests; synchronous calls).
-#[wasm_bindgen(js_name = MascotLocalBench)]
-pub struct MascotLocalBench(LocalRole);
-
-fn bench_error(e: SpdzError) -> JsValue {
-    spdz_error(&e, None)
-}
-
-#[wasm_bindgen(js_class = MascotLocalBench)]
-impl MascotLocalBench {
-    /// Sets up `parties` parties over `field` (`"prime"` or `"binary"`).
-    #[wasm_bindgen(constructor)]
-    pub fn new(parties: f64, field: &str) -> JsResult<MascotLocalBench> {
-        let n = js_size("parties", parties, 16)?;
-        crate::scrubbed(|| {
-            Ok(MascotLocalBench(match field_kind(field)? {
-                FieldKind::Prime => LocalRole::Prime(Local::setup(n).map_err(bench_error)?),
-                FieldKind::Binary => LocalRole::Binary(Local::setup(n).map_err(bench_error)?),
-            }))
-        })
-    }
-
-    /// Generates `n` triples on every party and discards them; returns how many each got.
-    #[wasm_bindgen(js_name = generateTriples)]
-    pub fn generate_triples(&mut self, n: f64) -> JsResult<f64> {
-        let n = js_size("triples", n, MAX_PREPROCESS)?;
-        crate::scrubbed(|| {
-            Ok(match &mut self.0 {
-                LocalRole::Prime(l) => l.generate_triples(n),
-                LocalRole::Binary(l) => l.generate_triples(n),
-            }
-            .map_err(bench_error)? as f64)
-        })
-    }
-
-    /// Adds `triples` triples and `bits` bits to every party's store.
-    pub fn preprocess(&mut self, triples: f64, bits: f64) -> JsResult<()> {
-        let t = js_size("triples", triples, MAX_PREPROCESS)?;
-        let b = js_size("bits", bits, MAX_PREPROCESS)?;
-        crate::scrubbed(|| {
-            match &mut self.0 {
-                LocalRole::Prime(l) => l.preprocess_bits(b).and_then(|_| l.preprocess_triples(t)),
-                LocalRole::Binary(l) => l.preprocess_bits(b).and_then(|_| l.preprocess_triples(t)),
-            }
-            .map_err(bench_error)
-        })
-    }
-
-    /// Runs a program; `inputs` is an array (one entry per party) of flat 16-byte-per-value
-    /// inputs. Returns party 0's outputs.
-    pub fn run(&mut self, program: &[u8], inputs: Array) -> JsResult<JsValue> {
-        let program = decode_program(program)?;
-        let mut all = Vec::new();
-        for v in inputs.iter() {
-            let bytes: Uint8Array = v.dyn_into().map_err(|_| invalid("each party's inputs must be a Uint8Array"))?;
-            all.push(inputs_of(&bytes.to_vec())?);
-        }
-        crate::scrubbed(|| {
-            let out = match &mut self.0 {
-                LocalRole::Prime(l) => l.run(&program, &all),
-                LocalRole::Binary(l) => l.run(&program, &all),
-            }
-            .map_err(bench_error)?;
-            Ok(outputs_to_js(out.first().map(|v| v.as_slice()).unwrap_or(&[])))
-        })
-    }
-
-    /// Bytes all parties have sent.
-    #[wasm_bindgen(js_name = bytesSent)]
-    pub fn bytes_sent(&self) -> f64 {
-        match &self.0 {
-            LocalRole::Prime(l) => l.bytes_sent() as f64,
-            LocalRole::Binary(l) => l.bytes_sent() as f64,
-        }
-    }
-}
-
-/// `n` multiplications in F_p (p = 2^128 − 173) in a dependent chain; returns a checksum byte.
-/// For timing the field arithmetic in Wasm (the benchmark suite's field row).
-#[wasm_bindgen(js_name = mascotFieldMulLoop)]
-pub fn mascot_field_mul_loop(n: f64) -> JsResult<u8> {
-    let n = js_size("n", n, 1 << 30)?;
-    let mut x = Fp::from_u128(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
-    let y = Fp::from_u128(0xfedc_ba98_7654_3210_8899_aabb_ccdd_eeff);
-    for _ in 0..n {
-        x = x * y + y;
-    }
-    Ok(x.to_bytes()[0])
-}
-
-/// The Vickrey auction program of `bids` unsigned `bits`-bit bids among `parties` parties (bid i
-/// from party i mod n; outputs winner index and price to all; ties to the lowest index), in the
-/// program encoding. For benchmarks, tests and demos until the TypeScript builder exists.
-#[wasm_bindgen(js_name = mascotVickreyProgram)]
-pub fn mascot_vickrey_program(parties: f64, bids: f64, bits: f64) -> JsResult<Vec<u8>> {
-    let n = js_size("parties", parties, webmpc_spdz::program::MAX_PARTIES)?;
-    let k = js_size("bids", bids, 1 << 16)?;
-    let b = js_size("bits", bits, webmpc_spdz::program::MAX_CMP_BITS as usize)?;
-    if n < 2 || k == 0 || b == 0 {
-        return Err(invalid("need at least 2 parties, 1 bid and 1 bit"));
-    }
-    Ok(webmpc_spdz::examples::vickrey(n, k, b as u8).encode())
-}
-
-/// `m` independent products of party 0's and party 1's field inputs in one layer, summed (the
-/// online-multiplication benchmark's program).
-#[wasm_bindgen(js_name = mascotProductsProgram)]
-pub fn mascot_products_program(field: &str, parties: f64, m: f64) -> JsResult<Vec<u8>> {
-    let n = js_size("parties", parties, webmpc_spdz::program::MAX_PARTIES)?;
-    let m = js_size("m", m, 1 << 21)?;
-    if n < 2 || m == 0 {
-        return Err(invalid("need at least 2 parties and 1 product"));
-    }
-    Ok(webmpc_spdz::examples::products(field_kind(field)?, n, m).encode())
 }

@@ -87,8 +87,8 @@ impl<F: Field> CopeSender<F> {
                 acc[h] = acc[h].times_g() + *a;
             }
         }
-        crate::gilboa::wipe_elems(&mut t0);
-        crate::gilboa::wipe_elems(&mut t1);
+        crate::wipe::wipe(&mut t0);
+        crate::wipe::wipe(&mut t1);
         for a in acc.iter_mut() {
             *a = -*a;
         }
@@ -147,8 +147,16 @@ impl<F: Field> CopeReceiver<F> {
                 acc[h] = acc[h].times_g() + q;
             }
         }
-        crate::gilboa::wipe_elems(&mut t);
+        crate::wipe::wipe(&mut t);
         valid.then_some(acc)
+    }
+}
+
+impl<F: Field> CopeReceiver<F> {
+    /// Overwrites this copy of Δ^(B) (the party wipes its copies when it is dropped; the PRGs
+    /// wipe their keys themselves).
+    pub fn wipe(&mut self) {
+        crate::wipe::wipe(core::slice::from_mut(&mut self.delta));
     }
 }
 

@@ -57,7 +57,9 @@ pub enum SpdzError {
     /// The caller passed an invalid argument (never a secret in the text).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// This party failed earlier; its state cannot be used again.
+    /// This party failed earlier (an abort, a lost peer) and its state cannot be used again:
+    /// code `SESSION_FAILED`, distinct from `BUSY` (a call while another runs), because
+    /// retrying cannot help; start a new session.
     #[error("this MASCOT party failed earlier and cannot be used again")]
     Poisoned,
     /// A kernel failed (only the platform CSPRNG can fail here).
@@ -78,7 +80,7 @@ impl SpdzError {
             SpdzError::ParameterMismatch { .. } => "PARAMETER_MISMATCH",
             SpdzError::Program(e) => e.code(),
             SpdzError::InvalidArgument(_) => "INVALID_ARGUMENT",
-            SpdzError::Poisoned => "BUSY",
+            SpdzError::Poisoned => "SESSION_FAILED",
             SpdzError::Kernel(e) => e.code(),
         }
     }

@@ -43,7 +43,7 @@ pub fn sender_product<F: Field>(r0: &[Block], r1: &[Block], b: F, mut emit: impl
         emit(h, q0[h] - F::from_hash(*x1) + b);
     }
     let share = -F::gadget(&q0);
-    wipe_elems(&mut q0);
+    crate::wipe::wipe(&mut q0);
     share
 }
 
@@ -60,16 +60,8 @@ pub fn receiver_product<F: Field>(a: F, m: &[Block], d: &[F]) -> F {
         t[h] = F::from_hash(*m) + F::conditional_select(&F::ZERO, d, bit);
     }
     let share = F::gadget(&t);
-    wipe_elems(&mut t);
+    crate::wipe::wipe(&mut t);
     share
-}
-
-/// Overwrites field elements that held secrets (best effort, like `Block::wipe`).
-pub(crate) fn wipe_elems<F: Field>(xs: &mut [F]) {
-    for x in xs.iter_mut() {
-        // SAFETY: `x` is a valid, exclusive place of type F.
-        unsafe { core::ptr::write_volatile(x, F::ZERO) };
-    }
 }
 
 /// Sender: from both ROT messages of `K·b.len()` OTs and one element `b[e]` per product,

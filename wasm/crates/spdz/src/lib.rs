@@ -34,6 +34,7 @@ pub mod share;
 pub mod store;
 #[cfg(any(test, feature = "ideal"))]
 pub mod testing;
+pub mod wipe;
 
 pub use error::SpdzError;
 pub use field::{Field, FieldKind, Fp, Gf128};

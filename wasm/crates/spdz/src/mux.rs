@@ -9,6 +9,18 @@
 //! Only one task at a time reads the underlying channel for a given peer (the "pump"); the others
 //! wait and are woken whenever the pump delivers a message, so a message for a stream whose reader
 //! is parked is never stuck behind a reader of another stream.
+//!
+//! **Bounded buffering.** A peer decides what it sends; buffering whatever arrives for streams
+//! nobody is reading yet would let it grow this party's memory without limit. A message is queued
+//! here only when a reader of *another* stream of the same peer pumps it in, and MASCOT never has
+//! more than a couple of messages outstanding on a stream that nobody reads: every sub-protocol
+//! waits for the other side between its messages (an OT or Gilboa piece needs the receiver's
+//! previous message, a COPE round is read by its own reader while it is sent, and every phase
+//! starts after a broadcast round that needs this party's message). The largest messages are an
+//! online opening chunk (16 MiB), a COPE piece (1 MiB) and a Gilboa or OT piece. So per peer at
+//! most [`MAX_BUFFERED_BYTES`] unread bytes and per stream at most [`MAX_QUEUED`] unread messages
+//! are kept; beyond either the peer is failed with [`ChannelError::Overrun`], and a message for a
+//! stream that does not exist with [`ChannelError::UnknownStream`] (both `MALFORMED_MESSAGE`).
 
 use core::cell::RefCell;
 use core::future::Future;
@@ -34,8 +46,15 @@ pub mod stream {
     pub const COUNT: u8 = 5;
 }
 
+/// Most unread bytes buffered per peer (several times the legitimate worst case).
+pub const MAX_BUFFERED_BYTES: usize = 128 << 20;
+/// Most unread messages buffered per stream and peer (the protocol has at most two or three).
+pub const MAX_QUEUED: usize = 16;
+
 struct PeerState {
     queues: Vec<VecDeque<Vec<u8>>>,
+    /// Bytes in `queues`.
+    buffered: usize,
     pumping: bool,
     waiters: Vec<Waker>,
     failed: Option<ChannelError>,
@@ -54,6 +73,7 @@ impl<C: Channel> Mux<C> {
         let peers = (0..n)
             .map(|_| PeerState {
                 queues: (0..stream::COUNT).map(|_| VecDeque::new()).collect(),
+                buffered: 0,
                 pumping: false,
                 waiters: Vec::new(),
                 failed: None,
@@ -74,6 +94,7 @@ impl<C: Channel> Mux<C> {
                 let mut peers = self.peers.borrow_mut();
                 let st = &mut peers[from];
                 if let Some(m) = st.queues[tag as usize].pop_front() {
+                    st.buffered -= m.len();
                     Next::Got(m)
                 } else if let Some(e) = &st.failed {
                     Next::Failed(e.clone())
@@ -100,10 +121,27 @@ impl<C: Channel> Mux<C> {
             let st = &mut peers[from];
             match got {
                 Ok(mut m) => match m.pop() {
-                    Some(t) if t < stream::COUNT => st.queues[t as usize].push_back(m),
-                    _ => {
-                        st.failed = Some(ChannelError::UnexpectedLength { peer: from, expected: 1, got: 0 });
+                    Some(t) if t < stream::COUNT => {
+                        let q = &mut st.queues[t as usize];
+                        let bytes = st.buffered + m.len();
+                        if q.len() >= MAX_QUEUED || bytes > MAX_BUFFERED_BYTES {
+                            st.failed = Some(ChannelError::Overrun {
+                                peer: from,
+                                messages: q.len() + 1,
+                                bytes,
+                                max_bytes: MAX_BUFFERED_BYTES,
+                                max_messages: MAX_QUEUED,
+                            });
+                            // What is buffered will never be read: free it now.
+                            st.queues.iter_mut().for_each(VecDeque::clear);
+                            st.buffered = 0;
+                        } else {
+                            st.buffered = bytes;
+                            q.push_back(m);
+                        }
                     }
+                    Some(tag) => st.failed = Some(ChannelError::UnknownStream { peer: from, tag }),
+                    None => st.failed = Some(ChannelError::UnexpectedLength { peer: from, expected: 1, got: 0 }),
                 },
                 Err(e) => st.failed = Some(e),
             }
@@ -244,6 +282,16 @@ mod tests {
         let b0 = Sub::new(&mb, 0);
         block_on(async {
             a.send(1, vec![5, 99]).await.unwrap();
+            let e = b0.recv(0).await.unwrap_err();
+            assert_eq!(e, ChannelError::UnknownStream { peer: 0, tag: 99 });
+            assert_eq!(e.code(), "MALFORMED_MESSAGE");
+        });
+        // An empty message has no tag at all.
+        let (a, b) = pair();
+        let mb = Mux::new(b);
+        let b0 = Sub::new(&mb, 0);
+        block_on(async {
+            a.send(1, vec![]).await.unwrap();
             assert!(matches!(b0.recv(0).await, Err(ChannelError::UnexpectedLength { .. })));
         });
         let (a, b) = pair();
@@ -252,6 +300,58 @@ mod tests {
         drop(a);
         block_on(async {
             assert_eq!(b0.recv(0).await, Err(ChannelError::Disconnected { peer: 0 }));
+        });
+    }
+
+    /// Up to the budgets everything is delivered in order; one message more on a stream nobody
+    /// reads, or one byte more than the byte budget, fails the peer for every stream.
+    #[test]
+    fn buffering_is_bounded_per_stream_and_per_peer() {
+        let (a, b) = pair();
+        let mb = Mux::new(b);
+        let (b0, b3) = (Sub::new(&mb, 0), Sub::new(&mb, 3));
+        block_on(async {
+            for i in 0..MAX_QUEUED {
+                a.send(1, vec![i as u8, 3]).await.unwrap();
+            }
+            a.send(1, vec![7, 0]).await.unwrap();
+            assert_eq!(b0.recv(0).await.unwrap(), vec![7]);
+            for i in 0..MAX_QUEUED {
+                assert_eq!(b3.recv(0).await.unwrap(), vec![i as u8]);
+            }
+            for i in 0..=MAX_QUEUED {
+                a.send(1, vec![i as u8, 3]).await.unwrap();
+            }
+            a.send(1, vec![7, 0]).await.unwrap();
+            let e = b0.recv(0).await.unwrap_err();
+            assert!(
+                matches!(e, ChannelError::Overrun { peer: 0, messages, .. } if messages == MAX_QUEUED + 1),
+                "{e:?}"
+            );
+            assert_eq!(b3.recv(0).await.unwrap_err(), e);
+        });
+        let (a, b) = pair();
+        let mb = Mux::new(b);
+        let (b0, b1, b2) = (Sub::new(&mb, 0), Sub::new(&mb, 1), Sub::new(&mb, 2));
+        block_on(async {
+            let half = MAX_BUFFERED_BYTES / 2;
+            let mut m = vec![0u8; half];
+            m.push(1);
+            a.send(1, m).await.unwrap();
+            let mut m = vec![0u8; MAX_BUFFERED_BYTES - half];
+            m.push(2);
+            a.send(1, m).await.unwrap();
+            a.send(1, vec![0]).await.unwrap();
+            // Exactly the budget is buffered: fine.
+            assert_eq!(b0.recv(0).await.unwrap(), Vec::<u8>::new());
+            assert_eq!(b1.recv(0).await.unwrap().len(), half);
+            let mut m = vec![0u8; MAX_BUFFERED_BYTES - half + 1];
+            m.push(1);
+            a.send(1, m).await.unwrap();
+            a.send(1, vec![0]).await.unwrap();
+            let e = b0.recv(0).await.unwrap_err();
+            assert!(matches!(e, ChannelError::Overrun { bytes, .. } if bytes == MAX_BUFFERED_BYTES + 1), "{e:?}");
+            assert_eq!(b2.recv(0).await.unwrap_err(), e);
         });
     }
 }

@@ -46,7 +46,9 @@ struct Opening {
     nonce: [u8; 16],
 }
 
-fn commitment(session: &[u8; 32], party: PartyId, label: &[u8], value: &[u8], nonce: &[u8; 16]) -> [u8; 32] {
+/// The commitment of `party` to `value` under `label` with `nonce` in session `session` (public so
+/// that cheating-party tests can build a consistent commitment to a value of their choice).
+pub fn commitment(session: &[u8; 32], party: PartyId, label: &[u8], value: &[u8], nonce: &[u8; 16]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"webmpc/spdz/commit/v1");
     h.update(session);
@@ -216,8 +218,10 @@ impl<C: Channel> Net<C> {
     }
 
     /// Commits to several coins in one round (one 32-byte commitment each, sent together); each
-    /// is opened on its own with [`Net::open_coin`], when what it tests is fixed. Labels must
-    /// differ (they separate the commitments' domains).
+    /// is opened on its own with [`Net::open_coin`], when what it tests is fixed. Labels name the
+    /// coins' purposes and separate their domains from other commitments; coins of one purpose
+    /// may share a label (the online phase's checks do): each opening is checked against its
+    /// own slot's commitment, which binds it to that slot's seed.
     pub async fn commit_coins(&self, labels: &[&'static [u8]]) -> Result<Vec<CoinCommitment>, SpdzError> {
         let me = self.me();
         let mut mine = Vec::with_capacity(labels.len());

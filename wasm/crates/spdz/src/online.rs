@@ -1,63 +1,118 @@
 //! The SPDZ online phase and the program interpreter.
 //!
 //! **Security.** Malicious, up to n − 1 corrupt parties, with abort. Every value opened during
-//! the computation (Beaver's ε and δ, comparison masks) is logged; before any output is opened,
-//! all of them are MAC-checked together with coefficients from a coin opened only then, and the
-//! parties' broadcast transcripts (inputs' ε, every opened value) are compared (P5, P9). Outputs
-//! are then opened — to everyone, or to one party as y + r with r that party's input mask — and
-//! checked again before anything is returned. Triples, bits and masks are taken from the store
-//! and never reused (P7).
+//! the computation (Beaver's ε and δ, comparison masks) is logged and MAC-checked, with
+//! coefficients from a coin opened only then, together with the parties' broadcast transcripts
+//! (inputs' ε, every opened value; P5, P9):
+//!
+//! * **before a comparison opens a masked value that depends on anything unchecked** (a Beaver
+//!   product, an earlier comparison, an integer input whose range is not yet verified). Beaver
+//!   openings are perfectly masked, but a comparison's c = a + r hides a only statistically and
+//!   only while a is small: a party that adds an error e to an opened ε turns x·y into
+//!   x·y + e·y, and c would then reveal e·y + r, i.e. y. Checking first makes every compared
+//!   value correct (or the run aborts) before c is opened;
+//! * before any output is opened, and again after the outputs are opened (to everyone, or to one
+//!   party as y + r with r that party's input mask), before anything is returned.
+//!
+//! Triples, bits and masks are taken from the store and never reused (P7).
+//!
+//! **Inputs and ranges.** A field input is one masked broadcast ε = x − r. An integer input of k
+//! bits is input as its k bits, each with its own mask, and the parties check b² = b for every
+//! bit (one Beaver product each, all in one round; the claims b·b − b = 0 go into the next MAC
+//! check, which runs before any comparison or output depends on them). b² = b has only the roots
+//! 0 and 1 in a field, and an owner can put any element into its ε, so this is exactly the
+//! check that the shared value is Σ 2^i b_i (minus 2^(k−1)·b_(k−1) if signed) with bits b_i:
+//! a malicious owner cannot input anything outside the declared range. The openings of the
+//! check are masked by fresh triples and reveal nothing about the bits.
+//!
+//! **Comparisons** ([`crate::online_core`]) return 0 or 1 whatever their operands, so SELECT on a
+//! comparison never mixes its two branches; operands outside the declared width (only possible
+//! through the program itself, e.g. field inputs or overflowing products) give a wrong bit and are
+//! hidden less well (see [`crate::program`]).
 //!
 //! **Schedule.** Each instruction gets a level: linear instructions share the level of their
 //! latest operand, MUL/SELECT/LT/LE/EQ add one. Levels run in order; all interactive
 //! instructions of a level form one wave: their Beaver openings and the comparisons' masked
 //! openings go out in one round, then the comparisons' carry and product trees run in lockstep,
-//! one Beaver round per tree level for all of them. Linear instructions cost no communication.
-//!
-//! **Ranges.** The protocol cannot check that a party's integer input lies in its declared range
-//! (that would need a bit decomposition per input). A party that inputs an out-of-range value
-//! gets unspecified comparison results involving it; honest inputs stay hidden.
+//! one Beaver round per tree level for all of them, and less-than's final XOR rides along with
+//! the deepest tree. Linear instructions cost no communication. Openings are sent in messages of
+//! at most [`OPEN_CHUNK`] elements (16 MiB), one round per chunk, so no message exceeds what the
+//! transports accept whatever the size of a level.
 
 use crate::error::SpdzError;
 use crate::field::Field;
-use crate::online_core::{low_bits, STAT_SEC};
+use crate::net::{decode_elems, CoinCommitment};
+use crate::online_core::{
+    carry_leaves, carry_level_apply, carry_level_pairs, eq_factors, low_bits, ltz_from, product_level_apply,
+    product_level_pairs, xor_from_product, STAT_SEC,
+};
 use crate::party::Party;
 use crate::program::{Instr, Kind, Program};
 use crate::share::{Share, Triple};
 use crate::store::Counts;
+use crate::wipe::Wiping;
 use webmpc_core::channel::Channel;
 
-/// One interactive operation of a wave.
+/// Most elements in one opening or input message: 16 MiB, a quarter of what the JavaScript
+/// transports accept (64 MiB).
+pub const OPEN_CHUNK: usize = 1 << 20;
+
+#[cfg(any(test, feature = "ideal"))]
+std::thread_local! {
+    static CHUNK_FOR_TESTS: core::cell::Cell<usize> = const { core::cell::Cell::new(OPEN_CHUNK) };
+}
+
+/// Sets the chunk size of openings and input broadcasts on this thread (tests only: so that a
+/// small program crosses chunk boundaries).
+#[cfg(any(test, feature = "ideal"))]
+pub fn set_open_chunk_for_tests(elements: usize) {
+    CHUNK_FOR_TESTS.with(|c| c.set(elements.clamp(1, OPEN_CHUNK)));
+}
+
+fn open_chunk() -> usize {
+    #[cfg(any(test, feature = "ideal"))]
+    return CHUNK_FOR_TESTS.with(|c| c.get());
+    #[cfg(not(any(test, feature = "ideal")))]
+    OPEN_CHUNK
+}
+
+/// One comparison of a wave.
 enum Tree<F> {
-    /// LT: carry tree nodes (G, P), lowest position first.
-    Carry(Vec<(Share<F>, Share<F>)>),
+    /// LT: carry-tree nodes (G, P), lowest position first; r″_0 and c_m for the final
+    /// LTZ = 1 − (c_m ⊕ r″_0 ⊕ u); `xor` = r″_0 ⊕ u once the tree is done.
+    Carry { nodes: Vec<(Share<F>, Share<F>)>, r_m: Share<F>, c_m: bool, xor: Option<Share<F>> },
     /// EQ: factors of the product.
     Prod(Vec<Share<F>>),
 }
 
-impl<F> Tree<F> {
-    fn len(&self) -> usize {
-        match self {
-            Tree::Carry(v) => v.len(),
-            Tree::Prod(v) => v.len(),
-        }
-    }
-}
-
-/// The online engine over one party: opened-value log and preprocessing consumption.
+/// The online engine over one party: its opened-value log (`Party::online_log`), the values
+/// claimed to be zero, and preprocessing consumption.
 pub struct Engine<'p, F: Field, C: Channel> {
     p: &'p mut Party<F, C>,
-    opened: Vec<(F, F)>,
+    /// MAC shares of values claimed to be 0 (the input range checks), for the next check.
+    zeros: Vec<F>,
+    /// Openings so far in this run (cheating tests pick one by its index).
+    #[cfg(any(test, feature = "ideal"))]
+    opens: usize,
 }
 
 fn exhausted(what: &str) -> SpdzError {
     SpdzError::InvalidArgument(format!("preprocessing exhausted: not enough {what}"))
 }
 
+fn pow2<F: Field>(e: usize) -> F {
+    F::from_bits(1u128 << e)
+}
+
 impl<'p, F: Field, C: Channel> Engine<'p, F, C> {
     /// An engine on `p`'s store.
     pub fn new(p: &'p mut Party<F, C>) -> Self {
-        Engine { p, opened: Vec::new() }
+        Engine {
+            p,
+            zeros: Vec::new(),
+            #[cfg(any(test, feature = "ideal"))]
+            opens: 0,
+        }
     }
 
     fn me(&self) -> usize {
@@ -82,18 +137,40 @@ impl<'p, F: Field, C: Channel> Engine<'p, F, C> {
         Ok(self.p.store.bits.drain(..k).collect())
     }
 
-    /// Opens to everyone and logs the values for the next check.
+    /// Opens to everyone (in rounds of at most [`OPEN_CHUNK`] values) and logs the values for
+    /// the next check.
     pub async fn open(&mut self, shares: &[Share<F>]) -> Result<Vec<F>, SpdzError> {
-        let v = self.p.open(shares).await?;
-        self.opened.extend(v.iter().zip(shares).map(|(v, s)| (*v, s.mac)));
-        Ok(v)
+        #[cfg(any(test, feature = "ideal"))]
+        let mut shifted = Vec::new();
+        #[cfg(any(test, feature = "ideal"))]
+        let shares = {
+            let shift = self.p.cheat.online_open_shift::<F>(self.opens);
+            self.opens += 1;
+            match (shift, shares.first()) {
+                (Some(by), Some(_)) => {
+                    shifted = shares.to_vec();
+                    shifted[0].value += by;
+                    &shifted[..]
+                }
+                _ => shares,
+            }
+        };
+        let mut out = Vec::with_capacity(shares.len());
+        for chunk in shares.chunks(open_chunk()) {
+            let v = self.p.open(chunk).await?;
+            self.p.online_log.extend(v.iter().zip(chunk).map(|(v, s)| (*v, s.mac)));
+            out.extend(v);
+        }
+        #[cfg(any(test, feature = "ideal"))]
+        crate::wipe::wipe(&mut shifted);
+        Ok(out)
     }
 
     /// Beaver multiplication of many pairs in one round.
     pub async fn mul(&mut self, pairs: &[(Share<F>, Share<F>)]) -> Result<Vec<Share<F>>, SpdzError> {
-        let triples = self.take_triples(pairs.len())?;
-        let mut to_open = Vec::with_capacity(2 * pairs.len());
-        for ((x, y), t) in pairs.iter().zip(&triples) {
+        let triples = Wiping(self.take_triples(pairs.len())?);
+        let mut to_open = Wiping(Vec::with_capacity(2 * pairs.len()));
+        for ((x, y), t) in pairs.iter().zip(triples.iter()) {
             to_open.push(*x - t.a);
             to_open.push(*y - t.b);
         }
@@ -113,16 +190,29 @@ impl<'p, F: Field, C: Channel> Engine<'p, F, C> {
             .collect()
     }
 
-    /// Checks every value opened so far (MAC check with a fresh coin, plus transcripts).
-    async fn check(&mut self, coin: crate::net::CoinCommitment, phase: &'static str) -> Result<(), SpdzError> {
-        let mut prg = self.p.net.open_coin(coin).await?;
-        let opened = core::mem::take(&mut self.opened);
-        let sigma = self.p.opened_sigma(&mut prg, &opened, &[]);
-        self.p.check_sigmas(&[sigma], |_| SpdzError::MacCheckFailed { phase }).await
+    /// Claims that the shared value `s` is 0: the next check verifies it through its MAC, without
+    /// opening it.
+    pub fn claim_zero(&mut self, s: Share<F>) {
+        self.zeros.push(s.mac);
     }
 
-    /// One wave: Beaver products of `muls`, LTZ of each `(a, k)` in `lts` (a on k + 1 bits) and
-    /// EQZ of each `(a, k)` in `eqs` (|a| < 2^k).
+    /// Checks every value opened and every zero claim since the last check (MAC check with a
+    /// coin opened now, plus the broadcast transcripts). `phase` names a failure of the openings;
+    /// a failed zero claim is the input range check.
+    pub async fn check(&mut self, coin: CoinCommitment, phase: &'static str) -> Result<(), SpdzError> {
+        let mut prg = self.p.net.open_coin(coin).await?;
+        let opened = core::mem::take(&mut self.p.online_log);
+        let zeros = core::mem::take(&mut self.zeros);
+        let sigmas = [self.p.opened_sigma(&mut prg, &opened, &[]), self.p.opened_sigma(&mut prg, &[], &zeros)];
+        self.p
+            .check_sigmas(&sigmas, |k| SpdzError::MacCheckFailed {
+                phase: if k == 0 { phase } else { "input range check" },
+            })
+            .await
+    }
+
+    /// One wave: Beaver products of `muls`, LTZ of each `(a, k)` in `lts` (a ∈ [−2^k, 2^k)) and
+    /// EQZ of each `(a, k)` in `eqs` (|a| < 2^k). Every comparison result is a bit.
     #[allow(clippy::type_complexity)]
     pub async fn wave(
         &mut self,
@@ -130,119 +220,77 @@ impl<'p, F: Field, C: Channel> Engine<'p, F, C> {
         lts: &[(Share<F>, usize)],
         eqs: &[(Share<F>, usize)],
     ) -> Result<(Vec<Share<F>>, Vec<Share<F>>, Vec<Share<F>>), SpdzError> {
-        let triples = self.take_triples(muls.len())?;
-        let mut to_open = Vec::with_capacity(2 * muls.len() + lts.len() + eqs.len());
-        for ((x, y), t) in muls.iter().zip(&triples) {
+        let triples = Wiping(self.take_triples(muls.len())?);
+        let mut to_open = Wiping(Vec::with_capacity(2 * muls.len() + lts.len() + eqs.len()));
+        for ((x, y), t) in muls.iter().zip(triples.iter()) {
             to_open.push(*x - t.a);
             to_open.push(*y - t.b);
         }
-        let pow2 = |e: usize| F::from_bits(1u128 << e);
-        // LTZ masks: m = k bits of r′, κ + 1 bits of r″.
-        let mut lt_masks = Vec::with_capacity(lts.len());
-        for (a, k) in lts {
-            let m = *k;
-            let rb = self.take_bits(m)?;
-            let rr = self.take_bits(STAT_SEC + 1)?;
-            let r1 = weighted(&rb);
-            let r2 = weighted(&rr);
-            let c = *a + self.constant(pow2(m)) + r2.scale(pow2(m)) + r1;
-            to_open.push(c);
-            lt_masks.push((rb, r1));
-        }
-        let mut eq_masks = Vec::with_capacity(eqs.len());
-        for (a, k) in eqs {
-            let rb = self.take_bits(*k)?;
-            let rr = self.take_bits(STAT_SEC)?;
-            let r1 = weighted(&rb);
-            let r2 = weighted(&rr);
-            let c = *a + self.constant(pow2(*k)) + r1 + r2.scale(pow2(*k));
-            to_open.push(c);
-            eq_masks.push(rb);
+        let one = self.constant(F::ONE);
+        // c = a + 2^m + r′ + 2^m·r″: m bits of r′, κ + 1 bits of r″ (LT: m = k; EQ: K = k).
+        let mut masks = Vec::with_capacity(lts.len() + eqs.len());
+        for (a, m) in lts.iter().chain(eqs) {
+            let rb = Wiping(self.take_bits(*m)?);
+            let rr = Wiping(self.take_bits(STAT_SEC + 1)?);
+            to_open.push(*a + self.constant(pow2(*m)) + weighted(&rb) + weighted(&rr).scale(pow2(*m)));
+            masks.push((rb, rr[0]));
         }
         let vals = self.open(&to_open).await?;
         let z = self.beaver_finish(&triples, &vals);
         let cs = &vals[2 * muls.len()..];
-        let mut trees = Vec::with_capacity(lts.len() + eqs.len());
-        for ((_, k), (rb, _)) in lts.iter().zip(&lt_masks) {
-            let c = cs[trees.len()];
-            let bits = low_bits(c.bits(), *k);
-            let nodes = rb
-                .iter()
-                .zip(&bits)
-                .map(|(r, ci)| if *ci { (Share::ZERO, *r) } else { (*r, self.constant(F::ONE) - *r) })
-                .collect();
-            trees.push(Tree::Carry(nodes));
+        let mut trees = Vec::with_capacity(masks.len());
+        for (i, ((_, m), (rb, r_m))) in lts.iter().chain(eqs).zip(&masks).enumerate() {
+            let c = cs[i].bits();
+            let bits = low_bits(c, *m);
+            trees.push(if i < lts.len() {
+                Tree::Carry { nodes: carry_leaves(&bits, rb, one), r_m: *r_m, c_m: (c >> m) & 1 == 1, xor: None }
+            } else {
+                Tree::Prod(eq_factors(&bits, rb, one))
+            });
         }
-        for ((_, k), rb) in eqs.iter().zip(&eq_masks) {
-            let c = cs[trees.len()];
-            let bits = low_bits(c.bits(), *k);
-            let factors =
-                rb.iter().zip(&bits).map(|(r, ci)| if *ci { *r } else { self.constant(F::ONE) - *r }).collect();
-            trees.push(Tree::Prod(factors));
-        }
-        while trees.iter().any(|t| t.len() > 1) {
+        drop(masks);
+        loop {
             let mut pairs = Vec::new();
             for t in &trees {
                 match t {
-                    Tree::Carry(v) => {
-                        for p in v.chunks_exact(2) {
-                            // p[0] lower, p[1] higher: (G_h + P_h·G_l, P_h·P_l).
-                            pairs.push((p[1].1, p[0].0));
-                            pairs.push((p[1].1, p[0].1));
-                        }
-                    }
-                    Tree::Prod(v) => {
-                        for p in v.chunks_exact(2) {
-                            pairs.push((p[0], p[1]));
-                        }
-                    }
+                    Tree::Carry { nodes, r_m, xor: None, .. } if nodes.len() == 1 => pairs.push((*r_m, nodes[0].0)),
+                    Tree::Carry { nodes, xor: None, .. } => pairs.extend(carry_level_pairs(nodes)),
+                    Tree::Carry { .. } => {}
+                    Tree::Prod(f) => pairs.extend(product_level_pairs(f)),
                 }
             }
-            let prods = self.mul(&pairs).await?;
-            let mut it = prods.into_iter();
+            if pairs.is_empty() {
+                break;
+            }
+            let prods = Wiping(self.mul(&pairs).await?);
+            let mut it = prods.iter().copied();
             for t in trees.iter_mut() {
                 match t {
-                    Tree::Carry(v) => {
-                        let mut next = Vec::with_capacity(v.len().div_ceil(2));
-                        for p in v.chunks(2) {
-                            if p.len() == 2 {
-                                let pg = it.next().expect("product");
-                                let pp = it.next().expect("product");
-                                next.push((p[1].0 + pg, pp));
-                            } else {
-                                next.push(p[0]);
-                            }
+                    Tree::Carry { nodes, r_m, xor: xor @ None, .. } => {
+                        if nodes.len() == 1 {
+                            let p = it.next().expect("one product for the final XOR");
+                            *xor = Some(xor_from_product(*r_m, nodes[0].0, p));
+                        } else {
+                            *nodes = carry_level_apply(nodes, &mut it);
                         }
-                        *v = next;
                     }
-                    Tree::Prod(v) => {
-                        let mut next = Vec::with_capacity(v.len().div_ceil(2));
-                        for p in v.chunks(2) {
-                            next.push(if p.len() == 2 { it.next().expect("product") } else { p[0] });
+                    Tree::Carry { .. } => {}
+                    Tree::Prod(f) => {
+                        if f.len() > 1 {
+                            *f = product_level_apply(f, &mut it);
                         }
-                        *v = next;
                     }
                 }
             }
         }
         let mut lt_out = Vec::with_capacity(lts.len());
-        for (i, ((a, k), (_, r1))) in lts.iter().zip(&lt_masks).enumerate() {
-            let Tree::Carry(v) = &trees[i] else { unreachable!("LT trees come first") };
-            let u = v[0].0;
-            let m = *k;
-            let c_low = F::from_bits(cs[i].bits() & ((1u128 << m) - 1));
-            // a′ = c′ − r′ + 2^m·u; LTZ = −(a − a′)·2^−m = (a′ − a)·2^−m.
-            let a_mod = self.constant(c_low) - *r1 + u.scale(pow2(m));
-            let inv = pow2(m).invert().expect("2^m is invertible");
-            lt_out.push((a_mod - *a).scale(inv));
+        let mut eq_out = Vec::with_capacity(eqs.len());
+        for t in trees {
+            match t {
+                Tree::Carry { c_m, xor, .. } => lt_out.push(ltz_from(c_m, xor.expect("every tree finished"), one)),
+                Tree::Prod(f) => eq_out.push(f[0]),
+            }
         }
-        let eq_out = trees[lts.len()..]
-            .iter()
-            .map(|t| match t {
-                Tree::Prod(v) => v[0],
-                Tree::Carry(_) => unreachable!("EQ trees come last"),
-            })
-            .collect();
         Ok((z, lt_out, eq_out))
     }
 }
@@ -264,12 +312,15 @@ pub fn encode_input<F: Field>(kind: Kind, raw: [u8; 16]) -> Result<F, SpdzError>
         Kind::Field => F::from_bytes(raw).ok_or_else(|| bad("not a canonical field element")),
         Kind::Unsigned(k) => {
             let v = u128::from_le_bytes(raw);
-            if k < 128 && v >> k != 0 {
+            if k == 0 || (k < 128 && v >> k != 0) {
                 return Err(bad("unsigned"));
             }
             Ok(F::from_bits(v))
         }
         Kind::Signed(k) => {
+            if k == 0 || k > 64 {
+                return Err(bad("signed width"));
+            }
             let v = i128::from_le_bytes(raw);
             let lim = 1i128 << (k - 1);
             if v < -lim || v >= lim {
@@ -278,6 +329,20 @@ pub fn encode_input<F: Field>(kind: Kind, raw: [u8; 16]) -> Result<F, SpdzError>
             Ok(if v >= 0 { F::from_bits(v as u128) } else { -F::from_bits(v.unsigned_abs()) })
         }
     }
+}
+
+/// What this party inputs for one input of kind `kind`: the element itself (field), or its k
+/// bits, lowest first, as elements 0 or 1 (integers; two's complement for signed). Checks the
+/// range like [`encode_input`].
+pub fn input_digits<F: Field>(kind: Kind, raw: [u8; 16]) -> Result<Vec<F>, SpdzError> {
+    let x = encode_input::<F>(kind, raw)?;
+    Ok(match kind {
+        Kind::Field => vec![x],
+        Kind::Unsigned(k) | Kind::Signed(k) => {
+            let v = u128::from_le_bytes(raw);
+            (0..k as usize).map(|i| F::from_u64(((v >> i) & 1) as u64)).collect()
+        }
+    })
 }
 
 /// Reads an output of kind `kind` as 16 little-endian bytes: the canonical element (field,
@@ -319,12 +384,16 @@ impl<F: Field, C: Channel> Party<F, C> {
     /// its inputs in the program: see [`encode_input`]). Returns one entry per output: `Some`
     /// (16 bytes, see [`decode_output`]) for outputs revealed to this party, `None` otherwise.
     /// Missing preprocessing is generated first. `progress(done, total)` counts instructions.
+    ///
+    /// The program is validated first ([`Program::validate`]); a program or inputs that do not
+    /// fit are refused before any message is sent, and the party stays usable.
     pub async fn run(
         &mut self,
         program: &Program,
         inputs: &[[u8; 16]],
         mut progress: impl FnMut(usize, usize),
     ) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
+        program.validate()?;
         let me = self.me();
         let n = self.parties();
         if program.parties != n {
@@ -345,7 +414,12 @@ impl<F: Field, C: Channel> Party<F, C> {
                 kinds.len()
             )));
         }
-        let mine: Vec<F> = kinds.iter().zip(inputs).map(|(k, r)| encode_input(*k, *r)).collect::<Result<_, _>>()?;
+        let mut mine = Wiping(Vec::new());
+        for (k, r) in kinds.iter().zip(inputs) {
+            let mut d = input_digits::<F>(*k, *r)?;
+            mine.extend_from_slice(&d);
+            crate::wipe::wipe(&mut d);
+        }
         // Same program and same preprocessing state everywhere, before anything is consumed.
         self.guarded(async |p| {
             let mut msg = program.hash().to_vec();
@@ -374,6 +448,108 @@ impl<F: Field, C: Channel> Party<F, C> {
     }
 }
 
+/// The run's schedule, fixed by the program alone (so every party computes the same).
+struct Plan {
+    /// Instruction indices per level, in program order.
+    by_level: Vec<Vec<usize>>,
+    /// Whether a MAC check runs before the wave of each level.
+    check_before: Vec<bool>,
+    /// How many such checks.
+    checks: usize,
+}
+
+/// Levels, and before which waves everything opened so far must be checked: before a wave whose
+/// comparisons depend on an unchecked interactive result. Each value carries the latest
+/// unchecked "epoch" it depends on: 0 none, 1 the input range check (integer inputs), l + 1 the
+/// wave of level l; a check before level l covers every epoch up to l.
+fn plan(program: &Program) -> Plan {
+    let n_in = program.inputs.len();
+    let total = n_in + program.instrs.len();
+    let mut level = vec![0usize; total];
+    let mut max_level = 0;
+    for (i, ins) in program.instrs.iter().enumerate() {
+        let l = ins.operands().iter().map(|o| level[*o as usize]).max().unwrap_or(0);
+        let l = if ins.is_interactive() { l + 1 } else { l };
+        level[n_in + i] = l;
+        max_level = max_level.max(l);
+    }
+    let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); max_level + 1];
+    for i in 0..program.instrs.len() {
+        by_level[level[n_in + i]].push(i);
+    }
+    let mut epoch = vec![0usize; total];
+    for (i, input) in program.inputs.iter().enumerate() {
+        epoch[i] = (input.kind.range_bits() > 0) as usize;
+    }
+    let mut checked = 0;
+    let mut check_before = vec![false; max_level + 1];
+    let mut checks = 0;
+    for (l, instrs) in by_level.iter().enumerate() {
+        let dirty = instrs.iter().any(|&i| match program.instrs[i] {
+            Instr::Lt(a, b, _) | Instr::Le(a, b, _) | Instr::Eq(a, b, _) => {
+                epoch[a as usize] > checked || epoch[b as usize] > checked
+            }
+            _ => false,
+        });
+        if dirty {
+            check_before[l] = true;
+            checks += 1;
+            checked = l;
+        }
+        for &i in instrs {
+            let ins = &program.instrs[i];
+            epoch[n_in + i] = if ins.is_interactive() {
+                l + 1
+            } else {
+                ins.operands().iter().map(|o| epoch[*o as usize]).max().unwrap_or(0)
+            };
+        }
+    }
+    Plan { by_level, check_before, checks }
+}
+
+/// Broadcasts this party's input ε (`mine`) and receives every peer's (`len(j)` elements), in
+/// rounds of at most [`OPEN_CHUNK`] elements per message; everything goes into the transcript.
+async fn broadcast_inputs<F: Field, C: Channel>(
+    p: &mut Party<F, C>,
+    mine: &[F],
+    len: impl Fn(usize) -> usize,
+) -> Result<Vec<Vec<F>>, SpdzError> {
+    let me = p.me();
+    let n = p.parties();
+    let chunk = open_chunk();
+    let rounds = (0..n).map(|j| len(j).div_ceil(chunk)).max().unwrap_or(0);
+    let range = |r: usize, l: usize| (r * chunk).min(l)..((r + 1) * chunk).min(l);
+    let mut got: Vec<Vec<F>> = (0..n).map(|_| Vec::new()).collect();
+    for r in 0..rounds {
+        let msgs = (0..n)
+            .map(|j| {
+                (j != me).then(|| {
+                    #[allow(unused_mut)]
+                    let mut v = mine[range(r, mine.len())].to_vec();
+                    #[cfg(any(test, feature = "ideal"))]
+                    if r == 0 {
+                        p.cheat.on_input_to(j, &mut v);
+                    }
+                    F::write_vec(&v)
+                })
+            })
+            .collect();
+        for (j, m) in p.net.exchange(msgs).await?.into_iter().enumerate() {
+            if j == me {
+                continue;
+            }
+            let m = m.ok_or(SpdzError::Malformed { peer: j, what: "input broadcast" })?;
+            got[j].extend(decode_elems::<F>(j, &m, range(r, len(j)).len(), "input broadcast")?);
+        }
+    }
+    got[me] = mine.to_vec();
+    for g in &got {
+        p.net.absorb_elems(b"input", g);
+    }
+    Ok(got)
+}
+
 async fn execute<F: Field, C: Channel>(
     p: &mut Party<F, C>,
     program: &Program,
@@ -383,67 +559,68 @@ async fn execute<F: Field, C: Channel>(
     let me = p.me();
     let n = p.parties();
     let delta = p.delta;
-    let coin_check = p.net.commit_coin(b"online/check").await?;
-    let coin_out = p.net.commit_coin(b"online/output").await?;
-    // Inputs: the owner broadcasts ε = x − r for its mask r; [[x]] = [[r]] + ε.
+    let plan = plan(program);
+    // One coin per check: the planned ones before comparisons, before the outputs, after them.
+    let mut coins = p.net.commit_coins(&vec![&b"online/check"[..]; plan.checks + 2]).await?.into_iter();
+    let mut coin = move || coins.next().expect("one coin per planned check");
+    // Inputs: the owner broadcasts ε = x − r for each mask r (one per field input, one per bit
+    // of an integer input); [[x]] = [[r]] + ε.
     let n_in = program.inputs.len();
-    let mut values: Vec<Share<F>> = vec![Share::ZERO; n_in + program.instrs.len()];
-    let mut masks_used: Vec<Vec<Share<F>>> = vec![Vec::new(); n];
-    let mut eps_mine = Vec::with_capacity(mine.len());
+    let mut values: Wiping<Share<F>> = Wiping(vec![Share::ZERO; n_in + program.instrs.len()]);
+    let mut masks_used: Vec<Wiping<Share<F>>> = (0..n).map(|_| Wiping(Vec::new())).collect();
+    let mut eps_mine = Wiping(Vec::with_capacity(mine.len()));
     for input in &program.inputs {
-        let (sh, r) = p.store.masks[input.owner].pop_front().ok_or_else(|| exhausted("input masks"))?;
-        if input.owner == me {
-            let r = r.ok_or_else(|| exhausted("own input masks"))?;
-            eps_mine.push(mine[eps_mine.len()] - r);
+        for _ in 0..input.kind.input_masks() {
+            let (sh, r) = p.store.masks[input.owner].pop_front().ok_or_else(|| exhausted("input masks"))?;
+            if input.owner == me {
+                let r = r.ok_or_else(|| exhausted("own input masks"))?;
+                let x = *mine.get(eps_mine.len()).ok_or_else(|| exhausted("own inputs"))?;
+                eps_mine.push(x - r);
+            }
+            masks_used[input.owner].push(sh);
         }
-        masks_used[input.owner].push(sh);
     }
-    let msgs = (0..n)
-        .map(|j| {
-            (j != me).then(|| {
-                #[allow(unused_mut)]
-                let mut v = eps_mine.clone();
-                #[cfg(any(test, feature = "ideal"))]
-                p.cheat.on_input_to(j, &mut v);
-                F::write_vec(&v)
-            })
-        })
-        .collect();
-    let got = p.net.exchange(msgs).await?;
-    let mut eps: Vec<Vec<F>> = vec![Vec::new(); n];
-    for (j, g) in got.into_iter().enumerate() {
-        eps[j] = if j == me {
-            eps_mine.clone()
-        } else {
-            let g = g.ok_or(SpdzError::Malformed { peer: j, what: "input broadcast" })?;
-            crate::net::decode_elems(j, &g, masks_used[j].len(), "input broadcast")?
-        };
-        p.net.absorb_elems(b"input", &eps[j]);
-    }
+    let eps = broadcast_inputs(p, &eps_mine, |j| masks_used[j].len()).await?;
     let mut next = vec![0usize; n];
+    let mut range_bits: Wiping<Share<F>> = Wiping(Vec::new());
     for (i, input) in program.inputs.iter().enumerate() {
         let j = input.owner;
-        values[i] = masks_used[j][next[j]].add_const(eps[j][next[j]], me, delta);
-        next[j] += 1;
+        let mut take = || {
+            let s = masks_used[j][next[j]].add_const(eps[j][next[j]], me, delta);
+            next[j] += 1;
+            s
+        };
+        values[i] = match input.kind {
+            Kind::Field => take(),
+            Kind::Unsigned(k) | Kind::Signed(k) => {
+                let k = k as usize;
+                let mut bits: Vec<Share<F>> = (0..k).map(|_| take()).collect();
+                let v = match input.kind {
+                    Kind::Signed(_) => weighted(&bits[..k - 1]) - bits[k - 1].scale(pow2(k - 1)),
+                    _ => weighted(&bits),
+                };
+                range_bits.extend_from_slice(&bits);
+                crate::wipe::wipe(&mut bits);
+                v
+            }
+        };
     }
-    // Levels.
-    let mut level = vec![0u32; n_in + program.instrs.len()];
-    let mut max_level = 0;
-    for (i, ins) in program.instrs.iter().enumerate() {
-        let l = ins.operands().iter().map(|o| level[*o as usize]).max().unwrap_or(0);
-        let l = if ins.is_interactive() { l + 1 } else { l };
-        level[n_in + i] = l;
-        max_level = max_level.max(l);
-    }
-    let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); max_level as usize + 1];
-    for i in 0..program.instrs.len() {
-        by_level[level[n_in + i] as usize].push(i);
+    let mut eng = Engine::new(p);
+    // The range check: b·b − b = 0 for every input bit, one Beaver round for all.
+    if !range_bits.is_empty() {
+        let pairs: Wiping<(Share<F>, Share<F>)> = Wiping(range_bits.iter().map(|b| (*b, *b)).collect());
+        let squares = Wiping(eng.mul(&pairs).await?);
+        for (sq, b) in squares.iter().zip(range_bits.iter()) {
+            eng.claim_zero(*sq - *b);
+        }
     }
     let total = program.instrs.len();
     let mut done = 0;
-    let field = |c: &[u8; 16]| F::from_bytes(*c).expect("validated at decode");
-    for instrs in &by_level {
-        let mut eng = Engine::new(p);
+    let field = |c: &[u8; 16]| F::from_bytes(*c).expect("validated by Program::validate");
+    for (l, instrs) in plan.by_level.iter().enumerate() {
+        if plan.check_before[l] {
+            eng.check(coin(), "online phase (before a comparison)").await?;
+        }
         let (mut muls, mut mul_at) = (Vec::new(), Vec::new());
         let (mut lts, mut lt_at) = (Vec::new(), Vec::new());
         let (mut eqs, mut eq_at) = (Vec::new(), Vec::new());
@@ -474,23 +651,23 @@ async fn execute<F: Field, C: Channel>(
             }
         }
         if !(muls.is_empty() && lts.is_empty() && eqs.is_empty()) {
-            let (z, l, e) = eng.wave(&muls, &lts, &eqs).await?;
+            let (z, lt, eq) = eng.wave(&muls, &lts, &eqs).await?;
             for ((i, add), z) in mul_at.into_iter().zip(z) {
                 values[n_in + i] = match add {
                     Some(b) => z + b,
                     None => z,
                 };
             }
-            for ((i, negate), l) in lt_at.into_iter().zip(l) {
+            for ((i, negate), l) in lt_at.into_iter().zip(lt) {
                 values[n_in + i] = if negate { Share::constant(F::ONE, me, delta) - l } else { l };
             }
-            for (i, e) in eq_at.into_iter().zip(e) {
+            for (i, e) in eq_at.into_iter().zip(eq) {
                 values[n_in + i] = e;
             }
+            crate::wipe::wipe(&mut muls);
+            crate::wipe::wipe(&mut lts);
+            crate::wipe::wipe(&mut eqs);
         }
-        let opened = core::mem::take(&mut eng.opened);
-        drop(eng);
-        p_log(p, opened);
         for &i in instrs {
             let v = |o: u32| values[o as usize];
             let out = match program.instrs[i] {
@@ -507,35 +684,38 @@ async fn execute<F: Field, C: Channel>(
         done += instrs.len();
         progress(done, total);
     }
-    // Check everything opened so far before any output is opened (P5).
-    let log = core::mem::take(&mut p.online_log);
-    let mut eng = Engine::new(p);
-    eng.opened = log;
-    eng.check(coin_check, "online phase").await?;
+    // Check everything opened so far (and the range claims) before any output is opened (P5).
+    eng.check(coin(), "online phase").await?;
     // Open the outputs: to everyone, or y + r_P to each recipient P.
-    let mut to_open = Vec::new();
-    let mut plan = Vec::new();
+    let mut to_open = Wiping(Vec::new());
+    let mut plan_out = Vec::new();
     for o in &program.outputs {
         let v = values[o.value as usize];
         match &o.recipients {
             None => {
-                plan.push((None, to_open.len()));
+                plan_out.push((None, to_open.len()));
                 to_open.push(v);
             }
             Some(rs) => {
                 for &r in rs {
                     let (sh, known) = eng.p.store.masks[r].pop_front().ok_or_else(|| exhausted("output masks"))?;
-                    plan.push((Some((r, known)), to_open.len()));
+                    plan_out.push((Some((r, known)), to_open.len()));
                     to_open.push(v + sh);
                 }
             }
         }
     }
+    #[cfg(any(test, feature = "ideal"))]
+    if eng.p.cheat.wrong_output_share() {
+        if let Some(s) = to_open.first_mut() {
+            s.value += F::ONE;
+        }
+    }
     let opened = eng.open(&to_open).await?;
-    eng.check(coin_out, "output").await?;
+    eng.check(coin(), "output").await?;
     drop(eng);
     let mut out = Vec::with_capacity(program.outputs.len());
-    let mut it = plan.into_iter();
+    let mut it = plan_out.into_iter();
     for o in &program.outputs {
         let count = o.recipients.as_ref().map_or(1, |r| r.len());
         let mut mine_out = None;
@@ -552,8 +732,4 @@ async fn execute<F: Field, C: Channel>(
         out.push(mine_out.map(|v| decode_output(o.kind, v)));
     }
     Ok(out)
-}
-
-fn p_log<F: Field, C: Channel>(p: &mut Party<F, C>, opened: Vec<(F, F)>) {
-    p.online_log.extend(opened);
 }

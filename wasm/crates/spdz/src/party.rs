@@ -31,6 +31,7 @@ use crate::net::{decode_elems, CoinCommitment, Net};
 use crate::rot::{RotReceiver, RotSender, Tweaks};
 use crate::share::{mac_check_term, Share, Triple};
 use crate::store::Store;
+use crate::wipe::{wipe, Wiping};
 use futures::future::{try_join, try_join_all};
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::prg::Prg;
@@ -161,9 +162,13 @@ impl<F: Field, C: Channel> Party<F, C> {
                 // it is P_B, choosing with the bits of its own Δ^(i).
                 // (A cheating test may make this Δ differ from the one in the party's own MACs.)
                 let cope_delta = if wrong_delta { delta + F::ONE } else { delta };
-                let choices = CopeReceiver::<F>::choice_bits(cope_delta);
+                // Δ's bits, the seed pairs and the chosen seeds are secrets: wiped once the COPE
+                // states (which keep only their PRGs, wiped on drop) are made.
+                let choices = Wiping(CopeReceiver::<F>::choice_bits(cope_delta));
                 let ((m0, m1), chosen) = try_join(rot_send.send(ROWS), rot_recv.receive(&choices)).await?;
-                let pairs: Vec<[webmpc_core::Block; 2]> = m0.iter().zip(&m1).map(|(a, b)| [*a, *b]).collect();
+                let (m0, m1, chosen) = (Wiping(m0), Wiping(m1), Wiping(chosen));
+                let pairs: Wiping<[webmpc_core::Block; 2]> =
+                    Wiping(m0.iter().zip(m1.iter()).map(|(a, b)| [*a, *b]).collect());
                 Ok::<_, SpdzError>(Peer {
                     id: j,
                     rot_send,
@@ -211,6 +216,13 @@ impl<F: Field, C: Channel> Party<F, C> {
             ideal: true,
             cheat,
         }
+    }
+
+    /// Changes the deviation this party commits from now on (cheating-party tests only: e.g.
+    /// honest triple generation, then a deviation in what uses the triples).
+    #[cfg(feature = "ideal")]
+    pub fn set_cheat(&mut self, cheat: crate::testing::Cheat) {
+        self.cheat = cheat;
     }
 
     /// This party's index.
@@ -554,9 +566,10 @@ impl<F: Field, C: Channel> Party<F, C> {
             .try_into()
             .map_err(|_| SpdzError::InvalidArgument("three coins".into()))?;
         let (a, b, c) = self.multiply(count).await?;
+        let (a, b, c) = (Wiping(a), Wiping(b), Wiping(c));
         // Combine: a = ⟨a, r⟩, c = ⟨c, r⟩, â = ⟨a, r̂⟩, ĉ = ⟨c, r̂⟩ with the same b.
         let mut coin = self.net.open_coin(c_combine).await?;
-        let mut mine = Vec::with_capacity(5 * count);
+        let mut mine = Wiping(Vec::with_capacity(5 * count));
         for t in 0..count {
             let (mut a1, mut c1, mut a2, mut c2) = (F::ZERO, F::ZERO, F::ZERO, F::ZERO);
             for u in 0..TAU {
@@ -698,6 +711,10 @@ impl<F: Field, C: Channel> Party<F, C> {
 
     /// Generates input masks: `counts[j]` for each party j ([[r]] with r known to j), with the
     /// input check. Appended to the store.
+    ///
+    /// Runs in rounds of at most 5·batch masks per party (the COPE message of one triple batch's
+    /// authentication, so no message grows with the request: ≈ 10 MiB per peer at the default
+    /// batch), each round with its own dummy value, coin and input check.
     pub async fn preprocess_masks(&mut self, counts: &[usize]) -> Result<(), SpdzError> {
         if counts.len() != self.parties() {
             return Err(SpdzError::InvalidArgument("one mask count per party".into()));
@@ -708,23 +725,34 @@ impl<F: Field, C: Channel> Party<F, C> {
         if self.ideal {
             return Err(SpdzError::InvalidArgument("a dealer-made party cannot preprocess".into()));
         }
-        self.guarded(async |p| {
-            let me = p.me();
-            let coin = p.net.commit_coin(b"masks").await?;
-            let mut mine = vec![F::ZERO; counts[me]];
-            F::random_fill(&mut p.prg, &mut mine);
-            let (macs, sigmas) = p.authenticate_own(&mine, counts, coin).await?;
-            p.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
-            for (j, macs_j) in macs.iter().enumerate() {
-                for (h, mac) in macs_j.iter().enumerate() {
-                    let (value, known) = if j == me { (mine[h], Some(mine[h])) } else { (F::ZERO, None) };
-                    p.store.masks[j].push_back((Share { value, mac: *mac }, known));
-                }
+        let per_round = 5 * self.batch;
+        let mut left = counts.to_vec();
+        while left.iter().any(|&c| c > 0) {
+            let round: Vec<usize> = left.iter().map(|&c| c.min(per_round)).collect();
+            self.guarded(async |p| p.mask_round(&round).await).await?;
+            for (l, r) in left.iter_mut().zip(&round) {
+                *l -= r;
             }
-            p.stats.masks += counts.iter().sum::<usize>() as u64;
-            Ok(())
-        })
-        .await
+        }
+        Ok(())
+    }
+
+    /// One round of [`Party::preprocess_masks`]: `counts[j]` masks for each party j.
+    async fn mask_round(&mut self, counts: &[usize]) -> Result<(), SpdzError> {
+        let me = self.me();
+        let coin = self.net.commit_coin(b"masks").await?;
+        let mut mine = crate::wipe::Wiping(vec![F::ZERO; counts[me]]);
+        F::random_fill(&mut self.prg, &mut mine);
+        let (macs, sigmas) = self.authenticate_own(&mine, counts, coin).await?;
+        self.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
+        for (j, macs_j) in macs.iter().enumerate() {
+            for (h, mac) in macs_j.iter().enumerate() {
+                let (value, known) = if j == me { (mine[h], Some(mine[h])) } else { (F::ZERO, None) };
+                self.store.masks[j].push_back((Share { value, mac: *mac }, known));
+            }
+        }
+        self.stats.masks += counts.iter().sum::<usize>() as u64;
+        Ok(())
     }
 
     // ------------------------------------------------------------------ random bits
@@ -792,6 +820,8 @@ impl<F: Field, C: Channel> Party<F, C> {
                 let n = self.parties();
                 let auth_coin = self.net.commit_coin(b"bits/auth").await?;
                 let mine: Vec<F> = (0..k).map(|_| F::from_u64((self.prg.next_block().0[0] & 1) as u64)).collect();
+                #[cfg(any(test, feature = "ideal"))]
+                let mine = self.cheat.own_bits(mine);
                 let (macs, sigmas) = self.authenticate_own(&mine, &vec![k; n], auth_coin).await?;
                 self.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
                 let b: Vec<Share<F>> = (0..k)
@@ -825,8 +855,18 @@ impl<F: Field, C: Channel> Party<F, C> {
 
 impl<F: Field, C: Channel> Drop for Party<F, C> {
     fn drop(&mut self) {
-        // Best effort: the MAC key share is the one secret whose leak breaks every MAC.
-        // SAFETY: `self.delta` is a valid, exclusive place of type F.
-        unsafe { core::ptr::write_volatile(&mut self.delta, F::ZERO) };
+        // Best effort: the MAC key share is the one secret whose leak breaks every MAC (each
+        // peer's COPE receiver holds a copy); the stored shares are secret too.
+        wipe(core::slice::from_mut(&mut self.delta));
+        for p in &mut self.peers {
+            p.cope_recv.wipe();
+        }
+        let st = &mut self.store;
+        wipe(st.triples.make_contiguous());
+        wipe(st.bits.make_contiguous());
+        for m in &mut st.masks {
+            wipe(m.make_contiguous());
+        }
+        wipe(&mut self.online_log);
     }
 }

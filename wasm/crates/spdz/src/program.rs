@@ -46,12 +46,30 @@
 //!
 //! For LT, LE and EQ, `bits` (1 ..= 64) bounds the operands: both are k-bit integers, unsigned
 //! (`[0, 2^k)`) or signed (`[−2^(k−1), 2^(k−1))`, negative numbers being p − |x|) — the same
-//! circuit serves both, because it looks only at a − b ∈ (−2^k, 2^k). Operands outside that
-//! range give an unspecified 0/1 or non-bit result (the protocol cannot check ranges of
-//! secret values; see the crate docs). Variable operands and operands mixing widths are the
-//! builder's business: it must pass the larger width.
+//! circuit serves both, because it looks only at a − b ∈ (−2^k, 2^k). Variable operands and
+//! operands mixing widths are the builder's business: it must pass the larger width.
 //!
-//! Comparisons use Catrina–de Hoogh's statistical masking with κ = 40 bits (see
+//! # Ranges, and what the protocol guarantees
+//!
+//! * **Integer inputs are range-checked.** An input of kind unsigned or signed k bits is input as
+//!   its k bits (one input mask each) and every bit b is checked to satisfy b² = b (one Beaver
+//!   triple each) before any comparison that depends on it opens a masked value, and before any
+//!   output. A malicious owner cannot input anything outside the declared range: the run aborts
+//!   with `MAC_CHECK_FAILED` (phase "input range check"). Cost per k-bit input: k input masks and
+//!   k triples ([`Program::requirements`] counts them). A field input costs one mask and is not
+//!   checked: it is any element of the field.
+//! * **Comparison results are always 0 or 1**, whatever the operands (see
+//!   [`crate::online_core`]): SELECT on a comparison can never mix its two branches. SELECT
+//!   on any other condition (a field input, a product) needs that condition to be 0 or 1; the
+//!   builder must make sure of it (a 1-bit integer input or a comparison result is).
+//! * **Operands out of a comparison's declared range** can only come from the program itself
+//!   (field inputs, products or sums that overflow the width): they give a wrong 0/1 and are
+//!   hidden less well — the masked opening hides a value in its range with statistical distance
+//!   2^−κ, a value outside it less, or not at all (a field input multiplied by an honest
+//!   value and compared can reveal that value). A program must only compare values that fit its
+//!   declared width for *every* choice of the other parties' inputs within their declared kinds.
+//!
+//! Comparisons use Catrina–de Hoogh's statistical masking with κ = 40 bits per comparison (see
 //! [`crate::online_core`]).
 
 use crate::field::{Field, FieldKind};
@@ -127,6 +145,26 @@ pub enum Kind {
     Unsigned(u8),
     /// A signed integer of this many bits (inputs), or read as signed (outputs).
     Signed(u8),
+}
+
+impl Kind {
+    /// Input masks an input of this kind takes: one for a field element, one per bit for an
+    /// integer (it is input bit by bit, so that its range can be checked).
+    pub fn input_masks(self) -> usize {
+        match self {
+            Kind::Field => 1,
+            Kind::Unsigned(k) | Kind::Signed(k) => k as usize,
+        }
+    }
+
+    /// Bits whose b² = b check an input of this kind needs (one triple each): 0 for a field
+    /// element, k for a k-bit integer.
+    pub fn range_bits(self) -> usize {
+        match self {
+            Kind::Field => 0,
+            Kind::Unsigned(k) | Kind::Signed(k) => k as usize,
+        }
+    }
 }
 
 /// One input value.
@@ -451,12 +489,35 @@ impl Program {
         Sha256::digest(self.encode()).into()
     }
 
+    /// Checks every rule [`Program::decode`] enforces on a program built or changed in memory
+    /// (its fields are public): owners, kinds and widths, operands naming earlier values,
+    /// canonical constants, comparison widths, outputs and recipients, the format's limits.
+    /// [`crate::Party::run`] calls it before anything else.
+    pub fn validate(&self) -> Result<(), ProgramError> {
+        // One set of rules: the decoder's. A field that does not survive encoding (a count or an
+        // index beyond what the encoding holds) comes back different.
+        let decoded = Program::decode(&self.encode())?;
+        let mut normal = self.clone();
+        for o in &mut normal.outputs {
+            o.kind = match o.kind {
+                Kind::Field => Kind::Field,
+                Kind::Unsigned(_) => Kind::Unsigned(0),
+                Kind::Signed(_) => Kind::Signed(0),
+            };
+        }
+        if decoded != normal {
+            return Err(ProgramError::Invalid { offset: 0, reason: "a count or an index does not fit the format" });
+        }
+        Ok(())
+    }
+
     /// The preprocessed material one run consumes.
     pub fn requirements(&self) -> Counts {
         use crate::online_core::{eq_cost, lt_cost};
         let mut c = Counts { triples: 0, bits: 0, masks: vec![0; self.parties] };
         for i in &self.inputs {
-            c.masks[i.owner] += 1;
+            c.masks[i.owner] += i.kind.input_masks();
+            c.triples += i.kind.range_bits();
         }
         for ins in &self.instrs {
             let (t, b) = match *ins {
@@ -626,8 +687,42 @@ mod tests {
         let bytes = p.encode();
         assert_eq!(Program::decode(&bytes).unwrap(), p);
         let r = p.requirements();
-        assert_eq!(r.masks, vec![2, 1, 2]);
-        assert!(r.triples > 2 && r.bits > 0);
+        // One mask per bit of an integer input (32 + 1 output, 1, 8 + 1 output), one per field
+        // input; a triple per bit for the range checks.
+        assert_eq!(r.masks, vec![33, 1, 9]);
+        assert!(r.triples > 40 && r.bits > 0);
+    }
+
+    #[test]
+    fn validate_refuses_what_decode_refuses() {
+        let p = sample();
+        assert_eq!(p.validate(), Ok(()));
+        // Output kinds carry no width on the wire: any width is fine in memory.
+        let mut q = p.clone();
+        q.outputs[1].kind = Kind::Unsigned(17);
+        assert_eq!(q.validate(), Ok(()));
+        type Mutation = Box<dyn Fn(&mut Program)>;
+        let bad: Vec<Mutation> = vec![
+            Box::new(|p| p.instrs[2] = Instr::Lt(0, 1, 0)),
+            Box::new(|p| p.instrs[2] = Instr::Eq(0, 1, 65)),
+            Box::new(|p| p.instrs[4] = Instr::Const([0xff; 16])),
+            Box::new(|p| p.instrs[0] = Instr::Add(0, 3)),
+            Box::new(|p| p.inputs[1].kind = Kind::Signed(0)),
+            Box::new(|p| p.inputs[0].kind = Kind::Unsigned(65)),
+            Box::new(|p| p.inputs[0].owner = 3),
+            Box::new(|p| p.inputs[0].owner = (1 << 32) + 1),
+            Box::new(|p| p.parties = (1 << 16) + 3),
+            Box::new(|p| p.parties = 1),
+            Box::new(|p| p.outputs[0].value = 1000),
+            Box::new(|p| p.outputs[1].recipients = Some(vec![2, 2])),
+            Box::new(|p| p.outputs[1].recipients = Some(vec![])),
+            Box::new(|p| p.field = FieldKind::Binary),
+        ];
+        for (i, f) in bad.iter().enumerate() {
+            let mut q = sample();
+            f(&mut q);
+            assert!(q.validate().is_err(), "mutation {i} accepted");
+        }
     }
 
     #[test]

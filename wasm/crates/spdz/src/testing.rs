@@ -18,6 +18,15 @@ pub enum Cheat {
         /// The peer whose COPE gets the bad row.
         peer: PartyId,
     },
+    /// Feeds a different x into COPE towards `peer` in rows 0..`rows` only (a row-dependent
+    /// error, not a scalar one): t + q is then off by Σ_{i<rows} 2^i·Δ_i^(peer)·e, caught by the
+    /// input check unless those bits of the peer's Δ are all zero (probability 2^−rows).
+    CopeRows {
+        /// The peer whose COPE gets the bad rows.
+        peer: PartyId,
+        /// How many of the lowest rows are off.
+        rows: usize,
+    },
     /// Uses a Δ^(i) in COPE's Initialize that differs from the one in its own MACs: caught by
     /// the input check.
     WrongDelta,
@@ -33,6 +42,14 @@ pub enum Cheat {
     WrongProduct,
     /// Opens a share off by one (to everyone): caught by the MAC check.
     WrongOpenShare,
+    /// Like [`Cheat::WrongOpenShare`], but only in the `call`-th opening from now on (0-based,
+    /// counting every opening this party makes).
+    WrongOpenShareAt {
+        /// Which opening.
+        call: usize,
+        /// Openings seen so far.
+        seen: core::cell::Cell<usize>,
+    },
     /// Sends a different share to `to` than to the others when opening: caught by the broadcast
     /// consistency check (CHEATING_DETECTED) when another honest party sees the right value.
     InconsistentOpen {
@@ -47,6 +64,21 @@ pub enum Cheat {
     },
     /// Commits to a wrong σ in the MAC check: caught by the MAC check.
     WrongSigma,
+    /// Adds `by` to its share of the first value of its first opening in the online phase (an
+    /// additive error in a Beaver product: the product becomes x·y + by·y). Caught by the MAC
+    /// check that runs before any comparison depending on it opens a masked value.
+    ShiftFirstOpen {
+        /// The error added.
+        by: u128,
+    },
+    /// Opens a wrong share of the first output: caught by the MAC check of the outputs.
+    WrongOutputShare,
+    /// In GF(2^128) random-bit generation, authenticates `value` (as an element: 2 is X) instead
+    /// of its first random bit: the sum is not a bit, caught by the b² = b check.
+    OwnBitNotABit {
+        /// What it authenticates instead of a bit.
+        value: u64,
+    },
 }
 
 fn bump<F: Field>(bytes: &mut [u8]) {
@@ -57,15 +89,38 @@ fn bump<F: Field>(bytes: &mut [u8]) {
 
 impl Cheat {
     pub(crate) fn on_cope<F: Field>(&self, peer: PartyId, msg: &mut [u8]) {
-        if let Cheat::InconsistentCope { peer: p } = self {
-            // Value 1 (value 0 is the dummy) in every row.
-            let l = msg.len() / 16 / 128;
-            if *p == peer && l > 1 {
-                for row in 0..128 {
-                    bump::<F>(&mut msg[16 * (row * l + 1)..]);
-                }
+        let (p, rows) = match self {
+            Cheat::InconsistentCope { peer } => (*peer, 128),
+            Cheat::CopeRows { peer, rows } => (*peer, (*rows).min(128)),
+            _ => return,
+        };
+        // Value 1 (value 0 is the dummy) in rows 0..rows.
+        let l = msg.len() / 16 / 128;
+        if p == peer && l > 1 {
+            for row in 0..rows {
+                bump::<F>(&mut msg[16 * (row * l + 1)..]);
             }
         }
+    }
+
+    /// The online share offset this party adds to the `index`-th opening of a run.
+    pub(crate) fn online_open_shift<F: Field>(&self, index: usize) -> Option<F> {
+        match self {
+            Cheat::ShiftFirstOpen { by } if index == 0 => Some(F::from_bits(*by)),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn wrong_output_share(&self) -> bool {
+        matches!(self, Cheat::WrongOutputShare)
+    }
+
+    /// This party's own random bits for GF(2^128) bit generation, possibly replaced.
+    pub(crate) fn own_bits<F: Field>(&self, mut bits: Vec<F>) -> Vec<F> {
+        if let (Cheat::OwnBitNotABit { value }, Some(b)) = (self, bits.first_mut()) {
+            *b = F::from_u64(*value);
+        }
+        bits
     }
 
     /// `msg`: the encoded corrections of one Gilboa piece.
@@ -89,10 +144,16 @@ impl Cheat {
     }
 
     pub(crate) fn on_open<F: Field>(&self, v: &mut [F]) {
-        if let Cheat::WrongOpenShare = self {
-            if let Some(x) = v.first_mut() {
-                *x += F::ONE;
+        let bump = match self {
+            Cheat::WrongOpenShare => true,
+            Cheat::WrongOpenShareAt { call, seen } => {
+                seen.set(seen.get() + 1);
+                seen.get() == call + 1
             }
+            _ => false,
+        };
+        if let (true, Some(x)) = (bump, v.first_mut()) {
+            *x += F::ONE;
         }
     }
 

@@ -274,5 +274,216 @@ fn a_failed_party_refuses_further_work() {
     };
     let (first, again) = r[1].as_ref().unwrap();
     assert_eq!(first.as_ref().unwrap_err(), &SpdzError::SacrificeFailed);
-    assert_eq!(again.as_ref().unwrap_err(), &SpdzError::Poisoned);
+    let e = again.as_ref().unwrap_err();
+    assert_eq!(e, &SpdzError::Poisoned);
+    // Not BUSY (a call while another runs, worth retrying): this session is over.
+    assert_eq!(e.code(), "SESSION_FAILED");
+}
+
+// ------------------------------------------------------------------ checks added after review
+
+/// A row-dependent COPE error (rows 0..63 of one value off by one, not every row): t + q is off
+/// by Σ_{i<64} 2^i·Δ_i·e, caught by the input check unless the peer's 64 low bits of Δ are all
+/// zero (probability 2^−64).
+#[test]
+fn row_dependent_cope_error_is_caught_by_the_input_check() {
+    for (n, binary) in [(2, false), (3, false), (2, true)] {
+        let r = preprocess_with_cheater(n, 0, Cheat::CopeRows { peer: n - 1, rows: 64 }, binary);
+        for e in honest_errors(&r, 0) {
+            assert_eq!(*e, SpdzError::MacCheckFailed { phase: "input check" });
+        }
+    }
+}
+
+/// Sets up `n` parties (party `cheater` deviating) and generates `masks[j]` input masks for each
+/// party j directly (no triples).
+fn masks_with_cheater(n: usize, cheater: PartyId, cheat: Cheat, masks: Vec<usize>) -> Vec<Res> {
+    let sid = SessionId::random().unwrap();
+    let sid = &sid;
+    let masks = &masks;
+    let futs = network(n).into_iter().enumerate().map(|(i, ch)| {
+        let cheat = if i == cheater { cheat.clone() } else { Cheat::None };
+        async move {
+            let mut p = Party::<Fp, _>::setup_cheating(ch, sid, cheat).await?;
+            p.set_batch(4)?;
+            p.preprocess_masks(masks).await
+        }
+    });
+    run_local(join_all(futs)).unwrap()
+}
+
+/// An inputter that feeds inconsistent x into COPE while authenticating its input masks is caught
+/// by that round's input check; also in a later round of a request split into rounds (5·batch
+/// masks per round), each of which has its own dummy and check.
+#[test]
+fn inconsistent_cope_in_mask_preprocessing_is_caught_by_the_input_check() {
+    for (n, masks) in [(2, vec![3, 0]), (3, vec![45, 2, 0])] {
+        let r = masks_with_cheater(n, 0, Cheat::InconsistentCope { peer: 1 }, masks.clone());
+        for e in honest_errors(&r, 0) {
+            assert_eq!(*e, SpdzError::MacCheckFailed { phase: "input check" });
+        }
+        let honest = masks_with_cheater(n, 0, Cheat::None, masks);
+        assert!(honest.iter().all(|r| r.is_ok()));
+    }
+}
+
+/// Random bits in F_p: after honest triple generation, party 0 opens a wrong share of d = a − b
+/// (`which` = 0) or of s = a² (`which` = 1), consistently (its own view is the wrong one too).
+/// Either the opened s is not a square or the bits' MAC check fails: both are the random-bit check
+/// (MAC_CHECK_FAILED).
+#[test]
+fn wrong_opening_in_prime_field_bit_generation_is_caught() {
+    for (n, which) in [(2usize, 0usize), (2, 1), (3, 0), (3, 1)] {
+        let sid = SessionId::random().unwrap();
+        let sid = &sid;
+        let futs = network(n).into_iter().enumerate().map(|(i, ch)| async move {
+            let mut p = Party::<Fp, _>::setup(ch, sid).await?;
+            p.set_batch(8)?;
+            p.preprocess_triples(8, |_, _| {}).await?;
+            if i == 0 {
+                p.set_cheat(Cheat::WrongOpenShareAt { call: which, seen: Default::default() });
+            }
+            p.preprocess_bits(8, |_, _| {}).await
+        });
+        let r = run_local(join_all(futs)).unwrap();
+        for e in honest_errors(&r, 0) {
+            assert!(
+                matches!(e, SpdzError::MacCheckFailed { phase } if phase.starts_with("random bit generation")),
+                "n = {n}, opening {which}: {e:?}"
+            );
+        }
+    }
+}
+
+/// Random bits in GF(2^128): a party authenticates X (or X + 1) as its "bit". The sum is then not
+/// a bit, and the b² = b check (b·b by Beaver, b·b − b claimed 0 through the MAC check) catches it.
+#[test]
+fn non_bit_own_bit_in_binary_field_bit_generation_is_caught() {
+    for (n, value) in [(2usize, 2u64), (3, 3)] {
+        let sid = SessionId::random().unwrap();
+        let sid = &sid;
+        let futs = network(n).into_iter().enumerate().map(|(i, ch)| {
+            let cheat = if i == 0 { Cheat::OwnBitNotABit { value } } else { Cheat::None };
+            async move {
+                let mut p = Party::<Gf128, _>::setup_cheating(ch, sid, cheat).await?;
+                p.set_batch(8)?;
+                p.preprocess_bits(8, |_, _| {}).await
+            }
+        });
+        let r = run_local(join_all(futs)).unwrap();
+        for e in honest_errors(&r, 0) {
+            assert_eq!(*e, SpdzError::MacCheckFailed { phase: "random bit generation" });
+        }
+    }
+}
+
+/// Three parties; party 0 sends party 2 a different share of ρ (in the sacrifice's opening) than
+/// party 1: the two honest parties' transcripts differ, and the broadcast consistency check
+/// inside the MAC check catches it (at both honest parties).
+#[test]
+fn equivocated_rho_share_is_caught_by_the_broadcast_check() {
+    let sid = SessionId::random().unwrap();
+    let sid = &sid;
+    let futs = network(3).into_iter().enumerate().map(|(i, ch)| {
+        // y and ρ of 8 triples: (1 + 8) elements + tag, on the control stream.
+        let ch = Tamper::new(ch, move |to: PartyId, _: usize, m: &mut Vec<u8>| {
+            if i == 0 && to == 2 && m.len() == 16 * 9 + 1 && m.last() == Some(&0) {
+                m[16] ^= 1;
+            }
+        });
+        async move {
+            let mut p = Party::<Fp, _>::setup(ch, sid).await?;
+            p.set_batch(8)?;
+            p.preprocess_triples(8, |_, _| {}).await
+        }
+    });
+    let r = run_local(join_all(futs)).unwrap();
+    for e in honest_errors(&r, 0) {
+        assert!(matches!(e, SpdzError::CheatingDetected { check: "broadcast consistency check", .. }), "{e:?}");
+    }
+}
+
+/// Three parties; party 0 commits to one seed share towards party 1 and to another towards
+/// party 2 (both commitments valid) for the first coin of triple generation (Combine's), and opens
+/// each consistently: each honest party's commitment check passes, but their coins, and hence
+/// transcripts, differ, which the broadcast consistency check catches at both.
+#[test]
+fn equivocated_coin_is_caught_by_the_broadcast_check() {
+    use std::cell::Cell;
+    let sid = SessionId::random().unwrap();
+    let sid = &sid;
+    let session = sid.0;
+    let futs = network(3).into_iter().enumerate().map(|(i, ch)| {
+        let (seed, nonce) = ([7u8; 16], [9u8; 16]);
+        let forged = webmpc_spdz::net::commitment(&session, 0, b"triple/combine", &seed, &nonce);
+        let count = Cell::new(0usize);
+        // Party 0's control messages (tag 0) to party 2: the three coin commitments of triple
+        // generation in one message (combine, auth, check: 3 × 32 bytes), then the combine coin's
+        // opening (seed ‖ nonce: 32 bytes).
+        let ch = Tamper::new(ch, move |to: PartyId, _: usize, m: &mut Vec<u8>| {
+            if i == 0 && to == 2 && m.last() == Some(&0) {
+                match (count.get(), m.len()) {
+                    (0, 97) => m[..32].copy_from_slice(&forged),
+                    (1, 33) => {
+                        m[..16].copy_from_slice(&seed);
+                        m[16..32].copy_from_slice(&nonce);
+                    }
+                    _ => return,
+                }
+                count.set(count.get() + 1);
+            }
+        });
+        async move {
+            let mut p = Party::<Fp, _>::setup(ch, sid).await?;
+            p.set_batch(8)?;
+            p.preprocess_triples(8, |_, _| {}).await
+        }
+    });
+    let r = run_local(join_all(futs)).unwrap();
+    for e in honest_errors(&r, 0) {
+        assert!(matches!(e, SpdzError::CheatingDetected { check: "broadcast consistency check", .. }), "{e:?}");
+    }
+}
+
+/// A wrong share at the output opening (after the computation's MAC check passed) is caught by
+/// the second MAC check, before any output is returned: for an output to everyone and for one
+/// revealed to a single party.
+#[test]
+fn wrong_share_at_output_is_caught_by_the_output_mac_check() {
+    for to in [None, Some(vec![1])] {
+        let mut b = Builder::new(FieldKind::Prime, 3);
+        let x = b.input(0, Kind::Field);
+        let y = b.input(2, Kind::Field);
+        let m = b.mul(x, y);
+        b.output(m, Kind::Field, to.clone());
+        let r = online_with_cheater(network(3), &b.build(), 0, Cheat::WrongOutputShare);
+        for (i, out) in r.iter().enumerate().skip(1) {
+            assert_eq!(out.as_ref().unwrap_err(), &SpdzError::MacCheckFailed { phase: "output" }, "party {i} {to:?}");
+        }
+    }
+}
+
+/// An additive error in a Beaver opening turns x·y into x·y + e·y. If a comparison on that product
+/// opened its masked value c = x·y + e·y + r before any check, e = 2^64 would make c reveal y
+/// (r is only 2^73 wide). Everything opened is MAC-checked before such a comparison: the honest
+/// parties abort there, before the comparison's opening.
+#[test]
+fn additive_error_before_a_comparison_is_caught_before_the_comparison_opens() {
+    for n in [2usize, 3] {
+        let mut b = Builder::new(FieldKind::Prime, n);
+        let x = b.input(0, Kind::Field);
+        let y = b.input(n - 1, Kind::Field);
+        let z = b.mul(x, y);
+        let k = b.constant(const_u64(5));
+        let c = b.lt(z, k, 32);
+        b.output(c, Kind::Unsigned(0), None);
+        let r = online_with_cheater(network(n), &b.build(), 0, Cheat::ShiftFirstOpen { by: 1 << 64 });
+        for (i, out) in r.iter().enumerate().skip(1) {
+            assert_eq!(
+                out.as_ref().unwrap_err(),
+                &SpdzError::MacCheckFailed { phase: "online phase (before a comparison)" },
+                "party {i}"
+            );
+        }
+    }
 }

@@ -417,3 +417,123 @@ fn mismatched_programs_and_inputs_are_typed_errors() {
     let e = futures::executor::block_on(parties[0].run(&bin, &[], |_, _| {})).unwrap_err();
     assert_eq!(e.code(), "INVALID_ARGUMENT");
 }
+
+/// `Program`'s fields are public, so `run` cannot rely on the decoder: a non-canonical constant
+/// (which panicked on `expect`), a comparison of width 0 (an underflow in its cost) and a
+/// `Signed(0)` input (a shift underflow) are refused with MALFORMED_PROGRAM before any traffic,
+/// and the parties stay usable: the valid program runs afterwards.
+#[test]
+fn run_validates_a_program_built_in_memory() {
+    let mut b = Builder::new(FieldKind::Prime, 2);
+    let x = b.input(0, Kind::Unsigned(8));
+    let y = b.input(1, Kind::Unsigned(8));
+    let c = b.constant(const_u64(3));
+    let s = b.add(x, c);
+    let l = b.lt(s, y, 9);
+    b.output(l, Kind::Unsigned(1), None);
+    let p = b.build();
+    let const_at = p.instrs.iter().position(|i| matches!(i, Instr::Const(_))).unwrap();
+    let lt_at = p.instrs.iter().position(|i| matches!(i, Instr::Lt(..))).unwrap();
+    let mut bad = Vec::new();
+    let mut q = p.clone();
+    q.instrs[const_at] = Instr::Const([0xff; 16]);
+    bad.push(q);
+    let mut q = p.clone();
+    let Instr::Lt(a, b2, _) = q.instrs[lt_at] else { unreachable!() };
+    q.instrs[lt_at] = Instr::Lt(a, b2, 0);
+    bad.push(q);
+    let mut q = p.clone();
+    q.inputs[0].kind = Kind::Signed(0);
+    bad.push(q);
+    let mut dealer = Dealer::<Fp>::new(2);
+    let mut parties = dealer.parties(network(2), &p.requirements(), vec![Cheat::None; 2]);
+    let inputs = [[5u128.to_le_bytes()], [9u128.to_le_bytes()]];
+    for q in &bad {
+        for (party, inp) in parties.iter_mut().zip(&inputs) {
+            let e = futures::executor::block_on(party.run(q, inp, |_, _| {})).unwrap_err();
+            assert_eq!(e.code(), "MALFORMED_PROGRAM", "{e:?}");
+        }
+    }
+    let (a, b) = parties.split_at_mut(1);
+    let out = run_all(vec![
+        Box::pin(a[0].run(&p, &inputs[0], |_, _| {})) as std::pin::Pin<Box<dyn core::future::Future<Output = _>>>,
+        Box::pin(b[0].run(&p, &inputs[1], |_, _| {})),
+    ])
+    .unwrap();
+    for o in out {
+        assert_eq!(o[0], Some(1u128.to_le_bytes()), "5 + 3 < 9");
+    }
+}
+
+/// Runs `p` by two dealer-made parties with `extra` spare triples, counting party 0's messages
+/// to party 1 (each is one round, the protocol sending one message per peer per round) and the
+/// triples party 0 consumed.
+fn rounds_and_triples(p: &Program, inputs: &[Vec<[u8; 16]>]) -> (usize, usize) {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use webmpc_core::channel::memory::Tamper;
+    use webmpc_core::channel::PartyId;
+    const EXTRA: usize = 1000;
+    let sent = Rc::new(Cell::new(0usize));
+    let channels = network(2)
+        .into_iter()
+        .enumerate()
+        .map(|(i, ch)| {
+            let sent = sent.clone();
+            Tamper::new(ch, move |to: PartyId, _: usize, _: &mut Vec<u8>| {
+                if i == 0 && to == 1 {
+                    sent.set(sent.get() + 1);
+                }
+            })
+        })
+        .collect();
+    let mut req = p.requirements();
+    req.triples += EXTRA;
+    let mut dealer = Dealer::<Fp>::new(2);
+    let mut parties = dealer.parties(channels, &req, vec![Cheat::None; 2]);
+    let (a, b) = parties.split_at_mut(1);
+    run_all(vec![
+        Box::pin(a[0].run(p, &inputs[0], |_, _| {})) as std::pin::Pin<Box<dyn core::future::Future<Output = _>>>,
+        Box::pin(b[0].run(p, &inputs[1], |_, _| {})),
+    ])
+    .unwrap();
+    (sent.get(), req.triples - parties[0].store().counts().triples)
+}
+
+/// What one comparison costs, measured (`cargo test -p webmpc-spdz --test online
+/// comparison_costs -- --nocapture` prints the table): a < b on k bits takes
+/// 2(k − 1) − ⌈log2 k⌉ + 1 triples and ⌈log2 k⌉ + 2 rounds (the masked opening, the carry tree,
+/// the final XOR that makes the result a bit whatever the operands), one round more than
+/// a = b; k-bit integer inputs add k triples (b² = b per bit) and 4 rounds per run (one Beaver
+/// round for all bits, and the MAC check — coin, commit, open — before the first comparison).
+#[test]
+fn comparison_costs_the_documented_triples_and_rounds() {
+    use webmpc_spdz::online_core::{ceil_log2, eq_cost, lt_cost};
+    let prog = |kind: Kind, k: u8, lt: bool| {
+        let mut b = Builder::new(FieldKind::Prime, 2);
+        let x = b.input(0, kind);
+        let y = b.input(1, kind);
+        let c = if lt { b.lt(x, y, k) } else { b.eq(x, y, k) };
+        b.output(c, Kind::Unsigned(1), None);
+        b.build()
+    };
+    let inputs = vec![vec![0u128.to_le_bytes()], vec![1u128.to_le_bytes()]];
+    println!("k | LT triples | LT rounds | EQ triples | EQ rounds | LT, k-bit inputs: triples, rounds");
+    for k in [1u8, 8, 32, 64] {
+        let ku = k as usize;
+        let (lt_rounds, lt_triples) = rounds_and_triples(&prog(Kind::Field, k, true), &inputs);
+        let (eq_rounds, eq_triples) = rounds_and_triples(&prog(Kind::Field, k, false), &inputs);
+        let (int_rounds, int_triples) = rounds_and_triples(&prog(Kind::Unsigned(k), k, true), &inputs);
+        println!("{k} | {lt_triples} | {lt_rounds} | {eq_triples} | {eq_rounds} | {int_triples}, {int_rounds}");
+        assert_eq!(lt_triples, lt_cost(ku).0);
+        assert_eq!(lt_triples, 2 * (ku - 1) - ceil_log2(ku) + 1);
+        assert_eq!(eq_triples, eq_cost(ku).0);
+        assert_eq!(lt_rounds, eq_rounds + 1, "the final XOR is one round");
+        assert_eq!(int_triples, lt_triples + 2 * ku, "one b² = b product per input bit");
+        assert_eq!(int_rounds, lt_rounds + 4, "range-check round + the MAC check before the comparison");
+        if k > 1 {
+            let (r1, _) = rounds_and_triples(&prog(Kind::Field, 1, true), &inputs);
+            assert_eq!(lt_rounds, r1 + ceil_log2(ku), "one round per carry-tree level");
+        }
+    }
+}

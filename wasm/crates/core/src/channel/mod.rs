@@ -53,6 +53,31 @@ pub enum ChannelError {
         /// The most the protocol accepts at this step.
         max: usize,
     },
+    /// A multiplexed channel (several ordered streams over one channel) got a message for a stream
+    /// that does not exist.
+    #[error("party {peer} sent a message on stream {tag}, which this protocol does not have")]
+    UnknownStream {
+        /// The peer concerned.
+        peer: PartyId,
+        /// The stream tag that arrived.
+        tag: u8,
+    },
+    /// A peer ran further ahead of the protocol than it ever legitimately can: more unread
+    /// messages (or bytes) for streams nobody is reading yet than the protocol has outstanding.
+    /// A flood of this kind would otherwise grow memory without limit.
+    #[error("party {peer} sent {messages} messages ({bytes} bytes) ahead of the protocol; at most {max_bytes} bytes or {max_messages} messages per stream are buffered")]
+    Overrun {
+        /// The peer concerned.
+        peer: PartyId,
+        /// Unread messages on the stream that overflowed, the new one included.
+        messages: usize,
+        /// Unread bytes from this peer, the new message included.
+        bytes: usize,
+        /// The byte budget per peer.
+        max_bytes: usize,
+        /// The message budget per stream.
+        max_messages: usize,
+    },
     /// A protocol addressed a party that is not in the session, or itself.
     #[error("party {peer} is not a peer in a session of {parties} parties")]
     InvalidPeer {
@@ -77,7 +102,10 @@ impl ChannelError {
     pub fn code(&self) -> &'static str {
         match self {
             ChannelError::Disconnected { .. } => "PEER_DISCONNECTED",
-            ChannelError::UnexpectedLength { .. } | ChannelError::TooLarge { .. } => "MALFORMED_MESSAGE",
+            ChannelError::UnexpectedLength { .. }
+            | ChannelError::TooLarge { .. }
+            | ChannelError::UnknownStream { .. }
+            | ChannelError::Overrun { .. } => "MALFORMED_MESSAGE",
             ChannelError::InvalidPeer { .. } => "INVALID_ARGUMENT",
             ChannelError::Transport { .. } => "TRANSPORT_FAILED",
         }
@@ -89,6 +117,8 @@ impl ChannelError {
             ChannelError::Disconnected { peer }
             | ChannelError::UnexpectedLength { peer, .. }
             | ChannelError::TooLarge { peer, .. }
+            | ChannelError::UnknownStream { peer, .. }
+            | ChannelError::Overrun { peer, .. }
             | ChannelError::InvalidPeer { peer, .. }
             | ChannelError::Transport { peer, .. } => *peer,
         }

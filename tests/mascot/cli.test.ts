@@ -1,0 +1,75 @@
+// `webmpc eval --protocol mascot --program FILE` as a user runs it (node dist/cli.js in a child
+// process): a program file written from the builder's bytes, outputs as decimal integers (signed
+// ones negative), against the plain answers; mistakes exit 2 with one line and no input value.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProgramBuilder, vickreyAuction } from '../../dist/program/index.js';
+import { ROOT } from '../helpers.js';
+
+const CLI = join(ROOT, 'dist/cli.js');
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { timeout: 100_000, encoding: 'utf8' }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+let dir: string;
+let auction: string;
+let signed: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'webmpc-mascot-cli-'));
+  auction = join(dir, 'vickrey.bin');
+  writeFileSync(auction, (await vickreyAuction({ parties: 3, bids: 3, bits: 32 })).bytes);
+  const b = new ProgramBuilder({ parties: 2 });
+  const x = b.sint(0, 16);
+  const y = b.sint(1, 16);
+  b.output(x.sub(y));
+  b.output(x.lt(y), { to: 1 });
+  signed = join(dir, 'signed.bin');
+  writeFileSync(signed, (await b.build()).bytes);
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('webmpc eval --protocol mascot', () => {
+  it('a 3-party Vickrey auction: winner 1, price 400', async () => {
+    const r = await cli(['eval', '--protocol', 'mascot', '--program', auction, '--input', '1=300', '--input', '2=500', '--input', '3=400']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('1\n400\n');
+  }, 120_000);
+
+  it('signed inputs in decimal and hex, --json', async () => {
+    const r = await cli(['eval', '--protocol', 'mascot', '--program', signed, '--input', '1=-5', '--input', '2=0x7', '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ outputs: ['-12', '1'], protocol: 'mascot', parties: 2 });
+  }, 120_000);
+
+  it('mistakes: out-of-range input (without its value), missing inputs, a truncated program, --circuit with mascot', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--program', signed, '--input', '1=40000', '--input', '2=1'], /^webmpc eval: input 1 is out of range for a 16-bit signed integer\n$/],
+      [['--program', auction, '--input', '1=3'], /^webmpc eval: missing input value\(s\) 2, 3 \(--input N=INT\)\n$/],
+      [['--program', join(dir, 'nope.bin')], /^webmpc eval: cannot read program .*nope\.bin: no such file\n$/],
+      [['--program', signed, '--input', '1=abc'], /^webmpc eval: --input must be N=INT/],
+      [['--program', signed, '--circuit', auction], /--circuit and --owners do not apply/],
+    ];
+    const truncated = join(dir, 'truncated.bin');
+    writeFileSync(truncated, (await vickreyAuction({ parties: 2, bids: 2, bits: 8 })).bytes.subarray(0, 20));
+    cases.push([['--program', truncated], /^webmpc eval: malformed program .*truncated\.bin: program truncated at byte 20\n$/]);
+    for (const [args, text] of cases) {
+      const r = await cli(['eval', '--protocol', 'mascot', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(text);
+      expect(r.stderr).not.toContain('40000');
+    }
+  }, 120_000);
+});

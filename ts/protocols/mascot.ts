@@ -1,0 +1,232 @@
+/**
+ * `mascot`: arithmetic MPC for n ≥ 2 parties (Keller–Orsini–Scholl, "MASCOT", CCS 2016): the
+ * Rust `webmpc_spdz` crate over the session's transport. Runs arithmetic programs from
+ * `webmpc/program` ({@link ProgramBuilder}, {@link programFromBytes}) over F_p (p = 2^128 − 173)
+ * or GF(2^128).
+ *
+ * ```ts
+ * const program = await vickreyAuction({ parties: 3, bids: 3 });
+ * await s.preprocess('mascot', { program });                        // optional: ahead of inputs
+ * const out = await s.run(program, { protocol: 'mascot', inputs: program.encodeInputs(party, [bid]) });
+ * ```
+ *
+ * **What it protects against.** Malicious security with abort against up to n − 1 corrupt
+ * parties (dishonest majority): whatever the corrupt parties do, the honest parties' inputs stay
+ * private (beyond what the outputs reveal), and an honest party either gets the correct outputs
+ * or an error — never a wrong output. Values are additively secret-shared with information-
+ * theoretic MACs under a global key nobody knows; triples come from oblivious transfer (KOS OT
+ * extension with tweaked hashes, so the attack on the original MASCOT hash does not apply),
+ * authenticated through COPE and checked by sacrifice; every opened value is MAC-checked, with
+ * coins tossed only after the values they test are fixed, before any output is released, and the
+ * parties compare transcripts of everything broadcast. Cheating shows up as a {@link ProtocolAbort}:
+ * `MAC_CHECK_FAILED` (an opened or authenticated value was changed; the check cannot say by
+ * whom), `SACRIFICE_FAILED` (a wrong triple), `CHEATING_DETECTED` (a broken commitment or a
+ * broadcast seen differently, naming the `peer`), `MALFORMED_MESSAGE`. It does **not** give
+ * fairness or guaranteed output: any party can make everyone abort (and a corrupt party can
+ * abort after it has seen an output revealed to it). Errors never carry a secret.
+ *
+ * **Integer inputs are range-checked.** An input declared as a k-bit integer is input as its k
+ * bits, and every bit is checked to be 0 or 1 (b² = b, one triple each) before any comparison or
+ * output depends on it: a party running modified code cannot input a value outside the declared
+ * range (the run aborts with `MAC_CHECK_FAILED`). Comparison results are always 0 or 1, so a
+ * `select` on one never mixes its branches. Field-element inputs (`element`) are any element of
+ * the field and are not checked; a comparison on one needs `{ bits }`, a promise about every
+ * party's inputs that the protocol cannot check — an operand outside that width gives a wrong
+ * result and can reveal the other operand, so compare field inputs only from trusted parties.
+ * The builder derives every other comparison's width from the (checked) input ranges.
+ *
+ * **Preprocessing.** Setup (base OTs and COPE with every peer, per field) runs on the first use in
+ * a session. Triples and random bits are consumed by runs and never reused; `Session.preprocess
+ * ('mascot', { triples, bits })` adds them to the session's store ahead of time (while users type),
+ * `{ program }` makes sure the store holds what one run of that program needs, and `run` generates
+ * whatever is still missing. Progress: `'setup'`, `'bits'` and `'triples'` (items generated out
+ * of the call's total), `'evaluating'` (instructions done out of the program's).
+ */
+import { wasm } from '../engine/wasm.js';
+import { WebmpcError } from '../errors.js';
+import type { FieldName } from '../program/format.js';
+import { isProgram, wireInputs, type Program } from '../program/program.js';
+import type { Outputs, PartyEnv, ProgramJob, ProtocolContext, ProtocolModule } from './types.js';
+import { sha256, utf8 } from './util.js';
+
+type RawMascot = import('../wasm-gen/webmpc.js').MascotSession;
+
+/** Most triples or bits one preprocessing call may ask for (the binding's limit). */
+const MAX_PREPROCESS = 10_000_000;
+/** Largest preprocessing batch (the Rust `MAX_BATCH`). */
+const MAX_BATCH = 4096;
+
+/** The options `Session.run` takes for `mascot`. */
+export interface MascotRoleOptions {
+  /** The field the program must be over (a check: the program says which it is). */
+  field?: FieldName;
+}
+
+/** The options of `Session.preprocess('mascot', ...)`. */
+export interface MascotPreprocessOptions {
+  /** Triples to add to the store. */
+  triples?: number;
+  /** Random bits to add to the store (used by comparisons). */
+  bits?: number;
+  /** Instead of counts: make sure the store holds what one run of this program needs. */
+  program?: Program;
+  /** The field to preprocess for (default `'prime'`, or the program's). */
+  field?: FieldName;
+  /** Triples per batch from now on in this session (default 1024; at most 4096); memory vs rounds. */
+  batch?: number;
+}
+
+/** What the parties agree on before preprocessing. */
+export type MascotPreprocessParams = {
+  readonly field: FieldName;
+  readonly triples: number;
+  readonly bits: number;
+  /** true: top up to `triples`/`bits` (a program's needs); false: add them. */
+  readonly topUp: boolean;
+  readonly batch: number | null;
+};
+
+/**
+ * The Wasm MASCOT parties of one session, one per field (opaque: typed structurally so the
+ * published declarations do not pull in the generated bindings' types).
+ */
+export interface MascotState {
+  readonly parties: Map<FieldName, { free(): void }>;
+}
+
+/** The types `mascot` is written over. */
+export interface MascotTypes {
+  readonly computes: 'program';
+  readonly roleOptions: MascotRoleOptions;
+  readonly roles: { readonly field?: FieldName };
+  readonly preprocessOptions: MascotPreprocessOptions;
+  readonly preprocessParams: MascotPreprocessParams;
+  readonly state: MascotState;
+}
+
+function invalid(message: string): WebmpcError {
+  return new WebmpcError('INVALID_ARGUMENT', message);
+}
+
+function checkField(field: unknown): FieldName {
+  if (field !== 'prime' && field !== 'binary') throw invalid("mascot: field must be 'prime' or 'binary'");
+  return field;
+}
+
+function count(value: unknown, what: string): number {
+  if (value === undefined) return 0;
+  if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > MAX_PREPROCESS) {
+    throw invalid(`mascot: ${what} must be an integer in [0, ${MAX_PREPROCESS}]`);
+  }
+  return value as number;
+}
+
+function roles(options: MascotRoleOptions, _env: PartyEnv): { readonly field?: FieldName } {
+  return options.field === undefined ? {} : { field: checkField(options.field) };
+}
+
+function preprocessParams(options: MascotPreprocessOptions, env: PartyEnv): MascotPreprocessParams {
+  let batch: number | null = null;
+  if (options.batch !== undefined) {
+    if (!Number.isInteger(options.batch) || options.batch < 1 || options.batch > MAX_BATCH) throw invalid(`mascot: batch must be an integer in [1, ${MAX_BATCH}]`);
+    batch = options.batch;
+  }
+  if (options.program !== undefined) {
+    const program = options.program;
+    if (!isProgram(program)) throw invalid('mascot: program must come from webmpc/program (ProgramBuilder.build or programFromBytes)');
+    if (options.triples !== undefined || options.bits !== undefined) throw invalid('mascot: give either a program or counts of triples and bits, not both');
+    if (options.field !== undefined && checkField(options.field) !== program.field) throw invalid(`mascot: the program is over the ${program.field} field, not the ${options.field} one`);
+    if (program.parties !== env.parties) throw invalid(`mascot: the program is for ${program.parties} parties; this session has ${env.parties}`);
+    const need = program.requirements();
+    return { field: program.field, triples: need.triples, bits: need.bits, topUp: true, batch };
+  }
+  const field = options.field === undefined ? 'prime' : checkField(options.field);
+  return { field, triples: count(options.triples, 'triples'), bits: count(options.bits, 'bits'), topUp: false, batch };
+}
+
+/** This party's MASCOT setup for `field`, running it (base OTs, COPE with every peer) on first use. */
+async function party(ctx: ProtocolContext<MascotState>, field: FieldName): Promise<RawMascot> {
+  const state = (ctx.state ??= { parties: new Map() });
+  const have = state.parties.get(field);
+  if (have) return have as RawMascot;
+  ctx.progress('setup', 0, 1);
+  // Separate Δ, base OTs and tweaks per field: a session may use both.
+  const sid = await sha256(ctx.sessionId, utf8(field));
+  const raw = await ctx.call(() => wasm().mascotSetup(ctx.transport, field, sid) as Promise<RawMascot>);
+  state.parties.set(field, raw);
+  ctx.progress('setup', 1, 1);
+  return raw;
+}
+
+function stored(raw: RawMascot): { triples: number; bits: number } {
+  const s = raw.stored as { triples: number; bits: number } | undefined;
+  if (!s) throw new WebmpcError('BUSY', 'mascot: this party is busy with another call');
+  return s;
+}
+
+/**
+ * Adds (or, with `topUp`, tops the store up to) `triples` triples and `bits` bits. Bits are made
+ * from triples in the store, so they go first and the triples they used are replaced.
+ */
+async function generate(ctx: ProtocolContext<MascotState>, raw: RawMascot, triples: number, bits: number, topUp: boolean): Promise<void> {
+  const progress = (phase: string, done: number, total: number) => ctx.progress(phase, done, total);
+  const before = stored(raw);
+  const newBits = topUp ? Math.max(0, bits - before.bits) : bits;
+  if (newBits > 0) await ctx.call(() => raw.preprocess(0, newBits, progress) as Promise<void>);
+  const after = stored(raw);
+  const newTriples = topUp ? Math.max(0, triples - after.triples) : triples + (before.triples - after.triples);
+  if (newTriples > 0) await ctx.call(() => raw.preprocess(newTriples, 0, progress) as Promise<void>);
+}
+
+function check(job: ProgramJob<{ readonly field?: FieldName }>, env: PartyEnv): void {
+  const program = job.program;
+  if (!isProgram(program)) throw invalid('mascot runs programs from webmpc/program (ProgramBuilder.build or programFromBytes)');
+  if (program.parties !== env.parties) throw invalid(`mascot: the program is for ${program.parties} parties; this session has ${env.parties}`);
+  const want = job.roles.field;
+  if (want !== undefined && want !== program.field) throw invalid(`mascot: the program is over the ${program.field} field, not the ${want} one`);
+}
+
+async function run(ctx: ProtocolContext<MascotState>, job: ProgramJob<{ readonly field?: FieldName }>): Promise<Outputs> {
+  const program = job.program as Program; // check() refused anything else
+  const inputs = wireInputs(program, ctx.party, job.inputs);
+  const raw = await party(ctx, program.field);
+  const need = program.requirements();
+  await generate(ctx, raw, need.triples, need.bits, true);
+  const progress = (_phase: string, done: number, total: number) => ctx.progress('evaluating', done, total);
+  const out = await ctx.call(() => raw.run(program.bytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>);
+  // The binding speaks little-endian; sessions speak big-endian.
+  return out.map((v) => (v ? v.slice().reverse() : undefined));
+}
+
+/** The `mascot` protocol module. */
+export const mascot: ProtocolModule<MascotTypes> = {
+  name: 'mascot',
+  version: 1,
+  security: 'malicious (abort)',
+  protects:
+    'Inputs stay private and outputs correct against any n − 1 corrupt parties, who can only force an abort ' +
+    '(no fairness: one may abort after seeing its own output). Integer inputs are range-checked bit by bit; ' +
+    'field-element inputs are not, and comparisons on them rely on a width the program promises.',
+  computes: 'program',
+  parties: { min: 2, max: 1024 },
+  roleOptions: ['field'],
+  roles,
+  check,
+  run,
+  preprocess: {
+    options: ['triples', 'bits', 'program', 'field', 'batch'],
+    params: preprocessParams,
+    async run(ctx, params) {
+      const raw = await party(ctx, params.field);
+      if (params.batch !== null) {
+        const batch = params.batch;
+        await ctx.call(async () => raw.setBatch(batch));
+      }
+      await generate(ctx, raw, params.triples, params.bits, params.topUp);
+    },
+  },
+  free(state: MascotState): void {
+    for (const raw of state.parties.values()) raw.free();
+    state.parties.clear();
+  },
+};
