@@ -39,6 +39,7 @@ const wasmRelease = join(wasmDir, 'target', 'wasm32-unknown-unknown', 'release')
  */
 const MODULES = [
   { pkg: 'webmpc-bindings', crate: 'webmpc_bindings', out: 'webmpc', shipped: true },
+  { pkg: 'webmpc-bindings-mascot', crate: 'webmpc_bindings_mascot', out: 'webmpc_mascot', shipped: true },
   { pkg: 'webmpc-bindings-teleport', crate: 'webmpc_bindings_teleport', out: 'webmpc_teleport', shipped: true },
   // Bench-only (RustCrypto AES, in-Wasm timing loops): never shipped, keeps its names.
   { pkg: 'webmpc-baseline', crate: 'webmpc_baseline', out: 'baseline', shipped: false },

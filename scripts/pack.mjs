@@ -38,7 +38,7 @@ const REQUIRED = [
   'dist/index.d.ts',
   'dist/cli.js',
   // The main Wasm module and the per-protocol ones the SDK loads on first use (ts/engine/modules.ts).
-  ...['webmpc', 'webmpc_teleport'].flatMap((m) => [`dist/wasm-gen/${m}.js`, `dist/wasm-gen/${m}_bg.wasm`]),
+  ...['webmpc', 'webmpc_mascot', 'webmpc_teleport'].flatMap((m) => [`dist/wasm-gen/${m}.js`, `dist/wasm-gen/${m}_bg.wasm`]),
 ];
 
 function fail(message) {

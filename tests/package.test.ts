@@ -18,7 +18,7 @@ import { installInto, pack, type Packed } from './package-pack.js';
 const WASM_GZIP_BUDGET = 400 * 1024;
 
 /** Every Wasm module the package ships: the main one and the per-protocol ones loaded on first use. */
-const WASM_MODULES = ['webmpc', 'webmpc_teleport'];
+const WASM_MODULES = ['webmpc', 'webmpc_mascot', 'webmpc_teleport'];
 
 let scratch: string;
 let packed: Packed;

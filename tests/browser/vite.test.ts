@@ -17,8 +17,8 @@ const INDEX = `<!doctype html>
 <html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <script type="module" src="./main.js"></script></head><body>vite app</body></html>`;
 
-// `?preload=teleport` also loads the teleport module at init (it is otherwise fetched only when a
-// teleport protocol first runs), which shows the bundler emitted it where the SDK looks.
+// `?preload=mascot&preload=teleport` also loads those modules at init (it is otherwise fetched only when a
+// protocol needing it first runs), which shows the bundler emitted it where the SDK looks.
 const MAIN = `import { init, aesEncrypt, backendName } from 'webmpc';
 const h = (s) => Uint8Array.from(s.match(/../g).map((b) => parseInt(b, 16)));
 const s = (b) => Array.from(b, (v) => v.toString(16).padStart(2, '0')).join('');
@@ -60,7 +60,7 @@ const VITE = createRequire(join(ROOT, 'package.json')).resolve('vite');
 const EXPECTED = { ok: true, ct: '69c4e0d86a7b0430d8cdb78070b4c55a' };
 
 /** The package's Wasm modules: the main one first, then those loaded on first use. */
-const WASM_MODULES = ['webmpc', 'webmpc_teleport'];
+const WASM_MODULES = ['webmpc', 'webmpc_mascot', 'webmpc_teleport'];
 
 /** The module a requested asset path is (`/assets/webmpc_teleport_bg-1a2b3c.wasm` → `webmpc_teleport`). */
 function moduleOf(path: string): string {

@@ -5,12 +5,14 @@
  *
  * | name       | file                       | used by                                          |
  * |------------|----------------------------|--------------------------------------------------|
+ * | `mascot`   | `webmpc_mascot_bg.wasm`    | `mascot` (programs: `webmpc/program`)             |
  * | `teleport` | `webmpc_teleport_bg.wasm`  | `teleport-yao`, teleported OT, the enclave client |
  *
  * Each is its own Wasm instance with its own linear memory (and its own copy of the stack scrub
  * and zero-on-free allocator, `webmpc-bindings-glue`), so Rust objects never cross between
- * modules: what a protocol needs from the main module crosses as bytes (a circuit's binary form)
- * and is parsed again inside. Where a module comes from: `init({ modules: { name: source } })`,
+ * modules: what a protocol needs from the main module crosses as bytes (a circuit's binary form,
+ * a program's encoding) and is parsed again inside. (Program validation, which `webmpc/program`
+ * needs synchronously, stays in the main module.) Where a module comes from: `init({ modules: { name: source } })`,
  * else beside this file, like the main module (Node reads it from disk; bundlers copy the file
  * because each default location is written as a literal `new URL(..., import.meta.url)`).
  */
@@ -18,10 +20,12 @@ import { WebmpcError, fromWasmError } from '../errors.js';
 import type { ProtocolModuleName, WasmSource } from './types.js';
 import { loadFailed, resolveSource, type LoadTarget } from './wasm.js';
 
+type MascotGlue = typeof import('../wasm-gen/webmpc_mascot.js');
 type TeleportGlue = typeof import('../wasm-gen/webmpc_teleport.js');
 
 /** The raw wasm-bindgen exports of each module. */
 export interface ModuleBindings {
+  mascot: MascotGlue;
   teleport: TeleportGlue;
 }
 
@@ -34,6 +38,11 @@ interface Entry<N extends ProtocolModuleName> {
 }
 
 const ENTRIES: { readonly [N in ProtocolModuleName]: Entry<N> } = {
+  mascot: {
+    target: { file: 'webmpc_mascot_bg.wasm', option: 'init({ modules: { mascot } })' },
+    glue: () => import('../wasm-gen/webmpc_mascot.js'),
+    url: () => new URL('../wasm-gen/webmpc_mascot_bg.wasm', import.meta.url),
+  },
   teleport: {
     target: { file: 'webmpc_teleport_bg.wasm', option: 'init({ modules: { teleport } })' },
     glue: () => import('../wasm-gen/webmpc_teleport.js'),
@@ -49,7 +58,7 @@ interface State<N extends ProtocolModuleName> {
   trapped?: WebmpcError;
 }
 
-const states: { [N in ProtocolModuleName]: State<N> } = { teleport: {} };
+const states: { [N in ProtocolModuleName]: State<N> } = { mascot: {}, teleport: {} };
 let sources: { readonly [N in ProtocolModuleName]?: WasmSource } = {};
 
 /** Records `init({ modules })`'s overrides, for the modules not loaded yet. */

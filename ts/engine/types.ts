@@ -19,9 +19,10 @@ export type WasmSource =
 
 /**
  * The Wasm modules loaded on first use of their protocols, apart from the main one:
- * `teleport` (`webmpc_teleport_bg.wasm`: `teleport-yao`, teleported OT, the enclave client).
+ * `mascot` (`webmpc_mascot_bg.wasm`: the `mascot` protocol) and `teleport`
+ * (`webmpc_teleport_bg.wasm`: `teleport-yao`, teleported OT, the enclave client).
  */
-export type ProtocolModuleName = 'teleport';
+export type ProtocolModuleName = 'mascot' | 'teleport';
 
 export interface InitOptions {
   /**
@@ -32,7 +33,7 @@ export interface InitOptions {
   wasm?: WasmSource;
   /**
    * The same, for the modules the SDK loads on first use of a protocol that needs them, by name:
-   * `{ teleport: url }` for `webmpc_teleport_bg.wasm`. A module without an entry is taken from
+   * `{ mascot: url }` for `webmpc_mascot_bg.wasm`, `{ teleport: url }` for `webmpc_teleport_bg.wasm`. A module without an entry is taken from
    * beside the main one (`new URL(..., import.meta.url)`, which bundlers copy into the build;
    * Node reads it from disk). Takes effect for modules not loaded yet.
    */

@@ -17,6 +17,7 @@
 
 pub mod channel;
 pub mod protocol;
+pub mod spdz;
 mod zeroing_alloc;
 
 use wasm_bindgen::prelude::*;

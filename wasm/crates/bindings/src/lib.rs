@@ -14,8 +14,8 @@
 
 mod authgc;
 mod circuit;
-mod mascot;
 mod ot;
+mod program;
 mod yao;
 
 // The shared glue, under the names the modules here have always used (`crate::scrubbed`, …).
