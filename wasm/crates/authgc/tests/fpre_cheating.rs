@@ -287,6 +287,9 @@ fn truncated_messages_are_malformed_at_every_step() {
     let truncate = |step, nth| edit(step, Some(0), nth, |m| m.truncate(m.len().saturating_sub(1)));
     let setup_steps = [
         (Step::BaseOt, 0),
+        // The cheater is the larger index of the pair {0, 1}: after its base-OT point and the two
+        // messages of the KOS chunk, the correction that derives the reverse instance.
+        (Step::BaseOt, 3),
         (Step::AbitOt, 0),
         (Step::AbitCoins, 0),
         (Step::AbitCoins, 1),

@@ -7,13 +7,11 @@
 //!   so the comparison is free of the JS/Wasm copies that the call-shaped figures include.
 //! * `OtLocalBench`, `GarbleLocalBench`: both parties of OT extension, or garbler and evaluator
 //!   of half-gates, inside this instance, so suites time the protocols' computation in Wasm.
-//! * `AuthGcLocal` (module `authgc`): every party of an authenticated-garbling session inside
-//!   this instance, for the `authgc` suite.
+//! * `AuthGcRealLocalBench`: every party of an authenticated-garbling session (real F_Pre) inside
+//!   this instance, timed phase by phase, for the `authgc` suite.
 //! * `MascotLocalBench`, `mascotFieldMulLoop` and the example programs: see [`mascot`].
 
-mod authgc;
 pub mod mascot;
-pub use authgc::{AuthGcLocal, AuthGcLocalCircuit};
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use wasm_bindgen::prelude::*;
@@ -146,5 +144,162 @@ impl GarbleLocalBench {
                 .map_err(|e| JsError::new(&e.to_string()))?;
         }
         Ok(bytes as f64)
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The clock of the in-Wasm profiles, in milliseconds: `globalThis.webmpcBenchClock()`, which
+    /// the benchmark defines (process CPU time in Node, where the machine is shared and wall time
+    /// grows with other jobs; `performance.now()` in browsers).
+    #[wasm_bindgen(js_namespace = globalThis, js_name = webmpcBenchClock)]
+    fn bench_clock() -> f64;
+}
+
+fn js_error(e: impl core::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// Every party of the real F_Pre (`webmpc_authgc::fpre`) inside this instance on one thread:
+/// setup, `random_shares(shares)`, `and_triples(triples)`, outputs verified on a sample. Returns
+/// one JSON object: `{ setupMs, sharesMs, triplesMs, shareBytes: [...], tripleBytes: [...],
+/// bytesByStep: {step: bytes}, profileMs: {work: ms} }` (times from `webmpcBenchClock`, the summed
+/// work of all parties).
+#[wasm_bindgen(js_name = fpreLocalRun)]
+pub fn fpre_local_run(parties: usize, shares: usize, triples: usize, rho: usize) -> Result<String, JsError> {
+    use webmpc_authgc::fpre::{local, Step, Work};
+    let r = local::run(parties, shares, triples, rho, bench_clock).map_err(js_error)?;
+    let list = |v: &[u64]| v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(",");
+    let steps = Step::ALL
+        .iter()
+        .map(|s| format!("\"{}\":{}", s.name(), r.bytes_by_step[*s as usize]))
+        .collect::<Vec<_>>()
+        .join(",");
+    let work =
+        Work::ALL.iter().map(|w| format!("\"{}\":{}", w.name(), r.profile.ms[*w as usize])).collect::<Vec<_>>().join(",");
+    Ok(format!(
+        "{{\"setupMs\":{},\"sharesMs\":{},\"triplesMs\":{},\"shareBytes\":[{}],\"tripleBytes\":[{}],\"bytesByStep\":{{{}}},\"profileMs\":{{{}}}}}",
+        r.setup_ms,
+        r.shares_ms,
+        r.triples_ms,
+        list(&r.share_bytes),
+        list(&r.triple_bytes),
+        steps,
+        work
+    ))
+}
+
+/// n-party authenticated garbling with the **real** F_Pre, every party inside this instance over
+/// the Rust in-memory network on one thread, phase by phase, so the `authgc` suite can time each
+/// phase in Wasm (the sum of all parties' work). Party 0 evaluates and owns input 1, party 1
+/// owns input 2 (if any); every party learns every output, checked against plaintext.
+#[wasm_bindgen(js_name = AuthGcRealLocalBench)]
+pub struct AuthGcRealLocalBench {
+    circuit: webmpc_authgc::online::PreparedCircuit,
+    roles: webmpc_authgc::online::Roles,
+    inputs: Vec<Vec<Vec<bool>>>,
+    want: Vec<Vec<bool>>,
+    parties: usize,
+    rho: usize,
+    local: Option<webmpc_authgc::online::local::LocalAuthGc<RealPre>>,
+}
+
+type RealPre = webmpc_authgc::fpre::RealPreprocessor<webmpc_authgc::online::local::LocalChannel>;
+
+#[wasm_bindgen(js_class = AuthGcRealLocalBench)]
+impl AuthGcRealLocalBench {
+    /// Parses Bristol Fashion text for `parties` parties at statistical security `rho`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(bristol: &str, parties: usize, rho: usize) -> Result<AuthGcRealLocalBench, JsError> {
+        use webmpc_authgc::online::{PreparedCircuit, Recipients, Roles};
+        let circuit = webmpc_circuit::Circuit::parse_bristol(bristol).map_err(js_error)?;
+        if circuit.inputs.len() > 2 || parties < 2 {
+            return Err(JsError::new("bench: circuits with at most 2 inputs, at least 2 parties"));
+        }
+        let values: Vec<Vec<bool>> = circuit
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| (0..w).map(|k| (k as usize * 7 + i) % 3 == 0).collect())
+            .collect();
+        let want = circuit.evaluate(&values).map_err(js_error)?;
+        let roles = Roles {
+            evaluator: 0,
+            owners: (0..circuit.inputs.len()).collect(),
+            outputs: vec![Recipients::ALL; circuit.outputs.len()],
+        };
+        let mut inputs = vec![Vec::new(); parties];
+        for (i, v) in values.into_iter().enumerate() {
+            inputs[i].push(v);
+        }
+        let circuit = PreparedCircuit::new(circuit).map_err(js_error)?;
+        Ok(AuthGcRealLocalBench { circuit, roles, inputs, want, parties, rho, local: None })
+    }
+
+    /// AND gates of the circuit.
+    #[wasm_bindgen(getter, js_name = andGates)]
+    pub fn and_gates(&self) -> f64 {
+        self.circuit.circuit().stats().and as f64
+    }
+
+    /// Input bits of the circuit (the masks it needs besides one per AND gate).
+    #[wasm_bindgen(getter, js_name = inputBits)]
+    pub fn input_bits(&self) -> f64 {
+        self.circuit.circuit().input_bits().unwrap_or(0) as f64
+    }
+
+    /// The setup phase: every party's real F_Pre (base OTs, KOS instances, the Δ check).
+    pub fn setup(&mut self) -> Result<(), JsError> {
+        use webmpc_authgc::fpre::RealPreprocessor;
+        use webmpc_authgc::online::local::{LocalAuthGc, LocalChannel};
+        use webmpc_authgc::online::Options;
+        let session = webmpc_ot::SessionId::random().map_err(js_error)?;
+        let rho = self.rho;
+        self.local = None;
+        let local = LocalAuthGc::setup(self.parties, Options::default(), move |ch: LocalChannel| async move {
+            RealPreprocessor::setup(ch, &session, rho).await
+        })
+        .map_err(js_error)?;
+        self.local = Some(local);
+        Ok(())
+    }
+
+    fn local(&mut self) -> Result<&mut webmpc_authgc::online::local::LocalAuthGc<RealPre>, JsError> {
+        self.local.as_mut().ok_or_else(|| JsError::new("bench: call setup() first"))
+    }
+
+    /// Function-independent preprocessing for this circuit's AND gates and masks.
+    pub fn preprocess(&mut self) -> Result<(), JsError> {
+        let ands = self.and_gates() as usize;
+        let masks = ands + self.input_bits() as usize;
+        self.local()?.preprocess(ands, masks).map_err(js_error)
+    }
+
+    /// Function-dependent preprocessing (garbling; tables to the evaluator).
+    pub fn prepare(&mut self) -> Result<(), JsError> {
+        let (c, r) = (&self.circuit, &self.roles);
+        let local = self.local.as_mut().ok_or_else(|| JsError::new("bench: call setup() first"))?;
+        local.prepare(c, r).map_err(js_error)
+    }
+
+    /// The online phase; fails unless every party got the plaintext answer.
+    pub fn run(&mut self) -> Result<(), JsError> {
+        let (c, r, x) = (&self.circuit, &self.roles, &self.inputs);
+        let local = self.local.as_mut().ok_or_else(|| JsError::new("bench: call setup() first"))?;
+        let outs = local.run(c, r, x).map_err(js_error)?;
+        for out in &outs {
+            for (got, want) in out.iter().zip(&self.want) {
+                if got.as_ref() != Some(want) {
+                    return Err(JsError::new("bench: wrong output"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes each party has sent since setup began.
+    #[wasm_bindgen(js_name = bytesSent)]
+    pub fn bytes_sent(&self) -> Vec<f64> {
+        self.local.as_ref().map_or_else(Vec::new, |l| l.bytes_sent().into_iter().map(|b| b as f64).collect())
     }
 }

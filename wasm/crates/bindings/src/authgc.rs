@@ -1,7 +1,7 @@
 //! n-party authenticated garbling (malicious, with abort) over a JavaScript transport: one
 //! `AuthGcSession` per party, set up once (the preprocessor's setup), then function-independent
 //! preprocessing, function-dependent preprocessing of a known circuit, and runs of prepared or
-//! streamed circuits. (The all-parties-in-one-instance runner the benchmarks time, `AuthGcLocal`,
+//! streamed circuits. (The all-parties-in-one-instance runner the benchmarks time, `AuthGcRealLocalBench`,
 //! is in the never-shipped `webmpc-baseline` module.)
 //!
 //! **The preprocessor is built in one place**, [`make_preprocessor`] (with its type [`Pre`]): the

@@ -24,14 +24,14 @@
 //! The receiver picks c with a constant-time select.
 
 use crate::{OtError, SessionId};
-use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
+use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::Identity;
 use sha2::{Digest, Sha256, Sha512};
 use subtle::{Choice, ConditionallySelectable};
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::{random, Block};
-use zeroize_shim::wipe_scalars;
+use zeroize_shim::{wipe_compressed, wipe_points, wipe_scalars};
 
 /// Most base OTs one call runs (OT extension needs 128); bounds the receiver's message size.
 pub const MAX_BASE_OTS: usize = 1024;
@@ -64,19 +64,26 @@ fn hash_to_point(sid: &SessionId, index: usize, p: &CompressedRistretto) -> Rist
     RistrettoPoint::from_uniform_bytes(&h.finalize().into())
 }
 
-/// The key of OT `index` from the shared point and the whole transcript of that OT.
-fn derive_key(sid: &SessionId, index: usize, a: &CompressedRistretto, r: &[u8], shared: &RistrettoPoint) -> Block {
+/// The key of OT `index` from the (compressed) shared point and the whole transcript of that OT.
+fn derive_key(sid: &SessionId, index: usize, a: &CompressedRistretto, r: &[u8], shared: &CompressedRistretto) -> Block {
     let mut h = Sha256::new();
     h.update(b"webmpc/ot/base/masny-rindal/kdf/v1");
     h.update(sid.0);
     h.update((index as u64).to_le_bytes());
     h.update(a.as_bytes());
     h.update(r);
-    h.update(shared.compress().as_bytes());
+    h.update(shared.as_bytes());
     let d = h.finalize();
     let mut k = [0u8; 16];
     k.copy_from_slice(&d[..16]);
     Block(k)
+}
+
+/// 1/2 mod ℓ: a shared point s·P is computed as 2·((s/2)·P), so that a whole batch of them is
+/// compressed with one field inversion ([`RistrettoPoint::double_and_compress_batch`]) instead of
+/// one per point; the encodings are the same.
+fn half(s: &Scalar) -> Scalar {
+    s * Scalar::from(2u8).invert()
 }
 
 fn decode_point(peer: PartyId, bytes: &[u8], what: &'static str) -> Result<RistrettoPoint, OtError> {
@@ -98,16 +105,29 @@ pub async fn send<C: Channel>(ch: &C, peer: PartyId, sid: &SessionId, n: usize) 
     let big_a = RistrettoPoint::mul_base(&a).compress();
     ch.send(peer, big_a.as_bytes().to_vec()).await?;
     let msg = ch.recv_exact(peer, 2 * POINT * n).await?;
-    let mut keys = Vec::with_capacity(n);
+    let mut a_half = half(&a);
+    wipe_scalars(core::slice::from_mut(&mut a));
+    let mut halves = Vec::with_capacity(2 * n);
     for (i, pair) in msg.chunks_exact(2 * POINT).enumerate() {
         let (r0_bytes, r1_bytes) = pair.split_at(POINT);
         let r0 = decode_point(peer, r0_bytes, "base-OT receiver point")?;
         let r1 = decode_point(peer, r1_bytes, "base-OT receiver point")?;
         let p0 = r0 + hash_to_point(sid, i, &CompressedRistretto::from_slice(r1_bytes).expect("32 bytes"));
         let p1 = r1 + hash_to_point(sid, i, &CompressedRistretto::from_slice(r0_bytes).expect("32 bytes"));
-        keys.push([derive_key(sid, i, &big_a, pair, &(a * p0)), derive_key(sid, i, &big_a, pair, &(a * p1))]);
+        halves.push(a_half * p0);
+        halves.push(a_half * p1);
     }
-    wipe_scalars(core::slice::from_mut(&mut a));
+    wipe_scalars(core::slice::from_mut(&mut a_half));
+    // a·p = 2·((a/2)·p), compressed in one batch.
+    let mut shared = RistrettoPoint::double_and_compress_batch(&halves);
+    wipe_points(&mut halves);
+    let keys = msg
+        .chunks_exact(2 * POINT)
+        .zip(shared.chunks_exact(2))
+        .enumerate()
+        .map(|(i, (pair, s))| [derive_key(sid, i, &big_a, pair, &s[0]), derive_key(sid, i, &big_a, pair, &s[1])])
+        .collect();
+    wipe_compressed(&mut shared);
     Ok(keys)
 }
 
@@ -127,14 +147,18 @@ pub async fn receive<C: Channel>(
         let big_b = RistrettoPoint::mul_base(&b);
         let t = random_point()?;
         let t_compressed = t.compress();
-        let rc = big_b - hash_to_point(sid, i, &t_compressed);
+        let rc = (big_b - hash_to_point(sid, i, &t_compressed)).compress();
         let choice = Choice::from(c as u8);
-        // r_0 = c ? t : r_c and r_1 = c ? r_c : t, selected without a branch on c.
-        let r0 = RistrettoPoint::conditional_select(&rc, &t, choice);
-        let r1 = RistrettoPoint::conditional_select(&t, &rc, choice);
-        msg.extend_from_slice(r0.compress().as_bytes());
-        msg.extend_from_slice(r1.compress().as_bytes());
-        secrets.push(b);
+        // r_0 = c ? t : r_c and r_1 = c ? r_c : t, selected byte by byte without a branch on c.
+        let (mut r0, mut r1) = ([0u8; POINT], [0u8; POINT]);
+        for k in 0..POINT {
+            r0[k] = u8::conditional_select(&rc.as_bytes()[k], &t_compressed.as_bytes()[k], choice);
+            r1[k] = u8::conditional_select(&t_compressed.as_bytes()[k], &rc.as_bytes()[k], choice);
+        }
+        msg.extend_from_slice(&r0);
+        msg.extend_from_slice(&r1);
+        // The key is b·A = 2·((b/2)·A); keep b/2.
+        secrets.push(half(&b));
     }
     ch.send(peer, msg.clone()).await?;
     let a_bytes = ch.recv_exact(peer, POINT).await?;
@@ -144,18 +168,28 @@ pub async fn receive<C: Channel>(
         return Err(OtError::Malformed { peer, what: "base-OT sender point (identity)" });
     }
     let a_compressed = CompressedRistretto::from_slice(&a_bytes).expect("32 bytes");
-    let keys = secrets
+    // Every OT multiplies the same point A: a table of its multiples (built once, like the
+    // precomputed basepoint table) makes each product about three times cheaper than a generic
+    // variable-base multiplication. Constant time in the scalar, like the generic one.
+    let table = RistrettoBasepointTable::create(&big_a);
+    let mut halves: Vec<RistrettoPoint> = secrets.iter().map(|b| &table * b).collect();
+    wipe_scalars(&mut secrets);
+    let mut shared = RistrettoPoint::double_and_compress_batch(&halves);
+    wipe_points(&mut halves);
+    let keys = shared
         .iter()
         .zip(msg.chunks_exact(2 * POINT))
         .enumerate()
-        .map(|(i, (b, pair))| derive_key(sid, i, &a_compressed, pair, &(b * big_a)))
+        .map(|(i, (s, pair))| derive_key(sid, i, &a_compressed, pair, s))
         .collect();
-    wipe_scalars(&mut secrets);
+    wipe_compressed(&mut shared);
     Ok(keys)
 }
 
 mod zeroize_shim {
+    use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
     use curve25519_dalek::scalar::Scalar;
+    use curve25519_dalek::traits::Identity;
 
     /// Overwrites secret scalars before their memory is freed (the Wasm allocator also zeroes
     /// freed memory; natively this is the only scrub).
@@ -164,6 +198,22 @@ mod zeroize_shim {
             *x = Scalar::ZERO;
         }
         core::hint::black_box(s);
+    }
+
+    /// Overwrites secret points (shared secrets before the KDF).
+    pub fn wipe_points(p: &mut [RistrettoPoint]) {
+        for x in p.iter_mut() {
+            *x = RistrettoPoint::identity();
+        }
+        core::hint::black_box(p);
+    }
+
+    /// Overwrites secret point encodings.
+    pub fn wipe_compressed(p: &mut [CompressedRistretto]) {
+        for x in p.iter_mut() {
+            *x = CompressedRistretto([0u8; 32]);
+        }
+        core::hint::black_box(p);
     }
 }
 
@@ -194,6 +244,20 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), 256);
+    }
+
+    /// The shortcuts both sides take give the encodings of the textbook products: s·P computed
+    /// as 2·((s/2)·P) and compressed in a batch, and s·A through a table of A's multiples.
+    #[test]
+    fn halved_batched_and_tabled_products_match_the_plain_ones() {
+        let a = random_point().unwrap();
+        let table = RistrettoBasepointTable::create(&a);
+        let scalars: Vec<Scalar> = (0..5).map(|_| random_scalar().unwrap()).collect();
+        let plain: Vec<CompressedRistretto> = scalars.iter().map(|s| (s * a).compress()).collect();
+        let halves: Vec<RistrettoPoint> = scalars.iter().map(|s| half(s) * a).collect();
+        assert_eq!(RistrettoPoint::double_and_compress_batch(&halves), plain);
+        let tabled: Vec<RistrettoPoint> = scalars.iter().map(|s| &table * &half(s)).collect();
+        assert_eq!(RistrettoPoint::double_and_compress_batch(&tabled), plain);
     }
 
     #[test]

@@ -39,6 +39,24 @@
 //! which the per-OT tweak defeats. Δ-OT outputs are not hashed (globally correlated OT needs no
 //! correlation-robust hash) and use no tweaks.
 //!
+//! **Reverse instances.** Two parties that need OT extension in both directions (each party
+//! the sender of one instance, as in authenticated garbling's pairwise Δ-OT) need not run the
+//! public-key base OTs twice: [`KosSender::derive_reverse`] and [`KosReceiver::derive_reverse`]
+//! turn 128 random OTs of an existing instance into the base OTs of the instance in the opposite
+//! direction (Beaver's derandomisation). The existing receiver, who becomes the reverse
+//! instance's sender with its Δ′, holds random choices c and m_c; it sends d = c ⊕ Δ′ (128 bits),
+//! and the existing sender orders its pair (m_0, m_1) by d, so the new sender's seed for base OT k
+//! is the one for choice bit Δ′_k. Why it is as good as fresh base OTs: c is uniform and hidden
+//! from the existing sender (KOS hides the receiver's choices; the check's masking block hides
+//! them from the check), so d reveals nothing about Δ′; the seeds m_{1−c} the new sender must not
+//! learn are `tccr(Q ⊕ Δ, tweak)` for the existing instance's Δ, pseudorandom to whoever does not
+//! know Δ (tweakable correlation robustness, unique tweaks from this instance's counter); a
+//! malicious existing sender choosing its m's, or a malicious receiver choosing its c, is what
+//! endemic base OT allows anyway. The random OTs are hashed with the existing instance's Δ even
+//! when it was chosen by the caller ([`KosSender::setup`]): that needs Δ uniformly random and
+//! secret, which Δ-OT with the instance needs already (its receiver who knew Δ could forge every
+//! key). One chunk of 128 OTs plus 16 bytes, instead of 128 more group operations per side.
+//!
 //! **Failure.** Any error (a failed check, a malformed or missing message) poisons the instance:
 //! its PRG streams may be out of step with the peer's, so every later call fails with the same
 //! kind of error instead of producing outputs.
@@ -176,10 +194,51 @@ impl<C: Channel> KosSender<C> {
         let bits = delta.to_u128();
         let choices: Vec<bool> = (0..KAPPA).map(|i| (bits >> i) & 1 == 1).collect();
         let mut seeds = base::receive(&ch, peer, &sid.derive(b"kos/base"), &choices).await?;
-        let prgs = seeds.iter().map(|s| Prg::from_seed(*s)).collect();
+        let sender = Self::from_seeds(ch, peer, sid, delta, hashed_ok, &seeds);
         Block::wipe(&mut seeds);
+        Ok(sender)
+    }
+
+    /// The instance whose base OTs gave `seeds[i]` for choice bit i of `delta`.
+    fn from_seeds(ch: C, peer: PartyId, sid: &SessionId, delta: Block, hashed_ok: bool, seeds: &[Block]) -> Self {
+        let prgs = seeds.iter().map(|s| Prg::from_seed(*s)).collect();
         let tweaks = Tweaks::new(sid, ch.party(), peer);
-        Ok(KosSender { ch, peer, delta, hashed_ok, prgs, tweaks, chunk: DEFAULT_CHUNK, poisoned: false })
+        KosSender { ch, peer, delta, hashed_ok, prgs, tweaks, chunk: DEFAULT_CHUNK, poisoned: false }
+    }
+
+    /// Sets up the **reverse** instance with the same peer — the peer sends, this party receives,
+    /// over `ch` with id `sid` — from 128 random OTs of this instance instead of fresh base OTs
+    /// (see *Reverse instances* in the module docs). The peer calls
+    /// [`KosReceiver::derive_reverse`] at the same point. Three messages of one KOS chunk, then
+    /// the peer's 16-byte correction.
+    pub async fn derive_reverse(&mut self, ch: C, sid: &SessionId) -> Result<KosReceiver<C>, OtError> {
+        ch.check_peer(self.peer)?;
+        let mut q = self.chunk(KAPPA).await?;
+        let tweak = self.tweaks.take(KAPPA)?;
+        let mut m0 = hash_rows(&q, tweak);
+        for k in q.iter_mut() {
+            *k ^= self.delta;
+        }
+        let mut m1 = hash_rows(&q, tweak);
+        Block::wipe(&mut q);
+        self.poisoned = true;
+        let d = self.ch.recv_exact(self.peer, KAPPA / 8).await?;
+        self.poisoned = false;
+        // Seed k for choice b is m_{b ⊕ d_k}: swap the pair where d_k = 1 (a mask, not a branch).
+        let mut seeds: Vec<[Block; 2]> = (0..KAPPA)
+            .map(|k| {
+                let swap = Block::mask_from_bit((d[k / 8] >> (k % 8)) & 1);
+                let x = (m0[k] ^ m1[k]) & swap;
+                [m0[k] ^ x, m1[k] ^ x]
+            })
+            .collect();
+        Block::wipe(&mut m0);
+        Block::wipe(&mut m1);
+        let receiver = KosReceiver::from_seeds(ch, self.peer, sid, &seeds);
+        for s in seeds.iter_mut() {
+            Block::wipe(s);
+        }
+        Ok(receiver)
     }
 
     /// Whether this instance may produce hashed outputs (random Δ, or the explicit opt-in).
@@ -352,12 +411,42 @@ impl<C: Channel> KosReceiver<C> {
     pub async fn setup(ch: C, peer: PartyId, sid: &SessionId) -> Result<Self, OtError> {
         ch.check_peer(peer)?;
         let mut seeds = base::send(&ch, peer, &sid.derive(b"kos/base"), KAPPA).await?;
-        let prgs = seeds.iter().map(|[a, b]| [Prg::from_seed(*a), Prg::from_seed(*b)]).collect();
+        let receiver = Self::from_seeds(ch, peer, sid, &seeds);
         for s in seeds.iter_mut() {
             Block::wipe(s);
         }
+        Ok(receiver)
+    }
+
+    /// The instance whose base OTs gave the seed pairs `seeds`.
+    fn from_seeds(ch: C, peer: PartyId, sid: &SessionId, seeds: &[[Block; 2]]) -> Self {
+        let prgs = seeds.iter().map(|[a, b]| [Prg::from_seed(*a), Prg::from_seed(*b)]).collect();
         let tweaks = Tweaks::new(sid, peer, ch.party());
-        Ok(KosReceiver { ch, peer, prgs, tweaks, chunk: DEFAULT_CHUNK, poisoned: false })
+        KosReceiver { ch, peer, prgs, tweaks, chunk: DEFAULT_CHUNK, poisoned: false }
+    }
+
+    /// Sets up the **reverse** instance with the same peer — this party sends with the nonzero
+    /// `delta` (Δ-OT only, as [`KosSender::setup`]), the peer receives — over `ch` with id `sid`,
+    /// from 128 random OTs of this instance instead of fresh base OTs (see *Reverse instances* in
+    /// the module docs). The peer calls [`KosSender::derive_reverse`] at the same point.
+    pub async fn derive_reverse(&mut self, ch: C, sid: &SessionId, delta: Block) -> Result<KosSender<C>, OtError> {
+        ch.check_peer(self.peer)?;
+        check_delta(delta)?;
+        let (c, t) = self.chunk(KAPPA, None).await?;
+        let tweak = self.tweaks.take(KAPPA)?;
+        let mut m = hash_rows(&t, tweak);
+        // d = c ⊕ Δ: the peer's pair for base OT k is then ordered by Δ_k.
+        let bits = delta.to_u128();
+        let mut d = [0u8; KAPPA / 8];
+        for (k, &ck) in c.iter().enumerate() {
+            d[k / 8] |= ((ck as u8) ^ ((bits >> k) & 1) as u8) << (k % 8);
+        }
+        self.poisoned = true;
+        self.ch.send(self.peer, d.to_vec()).await?;
+        self.poisoned = false;
+        let sender = KosSender::from_seeds(ch, self.peer, sid, delta, false, &m);
+        Block::wipe(&mut m);
+        Ok(sender)
     }
 
     /// Sets the chunk size (a multiple of 128, at most [`MAX_CHUNK`]); both parties must agree.

@@ -25,7 +25,7 @@
 //! pass, so every inconsistent row halves its chance; and x is masked by the random extra block,
 //! so it reveals nothing about the real choices.
 
-use webmpc_core::gf128::gf128_inner_product;
+use webmpc_core::gf128::Gf128Coefficients;
 use webmpc_core::prg::Prg;
 use webmpc_core::transpose::transpose_128xn;
 use webmpc_core::Block;
@@ -79,21 +79,22 @@ pub fn sender_expand(prgs: &mut [Prg], delta: Block, u: &[Block], m: usize) -> V
     q
 }
 
-/// The challenges χ_0..χ_{K-1} of a chunk of width `m`, expanded from the sender's seed.
-pub fn challenges(seed: Block, m: usize) -> Vec<Block> {
+/// The challenges χ_0..χ_{K-1} of a chunk of width `m`, expanded from the sender's seed and
+/// prepared once for the 129 inner products of a check.
+pub fn challenges(seed: Block, m: usize) -> Gf128Coefficients {
     let mut chi = vec![Block::ZERO; row_blocks(m) - 1];
     Prg::from_seed(seed).fill_blocks(&mut chi);
-    chi
+    Gf128Coefficients::new(&chi)
 }
 
 /// `Σ_k χ_k·row_k ⊕ row_K`: the compressed form of one row (or of the choice row).
-fn compress_row(chi: &[Block], row: &[Block]) -> Block {
+fn compress_row(chi: &Gf128Coefficients, row: &[Block]) -> Block {
     let (body, mask) = row.split_at(chi.len());
-    gf128_inner_product(chi, body).expect("equal lengths") ^ mask[0]
+    chi.inner_product(body).expect("equal lengths") ^ mask[0]
 }
 
 /// Receiver's answer to the challenge: `x` then `t̃_0..t̃_127` (129 blocks).
-pub fn receiver_check(chi: &[Block], r: &[Block], t: &[Block]) -> Vec<Block> {
+pub fn receiver_check(chi: &Gf128Coefficients, r: &[Block], t: &[Block]) -> Vec<Block> {
     let w = chi.len() + 1;
     let mut out = Vec::with_capacity(KAPPA + 1);
     out.push(compress_row(chi, r));
@@ -103,7 +104,7 @@ pub fn receiver_check(chi: &[Block], r: &[Block], t: &[Block]) -> Vec<Block> {
 
 /// Sender's verdict on the receiver's answer (129 blocks): true iff every row is consistent.
 /// Runs in time independent of Δ and of where a difference is.
-pub fn sender_verify(chi: &[Block], delta: Block, q: &[Block], answer: &[Block]) -> bool {
+pub fn sender_verify(chi: &Gf128Coefficients, delta: Block, q: &[Block], answer: &[Block]) -> bool {
     let w = chi.len() + 1;
     let x = answer[0];
     let bits = delta.to_u128();

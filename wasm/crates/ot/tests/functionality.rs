@@ -188,3 +188,49 @@ fn one_global_delta_serves_delta_ot_towards_several_peers() {
     check_cot(&mut to1, &mut r1, 1000);
     check_cot(&mut to2, &mut r2, 1000);
 }
+
+/// A reverse instance derived from 128 random OTs of an existing one (instead of fresh base
+/// OTs) meets the Δ-OT contract with the new sender's Δ, and the existing instance keeps working.
+#[test]
+fn reverse_instances_derived_from_random_ots_meet_the_contract() {
+    use webmpc_core::channel::memory::pair;
+    use webmpc_ot::SessionId;
+    let (a, b) = pair();
+    let (d0, d1) = (delta(), delta());
+    let sid = SessionId::random().unwrap();
+    let rsid = sid.derive(b"reverse");
+    let (mut s, mut r) = common::kos_with(&a, &b, sid, d0);
+    let (rr, rs) = block_on(async { join!(s.derive_reverse(&a, &rsid), r.derive_reverse(&b, &rsid, d1)) });
+    let (mut rr, mut rs) = (rr.unwrap(), rs.unwrap());
+    assert_eq!(rs.delta(), d1);
+    for n in [1, 128, 1000] {
+        check_cot(&mut rs, &mut rr, n);
+        check_cot(&mut s, &mut r, n);
+    }
+}
+
+/// The correction bits decide which seed the new sender holds: one flipped bit in transit leaves
+/// it with the seed of the wrong choice in that row, so the reverse instance's first chunk fails
+/// its consistency check instead of producing outputs. (A party can only hurt itself this way:
+/// choosing its correction is choosing its base-OT choices, which endemic base OT allows.)
+#[test]
+fn a_wrong_correction_breaks_the_reverse_instance() {
+    use webmpc_core::channel::memory::{pair, Tamper};
+    use webmpc_ot::{CotReceiver, SessionId};
+    let (a, b) = pair();
+    // Party 1's messages: base-OT point, then u, the check answer, and the correction (index 3).
+    let b = Tamper::new(b, |_, i, m: &mut Vec<u8>| {
+        if i == 3 {
+            m[5] ^= 0x10;
+        }
+    });
+    let sid = SessionId::random().unwrap();
+    let rsid = sid.derive(b"reverse");
+    let (mut s, mut r) = common::kos_with(&a, &b, sid, delta());
+    let (rr, rs) = block_on(async { join!(s.derive_reverse(&a, &rsid), r.derive_reverse(&b, &rsid, delta())) });
+    let (mut rr, mut rs) = (rr.unwrap(), rs.unwrap());
+    let choices = vec![true; 300];
+    let (sent, got) = block_on(async { join!(rs.send_cot(300), rr.receive_cot(&choices)) });
+    assert_eq!(sent.unwrap_err().code(), "CHEATING_DETECTED");
+    assert!(got.is_ok(), "the receiver sees nothing wrong; the sender refuses to release outputs");
+}

@@ -20,7 +20,12 @@
 //! authenticated to j). Each instance has its own [`SessionId`], derived from the session id, the
 //! sender and the receiver. With a given peer everything runs in one order both ends agree on —
 //! the instance whose sender has the smaller index first — while different peers run
-//! concurrently. Only the *unhashed* Δ-OT outputs are used (`cot_stream`): K and M = K ⊕ x·Δ_i.
+//! concurrently. Only that first instance runs public-key base OTs; the second one's base OTs are
+//! derived from 128 random OTs of the first ([`KosSender::derive_reverse`]: the smaller index's
+//! hashed random-OT messages under its Δ, ordered by the larger index's correction bits c ⊕ Δ_j),
+//! which halves setup's group operations. That hashes with Δ_i, like Π_HaAND does below: the
+//! KOS tweaks (its instance tag, then a counter below 2^60) never meet this module's, whose low
+//! 64 bits are at least 2^60 ([`fpre_core::tweak_base`]), so no TCCR tweak repeats under Δ_i. Only the *unhashed* Δ-OT outputs are used (`cot_stream`): K and M = K ⊕ x·Δ_i.
 //! Setup ends with the Π_aShare global-key check (below).
 //!
 //! **Π^n_aBit (Fig. 14)**, run by every batch: party i picks `len + p` random bits x and runs
@@ -124,7 +129,8 @@
 //!
 //! # Rounds
 //!
-//! Setup: base OTs, then aBit and the three rounds of the Δ check. A triple batch: the Δ-OTs (three
+//! Setup: base OTs of one instance per pair, one KOS chunk and a correction for the other, then
+//! aBit and the three rounds of the Δ check. A triple batch: the Δ-OTs (three
 //! messages per 2^16 OTs, both directions of a pair one after the other), coin toss (2 rounds),
 //! aBit check (1), then HaAND bits with U (1), e (1), coins (1), h committed and opened (2), d
 //! opened (1). A share batch: Δ-OTs, coins (2), check (1), X digest (1).
@@ -172,7 +178,8 @@ pub const MAX_SHARE_BATCH: usize = 1 << 22;
 pub enum Step {
     /// Between calls.
     Idle,
-    /// Setup: the base OTs of every KOS instance.
+    /// Setup: the base OTs of every pair's first KOS instance, and the second instance's base
+    /// OTs derived from it (one KOS chunk and a 16-byte correction).
     BaseOt,
     /// The Δ-OT extension of an aBit run (both instances of every pair).
     AbitOt,
@@ -491,14 +498,16 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             let key = this.sender_delta(j);
             async move {
                 let (send_id, recv_id) = (instance_id(session, me, j), instance_id(session, j, me));
-                // The instance whose sender has the smaller index goes first, on both ends.
+                // Base OTs run once per pair, for the instance whose sender has the smaller
+                // index; the other instance's base OTs come from 128 of its random OTs (KOS
+                // `derive_reverse`), which saves half the public-key work of setup.
                 let pair = if me < j {
-                    let sender = KosSender::setup(ch.clone(), j, &send_id, key).await?;
-                    let receiver = KosReceiver::setup(ch, j, &recv_id).await?;
+                    let mut sender = KosSender::setup(ch.clone(), j, &send_id, key).await?;
+                    let receiver = sender.derive_reverse(ch, &recv_id).await?;
                     PairOt { sender, receiver }
                 } else {
-                    let receiver = KosReceiver::setup(ch.clone(), j, &recv_id).await?;
-                    let sender = KosSender::setup(ch, j, &send_id, key).await?;
+                    let mut receiver = KosReceiver::setup(ch.clone(), j, &recv_id).await?;
+                    let sender = receiver.derive_reverse(ch, &send_id, key).await?;
                     PairOt { sender, receiver }
                 };
                 Ok::<_, OtError>((j, pair))

@@ -1,54 +1,69 @@
 //! Native benchmark of n-party authenticated garbling, one JSON object per line: the `authgc`
 //! suite's `native` rows. All parties run in this process on one thread (so every phase's time
-//! is the sum of all parties' work), over the in-memory network.
+//! is the sum of all parties' work), over the in-memory network, with the **real** F_Pre
+//! (`RealPreprocessor`: base OTs, KOS Δ-OT, Π_aBit, Π_aShare, Π_HaAND, Π_LaAND, bucketing).
 //!
 //! Per circuit (AES-128, SHA-256) and party count (2, 3, 4): the time of each phase as the paper
-//! separates them — setup (building the preprocessors), function-independent (AND triples and
-//! masks for the circuit's size), function-dependent (garbling, tables to the evaluator), online
-//! (inputs, evaluation, outputs) — best of several sessions; and the bytes each party sends per
-//! AND gate in the function-dependent phase, against the paper's 4(nκ + 1) bits per garbler.
+//! separates them — setup (building the preprocessors: base OTs and the Δ check), function-
+//! independent (AND triples and masks for the circuit's size), function-dependent (garbling,
+//! tables to the evaluator), online (inputs, evaluation, outputs) — the median of several
+//! sessions after a warm-up; and the bytes each party sends per AND gate in the
+//! function-independent phase (against the paper's ≈ 2.28(n − 1) kbit) and the dependent one
+//! (against 4(nκ + 1) bits per garbler).
 //!
-//! The preprocessor is the trusted dealer (`IdealPreprocessor`) until the real F_Pre is wired in
-//! (`make_preprocessor` below is the one place to change): its setup and function-independent
-//! rows measure the dealer, not a protocol.
+//! Each phase is reported as wall-clock time (`time`, ms) and as this thread's CPU time
+//! (`cpu_time`, ms-cpu: every party runs on it, so it is their summed work, which other jobs on a
+//! shared machine do not inflate).
 //!
-//! Usage: `bench-authgc [<directory of the reference Bristol circuits>] [--quick]`.
+//! Usage: `bench-authgc [<directory of the reference Bristol circuits>] [--quick]`; the
+//! environment's `AUTHGC_PARTIES` ("2,3,4"), `AUTHGC_CASES` ("aes128,sha256") and `AUTHGC_RUNS`
+//! (5, or 3 with `--quick`) narrow it.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Instant;
-use webmpc_authgc::ideal::IdealPreprocessor;
+use webmpc_authgc::fpre::RealPreprocessor;
 use webmpc_authgc::online::local::{LocalAuthGc, LocalChannel};
 use webmpc_authgc::online::{Options, PreparedCircuit, Recipients, Roles};
-use webmpc_authgc::AuthGcError;
 use webmpc_circuit::Circuit;
-use webmpc_core::channel::Channel;
+use webmpc_ot::SessionId;
 use webmpc_tools::row;
 
 const SUITE: &str = "authgc";
-const IMPL: &str = "webmpc-authgc (ideal F_Pre)";
+const IMPL: &str = "webmpc-authgc";
+const RHO: usize = 40;
 
-/// The preprocessor every party uses (the setup phase).
-fn make_preprocessor(seed: [u8; 32], ch: LocalChannel) -> impl core::future::Future<Output = Result<IdealPreprocessor, AuthGcError>> {
-    let (me, n) = (ch.party(), ch.parties());
-    async move { IdealPreprocessor::new(seed, me, n) }
+fn wall_ms() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
 }
 
+/// CPU time of this thread, in milliseconds.
+fn cpu_ms() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID exists on Linux.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
+}
+
+/// Both clocks at one instant: (wall, CPU), in milliseconds.
+fn now() -> [f64; 2] {
+    [wall_ms(), cpu_ms()]
+}
+
+fn since(t: [f64; 2]) -> [f64; 2] {
+    let n = now();
+    [n[0] - t[0], n[1] - t[1]]
+}
+
+/// Per phase, (wall, CPU) milliseconds.
 #[derive(Clone, Copy)]
 struct Phases {
-    setup: f64,
-    independent: f64,
-    dependent: f64,
-    online: f64,
-}
-
-impl Phases {
-    fn total(&self) -> f64 {
-        self.setup + self.independent + self.dependent + self.online
-    }
-}
-
-fn millis(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
+    setup: [f64; 2],
+    independent: [f64; 2],
+    dependent: [f64; 2],
+    online: [f64; 2],
 }
 
 /// One session: every phase once. Returns the phase times and, per phase, the most bytes any
@@ -58,29 +73,36 @@ fn session(c: &PreparedCircuit, roles: &Roles, inputs: &[Vec<Vec<bool>>], want: 
     let ands = circuit.stats().and as usize;
     let input_bits = circuit.input_bits().expect("valid") as usize;
     let n = inputs.len();
-    let mut seed = [0u8; 32];
-    webmpc_core::random::fill(&mut seed).expect("entropy");
-    let t = Instant::now();
-    let mut local = LocalAuthGc::setup(n, Options::default(), |ch| make_preprocessor(seed, ch)).expect("setup");
-    let setup = millis(t);
+    let sid = SessionId::random().expect("entropy");
+    let t = now();
+    let mut local = LocalAuthGc::setup(n, Options::default(), move |ch: LocalChannel| async move {
+        RealPreprocessor::setup(ch, &sid, RHO).await
+    })
+    .expect("setup");
+    let setup = since(t);
     let max_delta = |before: &[u64], after: &[u64]| before.iter().zip(after).map(|(b, a)| a - b).max().unwrap_or(0);
     let b0 = local.bytes_sent();
-    let t = Instant::now();
+    let t = now();
     local.preprocess(ands, ands + input_bits).expect("function-independent preprocessing");
-    let independent = millis(t);
+    let independent = since(t);
     let b1 = local.bytes_sent();
-    let t = Instant::now();
+    let t = now();
     local.prepare(c, roles).expect("function-dependent preprocessing");
-    let dependent = millis(t);
+    let dependent = since(t);
     let b2 = local.bytes_sent();
-    let t = Instant::now();
+    let t = now();
     let outputs = local.run(c, roles, inputs).expect("online phase");
-    let online = millis(t);
+    let online = since(t);
     let b3 = local.bytes_sent();
     for out in &outputs {
         assert_eq!(out[0].as_ref(), Some(&want[0]), "wrong output");
     }
     (Phases { setup, independent, dependent, online }, [max_delta(&b0, &b1), max_delta(&b1, &b2), max_delta(&b2, &b3)])
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
 }
 
 fn main() {
@@ -91,7 +113,17 @@ fn main() {
         .find(|a| !a.starts_with("--"))
         .map(PathBuf::from)
         .unwrap_or_else(webmpc_circuit::testing::reference_dir);
-    for (name, file, reps) in [("aes128", "aes_128.txt", if quick { 2 } else { 5 }), ("sha256", "sha256.txt", if quick { 1 } else { 3 })] {
+    let env_list = |key: &str, default: &str| -> Vec<String> {
+        std::env::var(key).unwrap_or_else(|_| default.into()).split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+    };
+    let parties: Vec<usize> = env_list("AUTHGC_PARTIES", "2,3,4").iter().map(|s| s.parse().expect("AUTHGC_PARTIES: numbers")).collect();
+    let cases = env_list("AUTHGC_CASES", "aes128,sha256");
+    let runs: usize = std::env::var("AUTHGC_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(if quick { 3 } else { 5 });
+    let emit = |case: &str, metric: &str, value: f64, unit: &str| println!("{}", row(SUITE, case, metric, value, unit, "native", IMPL));
+    for (name, file) in [("aes128", "aes_128.txt"), ("sha256", "sha256.txt")] {
+        if !cases.iter().any(|c| c == name) {
+            continue;
+        }
         let text = std::fs::read_to_string(dir.join(file)).expect("reference circuit");
         let circuit = Circuit::parse_bristol(&text).expect("parses");
         let ands = circuit.stats().and as f64;
@@ -100,47 +132,36 @@ fn main() {
             widths.iter().enumerate().map(|(i, &w)| (0..w).map(|k| (k as usize * 7 + i) % 3 == 0).collect()).collect();
         let want = circuit.evaluate(&values).expect("plaintext");
         let c = PreparedCircuit::new(circuit).expect("valid");
-        for n in [2usize, 3, 4] {
+        for &n in &parties {
             // Party 0 evaluates and owns input 1; party 1 owns input 2; all learn the output.
             let roles = Roles { evaluator: 0, owners: vec![0, 1], outputs: vec![Recipients::ALL] };
             let mut inputs = vec![Vec::new(); n];
             inputs[0].push(values[0].clone());
             inputs[1].push(values[1].clone());
-            // A warm-up session, then the best of `reps` per phase.
+            // A warm-up session, then the median of `runs` per phase.
             session(&c, &roles, &inputs, &want);
-            let mut best = Phases { setup: f64::MAX, independent: f64::MAX, dependent: f64::MAX, online: f64::MAX };
-            let mut best_total = f64::MAX;
-            let mut bytes = [0u64; 3];
-            for _ in 0..reps {
-                let (p, b) = session(&c, &roles, &inputs, &want);
-                best.setup = best.setup.min(p.setup);
-                best.independent = best.independent.min(p.independent);
-                best.dependent = best.dependent.min(p.dependent);
-                best.online = best.online.min(p.online);
-                best_total = best_total.min(p.total());
-                bytes = b;
-            }
+            let samples: Vec<(Phases, [u64; 3])> = (0..runs).map(|_| session(&c, &roles, &inputs, &want)).collect();
             let case = format!("{name}-n{n}");
-            for (phase, v) in [
-                ("setup", best.setup),
-                ("independent", best.independent),
-                ("dependent", best.dependent),
-                ("online", best.online),
-                ("total", best_total),
-            ] {
-                println!("{}", row(SUITE, &format!("{case}-{phase}"), "time", v, "ms", "native", IMPL));
+            for (clock, metric, unit) in [(0, "time", "ms"), (1, "cpu_time", "ms-cpu")] {
+                let m = |f: &dyn Fn(&Phases) -> f64| median(samples.iter().map(|(p, _)| f(p)).collect());
+                for (phase, v) in [
+                    ("setup", m(&|p| p.setup[clock])),
+                    ("independent", m(&|p| p.independent[clock])),
+                    ("dependent", m(&|p| p.dependent[clock])),
+                    ("online", m(&|p| p.online[clock])),
+                    ("total", m(&|p| p.setup[clock] + p.independent[clock] + p.dependent[clock] + p.online[clock])),
+                ] {
+                    emit(&format!("{case}-{phase}"), metric, v, unit);
+                }
             }
-            let paper = (4.0 * (128.0 * n as f64 + 1.0)) / 8.0;
-            println!(
-                "{}",
-                row(SUITE, &format!("{case}-dependent"), "communication_per_and", bytes[1] as f64 / ands, "bytes/AND", "native", IMPL)
-            );
-            println!("{}", row(SUITE, &format!("{case}-dependent"), "paper_communication_per_and", paper, "bytes/AND", "native", IMPL));
-            println!(
-                "{}",
-                row(SUITE, &format!("{case}-independent"), "communication_per_and", bytes[0] as f64 / ands, "bytes/AND", "native", IMPL)
-            );
-            println!("{}", row(SUITE, &format!("{case}-online"), "communication", bytes[2] as f64 / 1024.0, "KiB", "native", IMPL));
+            let bytes = samples[0].1;
+            // Function-independent: the paper's ≈ 2.28(n − 1) kbit per AND gate and party.
+            emit(&format!("{case}-independent"), "communication_per_and", 8.0 * bytes[0] as f64 / ands / 1e3, "kbit/AND");
+            emit(&format!("{case}-independent"), "paper_communication_per_and", 2.28 * (n - 1) as f64, "kbit/AND");
+            // Function-dependent: 4(nκ + 1) bits per AND gate from each garbler.
+            emit(&format!("{case}-dependent"), "communication_per_and", bytes[1] as f64 / ands, "bytes/AND");
+            emit(&format!("{case}-dependent"), "paper_communication_per_and", (4.0 * (128.0 * n as f64 + 1.0)) / 8.0, "bytes/AND");
+            emit(&format!("{case}-online"), "communication", bytes[2] as f64 / 1024.0, "KiB");
         }
     }
 }
