@@ -10,6 +10,7 @@ const MIME = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
   '.json': 'application/json',
   '.wasm': 'application/wasm',
   '.ts': 'text/plain; charset=utf-8',
@@ -25,12 +26,16 @@ const MIME = {
 
 /**
  * Serves each directory of `mounts` (URL prefix ending in '/' -> directory) and `pages` (path ->
- * HTML) on 127.0.0.1 only. A path ending in '/' serves that directory's index.html.
+ * HTML) on 127.0.0.1 only, unless `options.host` names another interface (the demo serves the
+ * auction app on 0.0.0.0 when asked, so other machines can join). A path ending in '/' serves
+ * that directory's index.html.
  * @param {Record<string, string>} mounts
  * @param {Record<string, string>} [pages]
+ * @param {{ host?: string, port?: number }} [options] interface (default 127.0.0.1) and port (default: a free one)
  * @returns {Promise<StaticServer>}
  */
-export async function serveStatic(mounts, pages = {}) {
+export async function serveStatic(mounts, pages = {}, options = {}) {
+  const host = options.host ?? '127.0.0.1';
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
   /** @type {string[]} */
   const requests = [];
@@ -74,11 +79,12 @@ export async function serveStatic(mounts, pages = {}) {
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(undefined));
+    server.listen(options.port ?? 0, host, () => resolve(undefined));
   });
   const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  const urlHost = host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${urlHost}:${port}`,
     requests,
     close: () =>
       new Promise((resolve) => {

@@ -1,15 +1,41 @@
-// The sealed-bid demo (npm run demo, minus setup and build): two bidder processes over WebRTC.
-// Fixed bids, so the printed result is known; each bidder prints only its own bid.
-import { execFile } from 'node:child_process';
+// The sealed-bid auction demo: the Vickrey circuit against the plaintext rule (random bids and
+// ties), the auction core over in-memory transports, `npm run demo` (minus setup and the SDK
+// build) with scripted Node bidders over WebRTC, and the stand-alone Node bidder CLI.
+import { execFile, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryTransports, init, prepareCircuit } from '../../dist/index.js';
+import { startSignalingServer } from '../../dist/net/node.js';
+import {
+  BID_BITS,
+  DEFAULT_ENGINE,
+  ENGINES,
+  MAX_BID,
+  PhaseClock,
+  decodeOutcome,
+  encodeBid,
+  parseBid,
+  placeBid,
+  vickreyCircuit,
+  vickreyReference,
+  type EngineName,
+} from '../../demo-app/src/auction.js';
+import { explain, linkUrl, parseLink } from '../../demo-app/src/room.js';
 import { ROOT } from '../helpers.js';
 
-const DEMO = join(ROOT, 'demo-app/sealed-bid-2.mjs');
+const DEMO = join(ROOT, 'scripts/demo.mjs');
+const BIDDER = join(ROOT, 'demo-app/dist/node/bidder.mjs');
 
-function demo(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function node(args: string[], timeoutMs = 90_000): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [DEMO, ...args], { timeout: 45_000, encoding: 'utf8' }, (error, stdout, stderr) => {
+    execFile(process.execPath, args, { timeout: timeoutMs, encoding: 'utf8', cwd: ROOT }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
     });
   });
@@ -17,37 +43,277 @@ function demo(args: string[]): Promise<{ code: number | null; stdout: string; st
 
 /** The lines one bidder printed (the launcher prefixes them with `[bidder i]`). */
 const linesOf = (stdout: string, bidder: number) =>
-  stdout.split('\n').filter((l) => l.startsWith(`[bidder ${bidder}] `)).join('\n');
+  stdout
+    .split('\n')
+    .filter((l) => l.startsWith(`[bidder ${bidder}] `))
+    .join('\n');
 
-describe('sealed-bid demo (two bidder processes over WebRTC)', () => {
-  it('the higher bidder wins and pays the other bid; each bidder prints only its own bid', async () => {
-    const bids = [123_456_789, 3_000_000_017];
-    const r = await demo(bids.map(String));
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('result: bidder 1 wins and pays 123456789 (the second-highest bid)');
-    expect(r.stdout).toMatch(/time: setup \d+ ms .*computation \d+ ms/);
-    const [b0, b1] = [linesOf(r.stdout, 0), linesOf(r.stdout, 1)];
-    expect(b0).toContain('your bid: 123456789');
-    expect(b1).toContain('your bid: 3000000017');
-    expect(b1).toContain('you win; you pay the second price, 123456789');
-    expect(b0).toContain('bidder 1 wins and pays 123456789');
-    // The loser never learns the winning bid.
-    expect(r.stdout.replace(/^\[bidder 1\].*$/gm, '')).not.toContain('3000000017');
-    expect(r.stderr).toBe('');
-  }, 60_000);
+/** Random bids with a good chance of ties at the top and of the extremes. */
+function randomBids(n: number): number[] {
+  const pool = [0, MAX_BID, randomInt(0, 2 ** 32), randomInt(0, 2 ** 32)];
+  return Array.from({ length: n }, () => (randomInt(0, 3) === 0 ? pool[randomInt(0, pool.length)]! : randomInt(0, 2 ** 32)));
+}
 
-  it('ties go to bidder 0; a lower bid from bidder 1 loses', async () => {
-    const tie = await demo(['4294967295', '4294967295']);
-    expect(tie.code, tie.stderr).toBe(0);
-    expect(tie.stdout).toContain('result: bidder 0 wins and pays 4294967295');
-    const low = await demo(['10', '0']);
-    expect(low.code, low.stderr).toBe(0);
-    expect(low.stdout).toContain('result: bidder 0 wins and pays 0');
-  }, 60_000);
+describe('the Vickrey circuit', () => {
+  beforeAll(() => init());
 
-  it('bad bids exit 2 with a usage line', async () => {
-    const r = await demo(['12', '4294967296']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^usage: /);
+  it('matches the plaintext rule for 2 to 6 bidders, random bids and ties', () => {
+    const cases: number[][] = [
+      [5, 5, 5],
+      [0, 0, 0, 0],
+      [MAX_BID, 1, MAX_BID],
+      [1, 2, 3, 3, 2, 1],
+      [9, 8],
+      [8, 9],
+      [7, 7, 9, 9, 9],
+    ];
+    for (let n = 2; n <= 6; n++) for (let k = 0; k < 8; k++) cases.push(randomBids(n));
+    const circuits = new Map<number, ReturnType<typeof prepareCircuit>>();
+    try {
+      for (const bids of cases) {
+        let prepared = circuits.get(bids.length);
+        if (!prepared) circuits.set(bids.length, (prepared = prepareCircuit(vickreyCircuit(bids.length))));
+        const got = decodeOutcome(prepared.evaluate(bids.map(encodeBid)), bids.length);
+        expect(got, `bids ${bids.join(', ')}`).toEqual(vickreyReference(bids));
+      }
+    } finally {
+      for (const c of circuits.values()) c.free();
+    }
   });
+
+  it('ties go to the lowest index and the price is the tied bid; the price is the highest other bid', () => {
+    expect(vickreyReference([3, 9, 9, 1])).toEqual({ winner: 1, price: 9 });
+    expect(vickreyReference([9, 3, 9])).toEqual({ winner: 0, price: 9 });
+    expect(vickreyReference([1, 2, 10, 4])).toEqual({ winner: 2, price: 4 });
+  });
+
+  it('has one input per bidder (owned by it), two outputs, and about 5·32 AND gates per extra bidder', () => {
+    const c = vickreyCircuit(5);
+    expect(c.inputs.map((i) => [i.party, i.width])).toEqual([0, 1, 2, 3, 4].map((p) => [p, BID_BITS]));
+    expect(c.outputWidths).toEqual([8, BID_BITS]);
+    expect(c.andCount).toBeGreaterThan(4 * 4 * BID_BITS);
+    expect(c.andCount).toBeLessThanOrEqual(4 * 5 * BID_BITS + 4 * 8);
+  });
+
+  it('bids are whole numbers from 0 to 2^32 − 1', () => {
+    expect(parseBid(' 42 ')).toBe(42);
+    expect(parseBid(String(MAX_BID))).toBe(MAX_BID);
+    for (const bad of ['', '-1', '1.5', '4294967296', '1e3', '0x10', 'abc']) expect(parseBid(bad), bad).toBeUndefined();
+    expect(() => encodeBid(-1)).toThrow(RangeError);
+    expect(Array.from(encodeBid(0x01020304))).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('auction links', () => {
+  it('round-trip, and a bad link says what is wrong', () => {
+    const url = linkUrl('http://h:1/app/?x=1', { room: 'r-1', bidders: 4, engine: DEFAULT_ENGINE, signalingUrl: 'ws://h:2', seat: 3 });
+    expect(parseLink(new URL(url).searchParams)).toEqual({ room: 'r-1', bidders: 4, engine: DEFAULT_ENGINE, signalingUrl: 'ws://h:2', seat: 3 });
+    // Without `engine`, the default one.
+    expect(parseLink(new URLSearchParams('room=a&n=3'))).toMatchObject({ engine: DEFAULT_ENGINE });
+    expect(parseLink(new URLSearchParams(''))).toBeUndefined();
+    const problem = (q: string) => (parseLink(new URLSearchParams(q)) as { problem: string }).problem;
+    expect(problem('room=a b&n=3')).toMatch(/letters, digits/);
+    expect(problem('room=a&n=1')).toMatch(/how many bidders/);
+    expect(problem('room=a&n=3&engine=nope')).toMatch(/unknown engine "nope"/);
+    expect(problem(`room=a&n=3&engine=${DEFAULT_ENGINE}&seat=3`)).toMatch(/seat must be 0 to 2/);
+    expect(problem(`room=a&n=3&engine=${DEFAULT_ENGINE}&signal=http://x`)).toMatch(/ws:\/\//);
+    // Once a private engine is in the build, a link cannot ask for the one without privacy.
+    if (DEFAULT_ENGINE !== 'plain') expect(problem('room=a&n=3&engine=plain')).toContain(`"plain" has no privacy and is not offered; use ${DEFAULT_ENGINE}`);
+  });
+
+  it('failures are explained with the phase and the bidder', () => {
+    const e = explain(Object.assign(new Error('party 2 closed'), { code: 'PEER_DISCONNECTED', peer: 2 }), 'evaluating');
+    expect(e.title).toBe('Bidder 2 left or lost its connection while evaluating the auction; the auction was aborted.');
+    expect(e).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 2, phase: 'evaluating' });
+    const relayed = { code: 'PEER_DISCONNECTED', peer: 0, remote: { code: 'PEER_DISCONNECTED', message: 'connection to party 2 closed' } };
+    expect(explain(Object.assign(new Error('party 0 aborted the session'), relayed), 'session').title).toBe(
+      'Bidder 0 aborted the auction while agreeing on the session (it said: connection to bidder 2 closed).',
+    );
+    expect(explain(Object.assign(new Error('x'), { code: 'CHEATING_DETECTED', peer: 1 }), 'preprocessing').title).toMatch(
+      /check failed while preprocessing: bidder 1 deviated/,
+    );
+    // A protocol's own phase and check (authgc's errors carry them) win over the app's phase.
+    const cheat = explain(Object.assign(new Error('x'), { code: 'CHEATING_DETECTED', peer: 3, phase: 'online', check: 'row MAC' }), 'evaluating');
+    expect(cheat.title).toBe('A check failed while evaluating the auction (row MAC): bidder 3 deviated from the protocol. The auction was aborted.');
+    expect(cheat).toMatchObject({ phase: 'online', peer: 3 });
+  });
+});
+
+describe('the auction core over in-memory transports', () => {
+  beforeAll(() => init());
+
+  /** The phases each engine goes through after the app's own (connecting, securing). */
+  const PHASES: Record<EngineName, string[]> = {
+    plain: ['session', 'evaluating'],
+    authgc: ['session', 'setup', 'function-independent preprocessing', 'function-dependent preprocessing', 'online'],
+    mascot: [],
+  };
+
+  for (const engine of Object.values(ENGINES).filter((e) => e.available)) {
+    it(`${engine.name}: every bidder learns the same, right result, with its phases timed`, async () => {
+      for (const [n, tie] of [
+        [3, false],
+        [5, true],
+      ] as const) {
+        const bids = randomBids(n);
+        // A tie at the top between the last two bidders: the lower index wins at the tied price.
+        if (tie) bids[n - 1] = bids[n - 2] = Math.max(...bids);
+        const transports = createMemoryTransports(n);
+        const results = await Promise.all(
+          transports.map((transport, i) => {
+            const clock = new PhaseClock();
+            return placeBid({ transport, bid: bids[i]!, engine: engine.name, clock }).then((r) => ({ r, phases: clock.records }));
+          }),
+        );
+        for (const { r, phases } of results) {
+          expect(r).toMatchObject({ ...vickreyReference(bids), bidders: n, engine: engine.name });
+          expect(phases.map((p) => p.phase)).toEqual(PHASES[engine.name]);
+          expect(phases.every((p) => p.ms >= 0)).toBe(true);
+          expect(r.bytesSent).toBeGreaterThan(0);
+        }
+      }
+    }, 60_000);
+  }
+
+  it('a bidder that leaves makes every other bidder fail promptly, naming it', async () => {
+    const transports = createMemoryTransports(3);
+    const clocks = transports.map(() => new PhaseClock());
+    // Bidder 2 never bids: it closes its transport with an error instead.
+    const runs = [0, 1].map((i) => placeBid({ transport: transports[i]!, bid: 1, engine: DEFAULT_ENGINE, clock: clocks[i]! }));
+    const t0 = performance.now();
+    await transports[2]!.close(new Error('bidder 2 went away'));
+    for (const run of runs) {
+      const err = await run.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 2 });
+    }
+    expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+});
+
+describe('npm run demo (scripted Node bidders over WebRTC)', () => {
+  beforeAll(async () => {
+    const built = await node([DEMO, '--skip-build', '--build-only']);
+    expect(built.code, built.stderr).toBe(0);
+  }, 120_000);
+
+  it('3 bidders: the right winner and price; each bidder prints only its own bid; the join link is printed', async () => {
+    const bids = [123_456_789, 3_000_000_017, 987_654_321];
+    const r = await node([DEMO, '--skip-build', '--no-serve', ...bids.map(String)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('result: bidder 1 wins and pays 987654321 (the second-highest bid; ties go to the lowest index)');
+    expect(r.stdout).toMatch(/time: auction \d+ ms .*engine \w+, \d+ AND gates/);
+    expect(r.stdout).toMatch(/Hold your own auction: open http:\/\/127\.0\.0\.1:\d+\/\?room=auction-[0-9a-f]{16}&n=3&engine=\w+ in 3 browsers/);
+    const lines = [0, 1, 2].map((i) => linesOf(r.stdout, i));
+    lines.forEach((l, i) => expect(l).toContain(`your bid: ${bids[i]}`));
+    expect(lines[1]).toContain('result: you win; you pay 987654321');
+    expect(lines[0]).toContain('result: bidder 1 wins and pays 987654321');
+    // Every bidder pinned the others' keys (the launcher relayed them).
+    for (const l of lines) expect(l.match(/\(pinned\)/g)).toHaveLength(2);
+    // The losing bid that is not the price, and the winning bid, appear only in their owners' lines.
+    const without = (i: number) => r.stdout.split('\n').filter((l) => !l.startsWith(`[bidder ${i}] `)).join('\n');
+    expect(without(0)).not.toContain('123456789');
+    expect(without(1)).not.toContain('3000000017');
+  }, 120_000);
+
+  it('ties go to the lowest index, who pays the tied bid', async () => {
+    const r = await node([DEMO, '--skip-build', '--no-serve', '10', '4294967295', '4294967295']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('result: bidder 1 wins and pays 4294967295');
+  }, 120_000);
+
+  it('6 bidders, a three-way tie at the top', async () => {
+    const r = await node([DEMO, '--skip-build', '--no-serve', '5', '80', '3', '80', '80', '7']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Sealed-bid second-price auction: 6 bidders');
+    expect(r.stdout).toContain('result: bidder 1 wins and pays 80');
+    for (let i = 0; i < 6; i++) expect(linesOf(r.stdout, i).match(/\(pinned\)/g)).toHaveLength(5);
+  }, 120_000);
+
+  it('--serve keeps the app up for people: the page, its config and the link work until SIGINT', async () => {
+    const child = spawn(process.execPath, [DEMO, '--skip-build', '--serve', '1', '2', '3'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      const deadline = Date.now() + 90_000;
+      while (!stdout.includes('Serving until Ctrl-C') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+      expect(stdout).toContain('result: bidder 2 wins and pays 2');
+      const invite = /open (http:\/\/\S+) in 3 browsers/.exec(stdout)?.[1];
+      expect(invite).toBeDefined();
+      const page = await fetch(invite!);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<main id="app"');
+      const config = (await (await fetch(new URL('config.json', invite)).then((res) => res.json()))) as { signalingUrl: string };
+      expect(config.signalingUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+  }, 120_000);
+
+  it('bad arguments exit 2 with the usage', async () => {
+    for (const args of [['12', '4294967296'], ['--bidders', '3', '1', '2'], ['--engine', 'nope']]) {
+      const r = await node([DEMO, '--skip-build', '--no-serve', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/usage: npm run demo/);
+    }
+  }, 60_000);
+});
+
+describe('the Node bidder CLI', () => {
+  beforeAll(async () => {
+    const built = await node([DEMO, '--skip-build', '--build-only']);
+    expect(built.code, built.stderr).toBe(0);
+  }, 120_000);
+
+  it('three stand-alone bidders meet in a room (first free seats) and agree on the result', async () => {
+    const signaling = await startSignalingServer({ port: 0 });
+    try {
+      const bids = [40, 70, 55];
+      const runs = await Promise.all(
+        bids.map((bid) =>
+          node([BIDDER, '--signal', signaling.url, '--room', 'cli-room', '--bidders', '3', '--engine', DEFAULT_ENGINE, '--bid', String(bid), '--json', '--wait', '60', '--yes']),
+        ),
+      );
+      const outs = runs.map((r) => {
+        expect(r.code, r.stderr).toBe(0);
+        return JSON.parse(r.stdout.trim()) as { ok: boolean; seat: number; winner: number; price: number };
+      });
+      expect(outs.map((o) => o.seat).sort()).toEqual([0, 1, 2]);
+      const seatOf70 = outs[1]!.seat;
+      for (const o of outs) expect(o).toMatchObject({ ok: true, winner: seatOf70, price: 55 });
+      // Each bidder printed a code per other bidder (with its key), and each pair's two ends
+      // printed the same code.
+      const codes = new Map<string, string>();
+      runs.forEach((r, i) => {
+        const printed = [...r.stderr.matchAll(/code with bidder (\d): (\d{3} \d{3}) \(its key [0-9a-f]{4} [0-9a-f]{4}/g)];
+        expect(printed).toHaveLength(2);
+        for (const [, other, code] of printed) codes.set(`${outs[i]!.seat}-${other}`, code!);
+      });
+      for (const [pair, code] of codes) expect(codes.get(pair.split('-').reverse().join('-')), pair).toBe(code);
+    } finally {
+      await signaling.close();
+    }
+  }, 120_000);
+
+  it('a bidder whose peers never arrive times out with the phase named; bad usage exits 2', async () => {
+    const signaling = await startSignalingServer({ port: 0 });
+    try {
+      const r = await node([BIDDER, '--signal', signaling.url, '--room', 'alone', '--bidders', '3', '--engine', DEFAULT_ENGINE, '--bid', '1', '--wait', '2', '--yes']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/Timed out while connecting to the other bidders\.\n {2}TIMEOUT: /);
+    } finally {
+      await signaling.close();
+    }
+    const bad = await node([BIDDER, '--room', 'x', '--bidders', '3', '--bid', '1', '--yes']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--signal ws:\/\/HOST:PORT/);
+    // Without a terminal to ask, accepting the codes unseen must be said explicitly.
+    const unasked = await node([BIDDER, '--signal', 'ws://127.0.0.1:1', '--room', 'x', '--bidders', '3', '--bid', '1']);
+    expect(unasked.code).toBe(2);
+    expect(unasked.stderr).toMatch(/say --yes to accept them/);
+  }, 60_000);
 });

@@ -68,6 +68,14 @@ export interface WebRtcMeshOptions extends FramedOptions {
   /** Cancels connecting (rejects with `ABORTED`). */
   signal?: AbortSignal;
   /**
+   * Told how each other party comes along while the mesh connects, so an app can show "waiting
+   * for party 2", "connected to party 1": `'present'` when it is (or comes) in the room,
+   * `'connected'` when its data channel opens. (A party that leaves before connecting fails the
+   * connect, or is waited for until the deadline.) Not called once the mesh is up or has failed;
+   * a callback that throws is ignored.
+   */
+  onPeer?: (peer: number, state: MeshPeerState) => void;
+  /**
    * In a browser, abort the transport (telling the peers) when the page is hidden for good
    * (`pagehide`: tab closed, reload, navigation). Default true. No effect outside browsers.
    */
@@ -84,6 +92,9 @@ function pageEvents(): PageEvents | undefined {
   const g = globalThis as { addEventListener?: unknown; document?: unknown };
   return typeof g.addEventListener === 'function' && typeof g.document === 'object' ? (g as unknown as PageEvents) : undefined;
 }
+
+/** How one other party stands while the mesh connects (see {@link WebRtcMeshOptions.onPeer}). */
+export type MeshPeerState = 'present' | 'connected';
 
 interface PeerState {
   pc: RTCPeerConnection;
@@ -151,6 +162,15 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
   let settled = false;
   let iceServers: IceServerConfig[] = options.iceServers ?? [];
 
+  const report = (peer: number, state: MeshPeerState) => {
+    if (settled) return;
+    try {
+      options.onPeer?.(peer, state);
+    } catch {
+      // The app's display must not break the connection.
+    }
+  };
+
   const fail = (error: TransportError) => {
     // After the barrier, failures are the transport's to report (through the channels).
     if (settled) return;
@@ -209,6 +229,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     channel.bufferedAmountLowThreshold = highWater / 4;
     channel.onopen = () => {
       state.open = true;
+      report(peer, 'connected');
       transport.attach(peer, link(channel));
       if (transport.complete && !settled) {
         settled = true;
@@ -312,6 +333,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     handlers: {
       onPeerJoined: (peer) => {
         seen.add(peer);
+        report(peer, 'present');
         if (!settled && peer > party) offerTo(peer);
       },
       onPeerLeft: (peer) => {
@@ -332,6 +354,7 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     if (!signaling) throw transportError('SIGNALING_FAILED', 'mesh settled before joining');
     if (options.iceServers === undefined) iceServers = signaling.iceServers;
     for (const peer of signaling.present) seen.add(peer);
+    for (const peer of signaling.present) report(peer, 'present');
     for (const peer of signaling.present) if (peer > party) offerTo(peer);
     await ready;
     return transport;

@@ -1,0 +1,372 @@
+#!/usr/bin/env node
+// The sealed-bid auction demo (`npm run demo`): sets up and builds what is missing, starts a
+// signaling server and a static server for the web app, runs an auction among scripted bidders,
+// prints the result and the link where people can hold their own auction in their browsers.
+//
+//   npm run demo                       3 Node bidders over WebRTC (node-datachannel), random bids
+//   npm run demo -- --browser          the bidders are headless Chromium pages driven through the
+//                                      app's UI; a screenshot of each page's result is saved
+//   npm run demo -- 10 250 250         fixed bids (one per bidder; their count sets the bidders)
+//
+// Options: --bidders N (default 3), --engine NAME (default: the app's, authgc when the SDK has it),
+// --serve / --no-serve (keep serving the app for people after the scripted auction; default: only
+// when run from a terminal), --host ADDR (interface to serve on, default 127.0.0.1; 0.0.0.0 lets
+// other machines join), --screenshots DIR, --skip-build (no setup, no SDK build: the tests' mode),
+// --timeout S (for the scripted auction, default 120), --build-only (set up and build, then stop).
+// Exit code: 0 the auction finished with the right result, 1 it failed, 2 bad arguments.
+import { spawnSync, fork } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const APP = join(ROOT, 'demo-app');
+const WEB = join(APP, 'dist', 'web');
+const NODE_OUT = join(APP, 'dist', 'node');
+const BIDDER = join(NODE_OUT, 'bidder.mjs');
+const MAX_BID = 2 ** 32 - 1;
+
+const USAGE = `usage: npm run demo -- [--browser] [--bidders N] [--engine NAME] [BID ...]
+  [--serve | --no-serve] [--host ADDR] [--screenshots DIR] [--timeout S] [--skip-build] [--build-only]`;
+
+/** Progress of the launcher itself goes to stderr; the auction's story to stdout. */
+const note = (line) => process.stderr.write(`demo: ${line}\n`);
+const out = (line) => process.stdout.write(`${line}\n`);
+
+class Usage extends Error {}
+
+function parseCommandLine(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        browser: { type: 'boolean', default: false },
+        bidders: { type: 'string' },
+        engine: { type: 'string' },
+        serve: { type: 'boolean' },
+        'no-serve': { type: 'boolean' },
+        host: { type: 'string', default: '127.0.0.1' },
+        screenshots: { type: 'string' },
+        timeout: { type: 'string', default: '120' },
+        'skip-build': { type: 'boolean', default: false },
+        'build-only': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    throw new Usage(err.message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) throw new Usage('');
+  const bids = positionals.map((p) => {
+    if (!/^\d{1,10}$/.test(p) || Number(p) > MAX_BID) throw new Usage(`bids are whole numbers from 0 to ${MAX_BID}; got "${p}"`);
+    return Number(p);
+  });
+  let bidders = values.bidders === undefined ? (bids.length || 3) : Number(values.bidders);
+  if (!Number.isInteger(bidders) || bidders < 2 || bidders > 16) throw new Usage('--bidders must be 2 to 16');
+  if (bids.length > 0 && bids.length !== bidders) throw new Usage(`${bids.length} bids given for ${bidders} bidders`);
+  while (bids.length < bidders) bids.push(randomInt(0, 2 ** 32));
+  const timeoutS = Number(values.timeout);
+  if (!(timeoutS > 0)) throw new Usage('--timeout must be a positive number of seconds');
+  const serve = values['no-serve'] ? false : (values.serve ?? Boolean(process.stdout.isTTY && process.stdin.isTTY));
+  return { browser: values.browser, bids, engine: values.engine, serve, host: values.host, screenshots: values.screenshots, timeoutS, skipBuild: values['skip-build'], buildOnly: values['build-only'] };
+}
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 2, 2] });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.error?.message ?? `exit ${r.status ?? r.signal}`})`);
+}
+
+/** Newest modification time under `path` (files only). */
+function newest(path) {
+  if (!existsSync(path)) return 0;
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let t = 0;
+  for (const entry of readdirSync(path)) t = Math.max(t, newest(join(path, entry)));
+  return t;
+}
+
+/**
+ * Builds the web app and the Node bidder with Vite, unless they are newer than their sources.
+ * Each is built beside its place and then moved in, so a concurrent run (another test file)
+ * never serves or runs a half-written build.
+ */
+async function buildApp() {
+  const stampFile = join(APP, 'dist', '.stamp');
+  const sources = Math.max(newest(join(APP, 'src')), newest(join(APP, 'index.html')), newest(join(APP, 'vite.config.ts')), newest(join(ROOT, 'dist')));
+  const stamp = JSON.stringify({ sources });
+  if (existsSync(join(WEB, 'index.html')) && existsSync(BIDDER) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
+    note('web app and Node bidder: up to date');
+    return;
+  }
+  const t0 = performance.now();
+  const { build } = await import('vite');
+  const configFile = join(APP, 'vite.config.ts');
+  const fresh = (dir) => `${dir}.new-${process.pid}`;
+  await build({ configFile, logLevel: 'warn', build: { outDir: fresh(WEB) } });
+  await build({ configFile, logLevel: 'warn', build: { ssr: true, outDir: fresh(NODE_OUT) } });
+  for (const dir of [WEB, NODE_OUT]) {
+    const old = `${dir}.old-${process.pid}`;
+    if (existsSync(dir)) renameSync(dir, old);
+    renameSync(fresh(dir), dir);
+    rmSync(old, { recursive: true, force: true });
+  }
+  writeFileSync(stampFile, stamp);
+  note(`web app and Node bidder built with Vite (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+}
+
+/** An address of this machine others can reach, for the printed link when serving on 0.0.0.0. */
+function lanAddress() {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+/** Starts one managed Node bidder; resolves with its result message, rejects with its failure. */
+function startNodeBidder(seat, bid, link, waitS, keys) {
+  const child = fork(BIDDER, ['--ipc'], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const prefix = (stream, sink) => {
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop();
+      for (const line of lines) sink.write(`[bidder ${seat}] ${line}\n`);
+    });
+    stream.on('end', () => rest && sink.write(`[bidder ${seat}] ${rest}\n`));
+  };
+  prefix(child.stdout, process.stdout);
+  prefix(child.stderr, process.stderr);
+  let outcome;
+  const done = new Promise((resolve, reject) => {
+    child.on('message', (m) => {
+      if (m?.type === 'key') keys.set(seat, m.key);
+      if (m?.type === 'result' || m?.type === 'failed') outcome = m;
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code === 0 && outcome?.type === 'result') resolve(outcome);
+      else reject(Object.assign(new Error(outcome?.error?.title ?? `bidder ${seat} exited (${signal ?? `code ${code}`})`), { explained: outcome?.error }));
+    });
+  });
+  child.send({ type: 'start', link: { ...link, seat }, bid, waitS });
+  return { child, done };
+}
+
+/** The scripted auction among Node processes. Resolves with each bidder's { seat, result, phases }. */
+async function nodeAuction(link, bids, timeoutS) {
+  const keys = new Map();
+  const bidders = bids.map((bid, seat) => startNodeBidder(seat, bid, link, timeoutS, keys));
+  // Every bidder pins every other's key: relay them once all are known.
+  const relay = setInterval(() => {
+    if (keys.size < bids.length) return;
+    clearInterval(relay);
+    const all = bids.map((_, i) => keys.get(i));
+    for (const { child } of bidders) if (child.connected) child.send({ type: 'keys', keys: all });
+  }, 5);
+  const timer = setTimeout(() => {
+    note(`the auction did not finish within ${timeoutS} s; stopping the bidders`);
+    for (const { child } of bidders) child.kill();
+  }, timeoutS * 1000);
+  // Once one bidder has failed, the others get a few seconds to notice and say what they saw
+  // (a connected bidder fails at once; one still joining would wait for its deadline).
+  let grace;
+  for (const b of bidders) {
+    b.done.catch(() => {
+      grace ??= setTimeout(() => {
+        for (const { child } of bidders) if (child.exitCode === null) child.kill();
+      }, 5_000);
+    });
+  }
+  try {
+    const settled = await Promise.allSettled(bidders.map((b) => b.done));
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.map((s) => s.value);
+  } finally {
+    clearInterval(relay);
+    clearTimeout(timer);
+    clearTimeout(grace);
+    for (const { child } of bidders) if (child.exitCode === null) child.kill();
+  }
+}
+
+/** The scripted auction among Chromium pages, through the app's UI. Saves a screenshot per page. */
+async function browserAuction(appUrl, link, bids, timeoutS, shotsDir) {
+  const { launch } = await import(pathToFileURL(join(ROOT, 'scripts/lib/chromium.mjs')).href);
+  const browser = await launch();
+  let poll;
+  try {
+    const pages = [browser.page];
+    for (let i = 1; i < bids.length; i++) pages.push(await browser.page.context().newPage());
+    const { linkUrl } = await importCore('room');
+    mkdirSync(shotsDir, { recursive: true });
+    const codes = [];
+    let gotAll;
+    const allCodes = new Promise((resolve) => (gotAll = resolve));
+    poll = setInterval(() => codes.filter(Boolean).length === bids.length && gotAll(), 20);
+    // The first page to fail ends every page's wait for the others.
+    let failed;
+    const failure = new Promise((_, reject) => (failed = reject));
+    failure.catch(() => {});
+    const results = await Promise.all(
+      pages.map(async (page, seat) => {
+        await page.setViewportSize({ width: 900, height: 1000 });
+        page.on('pageerror', (e) => note(`bidder ${seat}'s page: ${e.message}`));
+        await page.goto(`${linkUrl(`${appUrl}/`, { ...link, seat })}&wait=${timeoutS}`);
+        await page.locator('#bid:not([disabled])').waitFor({ timeout: 30_000 });
+        await page.fill('#bid', String(bids[seat]));
+        await page.click('#bid-button');
+        out(`[bidder ${seat}] (Chromium page) placed bid ${bids[seat]}`);
+        // The people's key check: each pair of pages must show the same code. This script sees
+        // every page, so it compares them and answers for the people.
+        // The question, or the page's failure if it comes first (a bidder that never arrives).
+        await page.waitForFunction(() => document.querySelector('#codes-match') || window.auctionState?.status === 'failed', undefined, {
+          timeout: timeoutS * 1000,
+        });
+        await failedPage(page);
+        codes[seat] = await page.evaluate(() =>
+          Object.fromEntries([...document.querySelectorAll('[data-testid^="sas-"]')].map((e) => [e.getAttribute('data-testid').slice(4), e.textContent])),
+        );
+        // Every page's codes, unless another page failed first (its failure ends the auction).
+        await Promise.race([allCodes, failure]);
+        const mine = Object.entries(codes[seat]);
+        const match = mine.length === bids.length - 1 && mine.every(([other, code]) => codes[Number(other)]?.[seat] === code);
+        out(`[bidder ${seat}] codes ${mine.map(([o, c]) => `with ${o}: ${c}`).join(', ')}: ${match ? 'all match the other pages' : 'MISMATCH'}`);
+        await page.click(match ? '#codes-match' : '#codes-differ');
+        await page.waitForFunction(() => ['done', 'failed'].includes(window.auctionState?.status), undefined, { timeout: timeoutS * 1000 });
+        const state = await page.evaluate(() => window.auctionState);
+        const file = join(shotsDir, `bidder-${seat}.png`);
+        await page.screenshot({ path: file, fullPage: true });
+        out(`[bidder ${seat}] ${state.status === 'done' ? 'result shown' : 'failure shown'}; screenshot ${relative(process.cwd(), file)}`);
+        if (state.status !== 'done') throw Object.assign(new Error(state.error?.title ?? 'the page failed'), { explained: state.error });
+        return { seat, result: state.result, phases: state.result.phases };
+      }).map((run) => run.catch((err) => (failed(err), Promise.reject(err)))),
+    );
+    return results;
+  } finally {
+    clearInterval(poll);
+    await browser.close();
+  }
+}
+
+/** Throws the page's failure, as it shows it, if it has failed. */
+async function failedPage(page) {
+  const state = await page.evaluate(() => window.auctionState);
+  if (state?.status === 'failed') throw Object.assign(new Error(state.error?.title ?? 'the page failed'), { explained: state.error });
+}
+
+/** A module of the app's core as built for Node: `auction` or `room` (demo-app/src/*.ts). */
+async function importCore(name) {
+  return import(pathToFileURL(join(NODE_OUT, `${name}.mjs`)).href);
+}
+
+function report(results, bids, t0, reference, phaseLabel) {
+  const first = results[0].result;
+  for (const r of results) {
+    if (r.result.winner !== first.winner || r.result.price !== first.price) throw new Error('the bidders disagree on the result (a bug)');
+  }
+  const want = reference(bids);
+  if (first.winner !== want.winner || first.price !== want.price) {
+    throw new Error(`wrong result: got bidder ${first.winner} at ${first.price}, the bids give bidder ${want.winner} at ${want.price} (a bug)`);
+  }
+  out(`result: bidder ${first.winner} wins and pays ${first.price} (the second-highest bid; ties go to the lowest index)`);
+  // Per phase, the slowest bidder's time and the bytes all bidders sent.
+  const names = [];
+  for (const r of results) for (const p of r.phases) if (!names.includes(p.phase)) names.push(p.phase);
+  const parts = names.map((name) => {
+    const ps = results.map((r) => r.phases.find((p) => p.phase === name)).filter(Boolean);
+    const ms = Math.max(...ps.map((p) => p.ms));
+    const known = ps.filter((p) => p.bytesSent !== undefined);
+    const bytes = known.length ? ` / ${known.reduce((s, p) => s + p.bytesSent, 0)} B` : '';
+    return `${phaseLabel(name)} ${ms.toFixed(0)} ms${bytes}`;
+  });
+  // The people's part (comparing codes) is not the machines' time.
+  const auctionMs = Math.max(...results.map((r) => r.phases.reduce((s, p) => s + (p.phase === 'confirming' ? 0 : p.ms), 0)));
+  out(`phases (slowest bidder; bytes sent by all): ${parts.join('; ')}`);
+  out(`time: auction ${auctionMs.toFixed(0)} ms (joining the room to the result, slowest bidder${names.includes('confirming') ? ', without comparing the codes' : ''}), ${(performance.now() - t0).toFixed(0)} ms with start-up; engine ${first.engine}, ${first.size}`);
+}
+
+async function main() {
+  let options;
+  try {
+    options = parseCommandLine(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof Usage)) throw err;
+    if (err.message) process.stderr.write(`demo: ${err.message}\n`);
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  if (!options.skipBuild) {
+    run('bash', ['scripts/setup.sh', ...(options.browser ? ['--browser'] : [])]);
+    run(process.execPath, ['scripts/build.mjs', '--wasm-only']);
+  }
+  await buildApp();
+  if (options.buildOnly) return 0;
+  const core = await importCore('auction');
+  const room = await importCore('room');
+  const engine = options.engine === undefined ? core.ENGINES[core.DEFAULT_ENGINE] : core.engineNamed(options.engine);
+  if (!engine || !core.isOffered(engine)) {
+    process.stderr.write(`demo: unknown or unavailable engine "${options.engine}"\n${USAGE}\n`);
+    return 2;
+  }
+  const { startSignalingServer } = await import(pathToFileURL(join(ROOT, 'dist/net/node.js')).href);
+  const { serveStatic } = await import(pathToFileURL(join(ROOT, 'scripts/lib/static-server.mjs')).href);
+  const signaling = await startSignalingServer({ port: 0, host: options.host });
+  const publicHost = options.host === '0.0.0.0' ? lanAddress() : options.host;
+  const signalingUrl = `ws://${publicHost}:${signaling.port}`;
+  // The page reads its default signaling server from config.json beside it.
+  writeFileSync(join(WEB, 'config.json'), JSON.stringify({ signalingUrl }));
+  const web = await serveStatic({ '/': WEB }, {}, { host: options.host });
+  const appUrl = web.url.replace(/\/\/[^:/]+/, `//${publicHost}`);
+  let code = 0;
+  try {
+    const bids = options.bids;
+    const link = { room: room.newRoomName(), bidders: bids.length, engine: engine.name, signalingUrl };
+    out(`Sealed-bid second-price auction: ${bids.length} bidders (${options.browser ? 'headless Chromium pages' : 'Node processes'}), engine ${engine.name}, 32-bit bids`);
+    out(`signaling ${signalingUrl}, app ${appUrl}/, room ${link.room}`);
+    if (engine.name === 'plain') out('NOTE: engine plain has no privacy (every bid is sent in the clear); the SDK does not have authgc yet');
+    const t0 = performance.now();
+    try {
+      const results = options.browser
+        ? await browserAuction(appUrl, link, bids, options.timeoutS, options.screenshots ?? join(APP, 'dist', 'screenshots'))
+        : await nodeAuction(link, bids, options.timeoutS);
+      report(results, bids, t0, core.vickreyReference, core.phaseLabel);
+    } catch (err) {
+      const e = err.explained;
+      process.stderr.write(`demo: the auction failed: ${e ? `${e.title} (${e.detail})` : err.message}\n`);
+      code = 1;
+    }
+    const invite = room.linkUrl(`${appUrl}/`, { ...link, room: room.newRoomName(), signalingUrl: undefined });
+    out('');
+    out(`Hold your own auction: open ${invite} in ${bids.length} browsers (or tabs), one bid each;`);
+    out(`or create one with another bidder count at ${appUrl}/`);
+    if (options.serve) {
+      out('Serving until Ctrl-C.');
+      await new Promise((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+    } else {
+      out('(not serving: run `npm run demo -- --serve` to keep the app up for people to join)');
+    }
+  } finally {
+    await web.close();
+    await signaling.close();
+  }
+  return code;
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  process.stderr.write(`demo: ${error?.stack ?? error}\n`);
+  process.exitCode = 1;
+}
