@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Builds the npm package into dist/ and the native helper binaries the tests and benches use.
 //
-//   1. cargo: the Wasm crates (webmpc-bindings, webmpc-baseline) and the native tools
-//   2. wasm-bindgen --target web into ts/wasm-gen/ (skipped when the .wasm is unchanged)
+//   1. cargo: the Wasm crates (one cdylib per shipped module, see MODULES; webmpc-baseline) and
+//      the native tools
+//   2. wasm-bindgen --target web into ts/wasm-gen/ (skipped when no .wasm changed)
 //   3. tsc: ts/ -> dist/
 //   4. ts/wasm-gen/ -> dist/wasm-gen/, so dist/ is a self-contained ESM package
 //   5. the simulation enclave program -> dist/native/<platform>-<arch>/, where the enclave-server
@@ -12,7 +13,7 @@
 //   --wasm-only   skips the native tools (the test/bench helpers are not part of the package;
 //                 without the enclave program the enclave-server needs --program or
 //                 WEBMPC_ENCLAVE_PROGRAM).
-//   --keep-names  keeps the Wasm `name` section (function names, ~70 KB) in webmpc_bg.wasm, for
+//   --keep-names  keeps the Wasm `name` section (function names) in the shipped modules, for
 //                 profiling in a browser or with `perf`; the default strips it, as published.
 //   --if-stale    does nothing when dist/ is complete and newer than every source it is built
 //                 from (`npm pack` runs this as `prepack`, so a clean clone packs a built package
@@ -28,6 +29,21 @@ const wasmDir = join(root, 'wasm');
 const genDir = join(root, 'ts', 'wasm-gen');
 const distDir = join(root, 'dist');
 const wasmRelease = join(wasmDir, 'target', 'wasm32-unknown-unknown', 'release');
+
+/**
+ * The Wasm modules: each a cdylib crate of its own (so one `cargo build` builds them all, with no
+ * feature unification between them), run through wasm-bindgen as `<out>.js` + `<out>_bg.wasm`.
+ * The main module is loaded by `init()`; the others by the SDK on first use of their protocols
+ * (ts/engine/modules.ts). Every shipped module links webmpc-bindings-glue (stack scrub,
+ * zero-on-free allocator) and is held to the package's size budget (tests/package.test.ts).
+ */
+const MODULES = [
+  { pkg: 'webmpc-bindings', crate: 'webmpc_bindings', out: 'webmpc', shipped: true },
+  { pkg: 'webmpc-bindings-mascot', crate: 'webmpc_bindings_mascot', out: 'webmpc_mascot', shipped: true },
+  { pkg: 'webmpc-bindings-teleport', crate: 'webmpc_bindings_teleport', out: 'webmpc_teleport', shipped: true },
+  // Bench-only (RustCrypto AES, in-Wasm timing loops): never shipped, keeps its names.
+  { pkg: 'webmpc-baseline', crate: 'webmpc_baseline', out: 'baseline', shipped: false },
+];
 
 const args = new Set(process.argv.slice(2));
 const wasmOnly = args.has('--wasm-only');
@@ -90,7 +106,12 @@ if (args.has('--if-stale')) {
  * script. Timestamps, not contents: a checkout or a merge that touches a source rebuilds.
  */
 function staleness() {
-  const outputs = ['index.js', 'index.d.ts', 'cli.js', 'wasm-gen/webmpc.js', 'wasm-gen/webmpc_bg.wasm'].map((f) => join(distDir, f));
+  const outputs = [
+    'index.js',
+    'index.d.ts',
+    'cli.js',
+    ...MODULES.filter((m) => m.shipped).flatMap((m) => [`wasm-gen/${m.out}.js`, `wasm-gen/${m.out}_bg.wasm`]),
+  ].map((f) => join(distDir, f));
   const missing = outputs.find((f) => !existsSync(f));
   if (missing) return `${missing.slice(root.length + 1)} is missing`;
   const stampFile = join(genDir, '.stamp.json');
@@ -121,8 +142,8 @@ function* walk(dir, keep) {
   }
 }
 
-step('cargo build (wasm32: webmpc-bindings, webmpc-baseline)', () => {
-  run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '-p', 'webmpc-bindings', '-p', 'webmpc-baseline'], wasmDir);
+step(`cargo build (wasm32: ${MODULES.map((m) => m.pkg).join(', ')})`, () => {
+  run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', ...MODULES.flatMap((m) => ['-p', m.pkg])], wasmDir);
 });
 
 if (!wasmOnly) {
@@ -141,30 +162,25 @@ step('wasm-bindgen', () => {
   // Outputs are a pure function of the input module and the CLI version, so a stamp of both
   // tells whether there is anything to do.
   const stampFile = join(genDir, '.stamp.json');
-  const inputs = ['webmpc_bindings', 'webmpc_baseline'].map((crate) => {
+  const inputs = MODULES.map(({ crate }) => {
     const path = join(wasmRelease, `${crate}.wasm`);
     if (!existsSync(path)) fail(`missing ${path}`);
     const st = statSync(path);
     return { path, size: st.size, mtimeMs: st.mtimeMs };
   });
   const stamp = JSON.stringify({ have, inputs, keepNames });
-  const outputsPresent = ['webmpc.js', 'webmpc_bg.wasm', 'baseline.js', 'baseline_bg.wasm'].every((f) =>
-    existsSync(join(genDir, f)),
-  );
+  const outputsPresent = MODULES.flatMap((m) => [`${m.out}.js`, `${m.out}_bg.wasm`]).every((f) => existsSync(join(genDir, f)));
   if (outputsPresent && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
     return 'unchanged, skipped';
   }
   rmSync(genDir, { recursive: true, force: true });
   mkdirSync(genDir, { recursive: true });
-  for (const [crate, outName] of [
-    ['webmpc_bindings', 'webmpc'],
-    ['webmpc_baseline', 'baseline'],
-  ]) {
-    // The published module loses its `name` section (about 70 KB of function names, 15% of the
-    // file) and the producers section; --keep-names keeps them for profiling. The bench-only
-    // baseline keeps its names.
-    const strip = outName === 'webmpc' && !keepNames ? ['--remove-name-section', '--remove-producers-section'] : [];
-    run('wasm-bindgen', ['--target', 'web', ...strip, '--out-dir', genDir, '--out-name', outName, join(wasmRelease, `${crate}.wasm`)]);
+  for (const { crate, out, shipped } of MODULES) {
+    // The published modules lose their `name` section (about 15% of each file: function names)
+    // and the producers section; --keep-names keeps them for profiling. The bench-only baseline
+    // keeps its names.
+    const strip = shipped && !keepNames ? ['--remove-name-section', '--remove-producers-section'] : [];
+    run('wasm-bindgen', ['--target', 'web', ...strip, '--out-dir', genDir, '--out-name', out, join(wasmRelease, `${crate}.wasm`)]);
   }
   writeFileSync(stampFile, stamp);
   return undefined;

@@ -33,7 +33,13 @@ const lock = join(root, '.pack-lock');
 const owner = join(lock, 'owner.json');
 
 /** What a packed package cannot do without (the build's outputs). */
-const REQUIRED = ['dist/index.js', 'dist/index.d.ts', 'dist/cli.js', 'dist/wasm-gen/webmpc.js', 'dist/wasm-gen/webmpc_bg.wasm'];
+const REQUIRED = [
+  'dist/index.js',
+  'dist/index.d.ts',
+  'dist/cli.js',
+  // The main Wasm module and the per-protocol ones the SDK loads on first use (ts/engine/modules.ts).
+  ...['webmpc', 'webmpc_mascot', 'webmpc_teleport'].flatMap((m) => [`dist/wasm-gen/${m}.js`, `dist/wasm-gen/${m}_bg.wasm`]),
+];
 
 function fail(message) {
   process.stderr.write(`webmpc ${process.argv[2]}: ${message}\n`);

@@ -10,13 +10,19 @@
  * Every kernel is synchronous and needs `await init()` (or `await ready()`) to have resolved once.
  */
 import { loadWasm, isLoaded } from './engine/wasm.js';
-import type { InitOptions, WasmSource } from './engine/types.js';
+import { loadModule } from './engine/modules.js';
+import type { InitOptions, ProtocolModuleName, WasmSource } from './engine/types.js';
 
-export type { InitOptions, WasmSource };
+export type { InitOptions, ProtocolModuleName, WasmSource };
 
-/** Loads the Wasm module. Idempotent: later calls return the same promise. */
+/**
+ * Loads the main Wasm module (and the modules `options.preload` names). Idempotent: later calls
+ * return once the same loads are done. The per-protocol modules (`teleport`) are otherwise loaded
+ * on first use of their protocols; `options.modules` says where they come from.
+ */
 export async function init(options?: InitOptions): Promise<void> {
   await loadWasm(options);
+  if (options?.preload) await Promise.all(options.preload.map((name) => loadModule(name)));
 }
 
 /** Alias of {@link init}, for code that reads better as "wait until ready". */

@@ -27,8 +27,8 @@
  */
 import { checkEnclaveOptions, openEvaluatorLink, policyBytes, type EnclaveOptions } from './enclave/client.js';
 import type { EnclaveLink } from './enclave/link.js';
-import { wasm } from './engine/wasm.js';
-import { ProtocolAbort, WebmpcError, fromWasmError } from './errors.js';
+import { loadModule, noteTrap } from './engine/modules.js';
+import { ProtocolAbort, WebmpcError } from './errors.js';
 import type { Transport } from './net/transport.js';
 import { MAX_OTS_PER_CALL } from './ot.js';
 import type { TeleportMode } from './protocols/teleport-yao.js';
@@ -36,8 +36,9 @@ import type { TeleportMode } from './protocols/teleport-yao.js';
 export type { TeleportMode } from './protocols/teleport-yao.js';
 export type { EnclaveOptions, EnclavePolicy } from './enclave/client.js';
 
-type RawGarbler = import('./wasm-gen/webmpc.js').TeleportGarbler;
-type RawEvaluator = import('./wasm-gen/webmpc.js').TeleportEvaluator;
+// From the teleport module (webmpc_teleport_bg.wasm), loaded on the first setup.
+type RawGarbler = import('./wasm-gen/webmpc_teleport.js').TeleportGarbler;
+type RawEvaluator = import('./wasm-gen/webmpc_teleport.js').TeleportEvaluator;
 
 /** Options of both sides. */
 export interface TeleportOtOptions {
@@ -87,7 +88,8 @@ async function run<T>(transport: Transport, call: () => Promise<T>): Promise<T> 
   try {
     return await call();
   } catch (err) {
-    const e = fromWasmError(err);
+    // Every Wasm call here goes into the teleport module: a trap poisons that module.
+    const e = noteTrap('teleport', err);
     if (e instanceof ProtocolAbort && e.code !== 'PARAMETER_MISMATCH') await transport.close(e);
     throw e;
   }
@@ -164,9 +166,10 @@ export async function teleportOtSender(options: TeleportOtOptions): Promise<Tele
   const mode = checkCommon(options, 'garbler');
   const p = policyBytes(options.enclave);
   const { transport, peer, sessionId } = options;
+  const w = await loadModule('teleport');
   const raw = await run(
     transport,
-    () => wasm().teleportGarblerConnect(transport, peer, sessionId, p.allowSimulated, p.measurements, p.signers) as Promise<RawGarbler>,
+    () => w.teleportGarblerConnect(transport, peer, sessionId, p.allowSimulated, p.measurements, p.signers) as Promise<RawGarbler>,
   );
   return new TeleportOtSender(CONSTRUCT, raw, transport, mode);
 }
@@ -176,12 +179,13 @@ export async function teleportOtReceiver(options: TeleportOtOptions): Promise<Te
   const mode = checkCommon(options, 'evaluator');
   const p = policyBytes(options.enclave);
   const { transport, peer, sessionId } = options;
+  const w = await loadModule('teleport');
   const { link, view, enclaveParty } = await run(transport, () => openEvaluatorLink(transport, options.enclave));
   try {
     const raw = await run(
       transport,
       () =>
-        wasm().teleportEvaluatorConnect(view, peer, enclaveParty, sessionId, p.allowSimulated, p.measurements, p.signers) as Promise<RawEvaluator>,
+        w.teleportEvaluatorConnect(view, peer, enclaveParty, sessionId, p.allowSimulated, p.measurements, p.signers) as Promise<RawEvaluator>,
     );
     return new TeleportOtReceiver(CONSTRUCT, raw, transport, link, mode);
   } catch (err) {

@@ -31,14 +31,14 @@ const SELF = fileURLToPath(import.meta.url);
 /** The paper's communication per triple, in bytes: (τλk + (τ+5)k²)·n(n−1)/8 with τ = 3. */
 const paperBytes = (n) => ((3 * 128 * 128 + 8 * 128 * 128) * n * (n - 1)) / 8;
 
-/** The shipped module (`webmpc`, for MascotSession) or the bench-only one (`baseline`). */
+/** The shipped MASCOT module (`webmpc_mascot`, for MascotSession) or the bench-only one (`baseline`). */
 async function loadModule(root, name) {
   const gen = join(root, 'dist', 'wasm-gen');
   const mod = await import(pathToFileURL(join(gen, `${name}.js`)).href);
   await mod.default({ module_or_path: await readFile(join(gen, `${name}_bg.wasm`)) });
   return mod;
 }
-const loadBindings = (root) => loadModule(root, 'webmpc');
+const loadBindings = (root) => loadModule(root, 'webmpc_mascot');
 const loadBaseline = (root) => loadModule(root, 'baseline');
 
 const secs = (t0) => (performance.now() - t0) / 1000;

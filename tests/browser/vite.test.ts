@@ -17,10 +17,13 @@ const INDEX = `<!doctype html>
 <html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <script type="module" src="./main.js"></script></head><body>vite app</body></html>`;
 
+// `?preload=mascot&preload=teleport` also loads those modules at init (it is otherwise fetched only when a
+// protocol needing it first runs), which shows the bundler emitted it where the SDK looks.
 const MAIN = `import { init, aesEncrypt, backendName } from 'webmpc';
 const h = (s) => Uint8Array.from(s.match(/../g).map((b) => parseInt(b, 16)));
 const s = (b) => Array.from(b, (v) => v.toString(16).padStart(2, '0')).join('');
-init().then(
+const preload = new URLSearchParams(location.search).getAll('preload');
+init({ preload }).then(
   () => {
     window.result = {
       ok: true,
@@ -55,6 +58,14 @@ async function runPage(browser: Browser, url: string): Promise<NonNullable<Windo
 const VITE = createRequire(join(ROOT, 'package.json')).resolve('vite');
 
 const EXPECTED = { ok: true, ct: '69c4e0d86a7b0430d8cdb78070b4c55a' };
+
+/** The package's Wasm modules: the main one first, then those loaded on first use. */
+const WASM_MODULES = ['webmpc', 'webmpc_mascot', 'webmpc_teleport'];
+
+/** The module a requested asset path is (`/assets/webmpc_teleport_bg-1a2b3c.wasm` → `webmpc_teleport`). */
+function moduleOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1).replace(/_bg-[^/]*\.wasm$/, '');
+}
 
 describe.skipIf(skipBrowserTests())('under Vite', () => {
   let scratch: string;
@@ -99,12 +110,22 @@ console.log(JSON.stringify(warnings));
       env: { ...process.env, NODE_ENV: 'production' },
     });
     expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual([]);
-    expect(readdirSync(join(outDir, 'assets')).some((f) => f.endsWith('.wasm'))).toBe(true);
+    // Every module is emitted as an asset of its own (Vite names them <name>-<hash>.wasm).
+    const assets = readdirSync(join(outDir, 'assets')).filter((f) => f.endsWith('.wasm'));
+    for (const module of WASM_MODULES) expect(assets.filter((f) => f.startsWith(`${module}_bg-`)), module).toHaveLength(1);
     const server = await serveStatic({ '/': outDir });
     try {
       const result = await runPage(browser, `${server.url}/`);
       expect(result).toMatchObject(EXPECTED);
-      expect(server.requests.some((p) => p.endsWith('.wasm'))).toBe(true);
+      expect(server.requests.filter((p) => p.endsWith('.wasm')).map(moduleOf)).toEqual(['webmpc']);
+      expect(browser.problems).toEqual([]);
+      // The protocol modules load from where the build put them.
+      server.requests.length = 0;
+      const preloaded = await runPage(browser, `${server.url}/?${WASM_MODULES.slice(1).map((m) => `preload=${m.slice('webmpc_'.length)}`).join('&')}`);
+      expect(preloaded).toMatchObject(EXPECTED);
+      // (The main module may come from the browser's cache this time.)
+      const fetched = server.requests.filter((p) => p.endsWith('.wasm')).map(moduleOf);
+      for (const module of WASM_MODULES.slice(1)) expect(fetched).toContain(module);
       expect(browser.problems).toEqual([]);
     } finally {
       await server.close();
@@ -127,6 +148,8 @@ console.log(JSON.stringify(warnings));
       if (!url) throw new Error('vite dev server has no local URL');
       const result = await runPage(browser, url);
       expect(result).toMatchObject(EXPECTED);
+      const preloaded = await runPage(browser, `${url}?${WASM_MODULES.slice(1).map((m) => `preload=${m.slice('webmpc_'.length)}`).join('&')}`);
+      expect(preloaded).toMatchObject(EXPECTED);
       expect(browser.problems).toEqual([]);
       expect(warnings).toEqual([]);
     } finally {

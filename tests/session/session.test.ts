@@ -121,7 +121,7 @@ describe('session', () => {
     await bad(s0.run(aes, { inputs: [new Uint8Array(16)], outputs: [[]] }), /output value 0/);
     await bad(s0.run(aes, { inputs: [new Uint8Array(16)], outputs: [[2]] }), /outputs/);
     await bad(s0.run(aes, { inputs: [new Uint8Array(16)], garbler: 2 }), /garbler/);
-    await bad(s0.run(aes, { inputs: [new Uint8Array(16)], protocol: 'nope' as 'plain' }), /unknown protocol 'nope' \(known: yao2pc, plain, mascot\)/);
+    await bad(s0.run(aes, { inputs: [new Uint8Array(16)], protocol: 'nope' as 'plain' }), /unknown protocol 'nope' \(known: yao2pc, authgc, plain, mascot, teleport-yao\)/);
     // A role the protocol does not take is refused rather than silently ignored.
     await bad(s0.run(aes, { inputs: [new Uint8Array(16)], protocol: 'plain', garbler: 1 } as never), /option 'garbler' .* 'plain'/);
     await bad(s0.run({ kind: 'program' } as never, { inputs: [] }), /runs Boolean circuits, not programs/);

@@ -17,11 +17,30 @@ export type WasmSource =
   | Promise<GlobalInstance<'Response'>>
   | WasmModule;
 
+/**
+ * The Wasm modules loaded on first use of their protocols, apart from the main one:
+ * `mascot` (`webmpc_mascot_bg.wasm`: the `mascot` protocol) and `teleport`
+ * (`webmpc_teleport_bg.wasm`: `teleport-yao`, teleported OT, the enclave client).
+ */
+export type ProtocolModuleName = 'mascot' | 'teleport';
+
 export interface InitOptions {
   /**
-   * Overrides where the module comes from: bytes, a compiled `WebAssembly.Module`, a URL, or a
-   * `Response`. Useful when the `.wasm` file is served from elsewhere (a CDN, a strict CSP).
-   * Ignored once the module is loaded.
+   * Overrides where the main module (`webmpc_bg.wasm`) comes from: bytes, a compiled
+   * `WebAssembly.Module`, a URL, or a `Response`. Useful when the `.wasm` file is served from
+   * elsewhere (a CDN, a strict CSP). Ignored once the module is loaded.
    */
   wasm?: WasmSource;
+  /**
+   * The same, for the modules the SDK loads on first use of a protocol that needs them, by name:
+   * `{ mascot: url }` for `webmpc_mascot_bg.wasm`, `{ teleport: url }` for `webmpc_teleport_bg.wasm`. A module without an entry is taken from
+   * beside the main one (`new URL(..., import.meta.url)`, which bundlers copy into the build;
+   * Node reads it from disk). Takes effect for modules not loaded yet.
+   */
+  modules?: { readonly [N in ProtocolModuleName]?: WasmSource };
+  /**
+   * Modules to load now, with the main one, instead of on first use: to fail at start-up rather
+   * than mid-session on a deployment mistake, or to take the download off the first run's path.
+   */
+  preload?: readonly ProtocolModuleName[];
 }

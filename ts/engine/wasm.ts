@@ -1,5 +1,6 @@
 /**
- * Loads the webmpc Wasm module once per JS realm, in Node and in browsers, without a bundler.
+ * Loads the webmpc main Wasm module once per JS realm, in Node and in browsers, without a bundler
+ * (the per-protocol modules are loaded on first use by `modules.ts`, with the same helpers).
  *
  * The wasm-bindgen `web` target fetches its `.wasm` with `fetch(new URL(..., import.meta.url))`.
  * Node's fetch cannot read `file:` URLs, so in Node the bytes are read from disk instead; the
@@ -7,6 +8,7 @@
  */
 import initBindings, * as bindings from '../wasm-gen/webmpc.js';
 import { WebmpcError, fromWasmError } from '../errors.js';
+import { setModuleSources } from './modules.js';
 import type { InitOptions, WasmSource } from './types.js';
 
 export type { InitOptions, WasmSource };
@@ -22,15 +24,32 @@ let memory: WebAssembly.Memory | undefined;
 // instance that cannot be re-created in place, so every later call is refused instead.
 let trapped: WebmpcError | undefined;
 
-function isNode(): boolean {
+export function isNode(): boolean {
   const proc = (globalThis as { process?: { versions?: { node?: unknown } } }).process;
   return typeof proc?.versions?.node === 'string';
 }
 
-async function resolveSource(source: WasmSource | undefined): Promise<Parameters<typeof initBindings>[0]> {
-  // Written with a literal path so bundlers that understand `new URL(lit, import.meta.url)` (Vite,
-  // webpack 5, esbuild with a plugin) copy the file into the build output.
-  const url = source ?? new URL('../wasm-gen/webmpc_bg.wasm', import.meta.url);
+/** What a load is about: the file's name and where its override goes, for error messages. */
+export interface LoadTarget {
+  /** The module's file, e.g. `webmpc_bg.wasm`. */
+  readonly file: string;
+  /** The option that overrides its location, e.g. `init({ wasm })`. */
+  readonly option: string;
+}
+
+const MAIN: LoadTarget = { file: 'webmpc_bg.wasm', option: 'init({ wasm })' };
+
+/**
+ * The argument for a wasm-bindgen init function: `source` if given, else `fallback` (the module's
+ * default URL beside this file). In Node, `file:` URLs are read from disk; elsewhere URLs are
+ * fetched with checks that turn deployment mistakes into errors that say what happened.
+ */
+export async function resolveSource(
+  source: WasmSource | undefined,
+  fallback: () => URL,
+  target: LoadTarget = MAIN,
+): Promise<{ module_or_path: never }> {
+  const url = source ?? fallback();
   const asUrl = url instanceof URL ? url : typeof url === 'string' ? tryUrl(url) : undefined;
   if (isNode() && asUrl?.protocol === 'file:') {
     // Hidden from bundlers (a variable specifier plus their ignore comments): a browser build
@@ -41,33 +60,37 @@ async function resolveSource(source: WasmSource | undefined): Promise<Parameters
     try {
       bytes = await fs.readFile(asUrl);
     } catch (err) {
-      throw loadFailed(`cannot read ${asUrl.pathname} (${(err as { code?: string }).code ?? 'unreadable'})`, err);
+      throw loadFailed(target, `cannot read ${asUrl.pathname} (${(err as { code?: string }).code ?? 'unreadable'})`, err);
     }
-    return { module_or_path: checkedBytes(bytes, asUrl.href) };
+    return { module_or_path: checkedBytes(target, bytes, asUrl.href) as never };
   }
-  if (asUrl && typeof fetch === 'function') return { module_or_path: await fetchWasm(asUrl) };
+  if (asUrl && typeof fetch === 'function') return { module_or_path: (await fetchWasm(target, asUrl)) as never };
   if (url instanceof ArrayBuffer || ArrayBuffer.isView(url)) {
     const view = url instanceof ArrayBuffer ? new Uint8Array(url) : new Uint8Array(url.buffer, url.byteOffset, url.byteLength);
-    return { module_or_path: checkedBytes(view, 'the bytes given to init({ wasm })') };
+    return { module_or_path: checkedBytes(target, view, `the bytes given to ${target.option}`) as never };
   }
-  return { module_or_path: url };
+  return { module_or_path: url as never };
 }
 
-const HINT = 'see init({ wasm }) to give the module\'s location or bytes';
+function hint(target: LoadTarget): string {
+  return `see ${target.option} to give the module's location or bytes`;
+}
 
-function loadFailed(message: string, cause?: unknown): WebmpcError {
-  return new WebmpcError('WASM_LOAD_FAILED', `webmpc: could not load the Wasm module: ${message}`, { cause });
+/** The load error for `target`. */
+export function loadFailed(target: LoadTarget, message: string, cause?: unknown): WebmpcError {
+  const which = target === MAIN ? 'the Wasm module' : `the Wasm module ${target.file}`;
+  return new WebmpcError('WASM_LOAD_FAILED', `webmpc: could not load ${which}: ${message}`, { cause });
 }
 
 /** `bytes` if they start like a Wasm module, else a load error that says what came instead. */
-function checkedBytes(bytes: Uint8Array, from: string, contentType: string | null = null): Uint8Array {
+function checkedBytes(target: LoadTarget, bytes: Uint8Array, from: string, contentType: string | null = null): Uint8Array {
   if (bytes.length >= 4 && bytes[0] === 0 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d) return bytes;
   const head = new TextDecoder().decode(bytes.subarray(0, 64)).trimStart().toLowerCase();
   const type = contentType?.split(';')[0]?.trim();
   const html = head.startsWith('<!doctype html') || head.startsWith('<html') || type === 'text/html';
-  if (html) throw loadFailed(`got HTML, not Wasm, from ${from} — ${HINT}`);
-  if (type && type !== 'application/octet-stream') throw loadFailed(`got ${type}, not Wasm, from ${from} — ${HINT}`);
-  throw loadFailed(`${bytes.length === 0 ? 'empty' : 'not a Wasm module (no \\0asm header)'}: ${from} — ${HINT}`);
+  if (html) throw loadFailed(target, `got HTML, not Wasm, from ${from} — ${hint(target)}`);
+  if (type && type !== 'application/octet-stream') throw loadFailed(target, `got ${type}, not Wasm, from ${from} — ${hint(target)}`);
+  throw loadFailed(target, `${bytes.length === 0 ? 'empty' : 'not a Wasm module (no \\0asm header)'}: ${from} — ${hint(target)}`);
 }
 
 /**
@@ -75,17 +98,17 @@ function checkedBytes(bytes: Uint8Array, from: string, contentType: string | nul
  * an HTTP error, or an HTML page (a dev server or an app's catch-all route answering for a file it
  * does not have). A response served as `application/wasm` is compiled while it streams.
  */
-async function fetchWasm(url: URL): Promise<Response | Uint8Array> {
+async function fetchWasm(target: LoadTarget, url: URL): Promise<Response | Uint8Array> {
   let res: Response;
   try {
     res = await fetch(url);
   } catch (err) {
-    throw loadFailed(`fetching ${url.href} failed (${err instanceof Error ? err.message : String(err)}) — ${HINT}`, err);
+    throw loadFailed(target, `fetching ${url.href} failed (${err instanceof Error ? err.message : String(err)}) — ${hint(target)}`, err);
   }
-  if (!res.ok) throw loadFailed(`HTTP ${res.status} from ${url.href} — ${HINT}`);
+  if (!res.ok) throw loadFailed(target, `HTTP ${res.status} from ${url.href} — ${hint(target)}`);
   const type = res.headers.get('content-type');
   if (type?.split(';')[0]?.trim() === 'application/wasm') return res;
-  return checkedBytes(new Uint8Array(await res.arrayBuffer()), url.href, type);
+  return checkedBytes(target, new Uint8Array(await res.arrayBuffer()), url.href, type);
 }
 
 function tryUrl(s: string): URL | undefined {
@@ -101,18 +124,18 @@ function tryUrl(s: string): URL | undefined {
  * returns the same promise. A failed load is forgotten, so a later call can try again.
  */
 export function loadWasm(options: InitOptions = {}): Promise<Bindings> {
+  if (options.modules) setModuleSources(options.modules);
   if (loaded) return Promise.resolve(loaded);
   if (!loading) {
     loading = (async () => {
       try {
-        memory = (await initBindings(await resolveSource(options.wasm))).memory;
+        // Written with a literal path so bundlers that understand `new URL(lit, import.meta.url)`
+        // (Vite, webpack 5, esbuild with a plugin) copy the file into the build output.
+        const source = await resolveSource(options.wasm, () => new URL('../wasm-gen/webmpc_bg.wasm', import.meta.url));
+        memory = (await initBindings(source)).memory;
       } catch (err) {
         if (err instanceof WebmpcError) throw err;
-        throw new WebmpcError(
-          'WASM_LOAD_FAILED',
-          `webmpc: could not load the Wasm module: ${err instanceof Error ? err.message : String(err)}`,
-          { cause: err },
-        );
+        throw loadFailed(MAIN, err instanceof Error ? err.message : String(err), err);
       }
       loaded = bindings;
       return bindings;

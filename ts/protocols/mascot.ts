@@ -42,14 +42,16 @@
  * whatever is still missing. Progress: `'setup'`, `'bits'` and `'triples'` (items generated out
  * of the call's total), `'evaluating'` (instructions done out of the program's).
  */
-import { wasm } from '../engine/wasm.js';
+import { loadModule } from '../engine/modules.js';
 import { WebmpcError } from '../errors.js';
 import type { FieldName } from '../program/format.js';
 import { isProgram, wireInputs, type Program } from '../program/program.js';
 import type { Outputs, PartyEnv, ProgramJob, ProtocolContext, ProtocolModule } from './types.js';
 import { sha256, utf8 } from './util.js';
 
-type RawMascot = import('../wasm-gen/webmpc.js').MascotSession;
+// From the MASCOT module (webmpc_mascot_bg.wasm), loaded by the first setup. Programs cross into
+// it as their encoding (`Program.bytes`), decoded again there.
+type RawMascot = import('../wasm-gen/webmpc_mascot.js').MascotSession;
 
 /** Most triples or bits one preprocessing call may ask for (the binding's limit). */
 const MAX_PREPROCESS = 10_000_000;
@@ -150,9 +152,10 @@ async function party(ctx: ProtocolContext<MascotState>, field: FieldName): Promi
   const have = state.parties.get(field);
   if (have) return have as RawMascot;
   ctx.progress('setup', 0, 1);
+  const w = await loadModule('mascot');
   // Separate Δ, base OTs and tweaks per field: a session may use both.
   const sid = await sha256(ctx.sessionId, utf8(field));
-  const raw = await ctx.call(() => wasm().mascotSetup(ctx.transport, field, sid) as Promise<RawMascot>);
+  const raw = await ctx.call(() => w.mascotSetup(ctx.transport, field, sid) as Promise<RawMascot>);
   state.parties.set(field, raw);
   ctx.progress('setup', 1, 1);
   return raw;

@@ -41,14 +41,16 @@
 import { PreparedCircuit } from '../circuit/source.js';
 import { checkEnclaveOptions, enclaveKey, openEvaluatorLink, policyBytes, type EnclaveOptions } from '../enclave/client.js';
 import type { EnclaveLink } from '../enclave/link.js';
-import { wasm } from '../engine/wasm.js';
+import { callModule, loadModule } from '../engine/modules.js';
 import { WebmpcError } from '../errors.js';
 import type { CircuitJob, Outputs, PartyEnv, ProtocolContext, ProtocolModule } from './types.js';
 import { sha256 } from './util.js';
 
-type RawGarbler = import('../wasm-gen/webmpc.js').TeleportGarbler;
-type RawEvaluator = import('../wasm-gen/webmpc.js').TeleportEvaluator;
-type RawCircuit = import('../wasm-gen/webmpc.js').TeleportCircuit;
+// From the teleport module (webmpc_teleport_bg.wasm), loaded by the first attestation. Circuits
+// cross into it as their binary form (`PreparedCircuit.binary`), parsed again there.
+type RawGarbler = import('../wasm-gen/webmpc_teleport.js').TeleportGarbler;
+type RawEvaluator = import('../wasm-gen/webmpc_teleport.js').TeleportEvaluator;
+type RawCircuit = import('../wasm-gen/webmpc_teleport.js').TeleportCircuit;
 
 /** The security setting of a teleport run. */
 export type TeleportMode = 'semi-honest' | 'malicious';
@@ -154,9 +156,9 @@ async function attest(ctx: ProtocolContext<TeleportYaoState>, garbler: number, e
     return have;
   }
   ctx.progress('setup', 0, 1);
+  const w = await loadModule('teleport');
   const sid = await sha256(ctx.sessionId, Uint8Array.of(garbler));
   const p = policyBytes(enclave);
-  const w = wasm();
   let side: TeleportSide;
   if (ctx.party === garbler) {
     const raw = await ctx.call(
@@ -186,7 +188,7 @@ function teleportCircuit(state: TeleportYaoState, circuit: PreparedCircuit): Raw
   if (state.circuit?.hash === hash && state.circuit.source === circuit) return state.circuit.raw as RawCircuit;
   state.circuit?.raw.free();
   state.circuit = undefined;
-  const raw = new (wasm().TeleportCircuit)(circuit.binary);
+  const raw = callModule('teleport', (w) => new w.TeleportCircuit(circuit.binary));
   state.circuit = { hash, source: circuit, raw };
   return raw;
 }

@@ -9,28 +9,12 @@ use crate::{scrubbed, JsResult};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits, Circuit, CircuitError};
+pub(crate) use webmpc_bindings_glue::protocol::{circuit_error, js_circuit_error};
+use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits, Circuit};
 
 /// Sets `key` on a fresh object; cannot fail for plain objects and string keys.
 fn set(obj: &Object, key: &str, value: JsValue) {
     let _ = Reflect::set(obj, &JsValue::from_str(key), &value);
-}
-
-pub(crate) fn circuit_error(e: CircuitError) -> JsValue {
-    js_circuit_error(&e.to_string(), e.code(), e.line().map(|l| l as f64), e.offset().map(|o| o as f64))
-}
-
-pub(crate) fn js_circuit_error(message: &str, code: &str, line: Option<f64>, offset: Option<f64>) -> JsValue {
-    let err = js_sys::Error::new(message);
-    err.set_name("CircuitError");
-    set(&err, "code", code.into());
-    if let Some(line) = line {
-        set(&err, "line", line.into());
-    }
-    if let Some(offset) = offset {
-        set(&err, "offset", offset.into());
-    }
-    err.into()
 }
 
 fn wrong_input(message: String) -> JsValue {

@@ -1,23 +1,26 @@
-//! The wasm-bindgen surface of webmpc. Thin on purpose: it converts JS values, checks sizes,
-//! calls the Rust crates and turns their errors into JS `Error`s with `name = "KernelError"` and
-//! a stable `code`, which the TypeScript SDK maps onto its typed error classes. Nothing here may
-//! panic on bad input: a panic in Wasm is an unrecoverable `RuntimeError: unreachable`.
+//! The wasm-bindgen surface of webmpc's **main module** (`webmpc_bg.wasm`, loaded by `init()`):
+//! kernels, OT, circuits, `yao2pc`, `authgc`. Protocol families an app may not use live in
+//! modules of their own, loaded on first use (`webmpc-bindings-teleport`, …); all of them link
+//! `webmpc-bindings-glue`, which holds what they share (stack scrub, zero-on-free allocator, the JS
+//! transport channel, error shapes). Thin on purpose: it converts JS values, checks sizes, calls
+//! the Rust crates and turns their errors into JS `Error`s with `name = "KernelError"` and a stable
+//! `code`, which the TypeScript SDK maps onto its typed error classes. Nothing here may panic on
+//! bad input: a panic in Wasm is an unrecoverable `RuntimeError: unreachable`.
 //!
-//! **Secret hygiene.** Wasm's shadow stack lives in linear memory, which outlives every call, so
-//! whatever a call spills there (cipher state, labels, Δ) stays readable until overwritten. Every
-//! synchronous entry point that touches secrets runs inside [`scrubbed`]; every asynchronous one
-//! (OT, Yao) also builds its future inside `scrubbed` (the future is assembled on the stack before
-//! it is boxed) and runs it through [`spawn_scrubbed`], which clears the stack after each step of
-//! the future resolves, including the last. Freed heap memory is zeroed by the allocator.
+//! **Secret hygiene** (see `webmpc-bindings-glue`): every synchronous entry point that touches
+//! secrets runs inside [`scrubbed`]; every asynchronous one also builds its future inside
+//! `scrubbed` and runs it through [`spawn_scrubbed`], which clears the stack after each step of the
+//! future. Freed heap memory is zeroed by the glue's allocator.
 
 mod authgc;
-mod channel;
 mod circuit;
-mod mascot;
 mod ot;
-mod teleport;
+mod program;
 mod yao;
-mod zeroing_alloc;
+
+// The shared glue, under the names the modules here have always used (`crate::scrubbed`, …).
+pub(crate) use webmpc_bindings_glue::channel;
+pub(crate) use webmpc_bindings_glue::{js_error, js_size, scrub_stack, scrubbed, spawn_scrubbed, JsResult};
 
 use wasm_bindgen::prelude::*;
 use webmpc_core::error::{blocks_of, one_block};
@@ -28,97 +31,6 @@ use webmpc_core::{aes, gf128, hash, prg, random, transpose, Block, KernelError};
 const MAX_RANDOM_BYTES: usize = 1 << 20;
 /// Most bytes one `Prg.fillBytes` call returns (callers loop for more).
 const MAX_PRG_BYTES: usize = 64 << 20;
-
-fn js_error(e: KernelError) -> JsValue {
-    let err = js_sys::Error::new(&e.to_string());
-    err.set_name("KernelError");
-    // Setting a property on a fresh Error object cannot fail.
-    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
-    err.into()
-}
-
-type JsResult<T> = Result<T, JsValue>;
-
-/// Bytes of shadow stack cleared after every call. The kernels' deepest frames (transpose tiles,
-/// bitsliced AES state spills, hash scratch) total well under this (largest frame: ~13 KiB).
-const STACK_SCRUB_BYTES: usize = 32 * 1024;
-
-/// Runs `f`, then zeroes the stack region its callees used. Wasm's shadow stack lives in linear
-/// memory, which outlives the call: without this, spilled cipher state, keystream and plaintext
-/// would stay readable there until overwritten. The scrub frame sits at the same depth the
-/// kernels' frames did, so it overwrites them.
-fn scrubbed<T>(f: impl FnOnce() -> T) -> T {
-    let out = below(f);
-    scrub_stack();
-    out
-}
-
-/// Calls `f` in a frame of its own. Without it `f` may be inlined into the caller, and its locals
-/// (a parsed Δ, a key) would then live in the caller's frame, above the region the scrub that
-/// follows overwrites; in a frame of their own they sit exactly where the scrub frame goes next.
-#[inline(never)]
-fn below<T>(f: impl FnOnce() -> T) -> T {
-    f()
-}
-
-#[inline(never)]
-fn scrub_stack() {
-    let mut area = [0u8; STACK_SCRUB_BYTES];
-    // The zeros are observable through black_box, so they cannot be elided as dead stores.
-    core::hint::black_box(&mut area);
-}
-
-/// Bytes of shadow stack cleared after every poll of a protocol future. Deeper than for the
-/// kernels: a poll runs the protocol's whole async call chain (KOS chunk, transpose, hashing,
-/// garbling batch) below the executor's frames; measured at under 16 KiB today, with room for
-/// protocols that nest deeper.
-const FUTURE_STACK_SCRUB_BYTES: usize = 64 * 1024;
-
-#[inline(never)]
-fn scrub_future_stack() {
-    let mut area = [0u8; FUTURE_STACK_SCRUB_BYTES];
-    core::hint::black_box(&mut area);
-}
-
-/// A future that clears the stack region its inner future used after every poll: a poll is one
-/// step of the protocol (it ends where the protocol awaits the network, or where it completes).
-/// The scrub frame sits directly below this poll's frame, where the inner poll's frames were.
-/// The inner future is boxed, so pinning needs no unsafe code.
-struct Scrubbed<F>(core::pin::Pin<Box<F>>);
-
-impl<F: core::future::Future> core::future::Future for Scrubbed<F> {
-    type Output = F::Output;
-
-    fn poll(mut self: core::pin::Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> core::task::Poll<F::Output> {
-        // In a frame of its own (see `below`): an inlined inner poll would keep its locals in
-        // this frame, above the scrubbed region.
-        let out = below(|| self.0.as_mut().poll(cx));
-        scrub_future_stack();
-        out
-    }
-}
-
-/// Runs a protocol future as a JS `Promise`, scrubbing the stack after each of its steps. Call it
-/// inside [`scrubbed`], so the stack copy of the future made before it is boxed is cleared too.
-pub(crate) fn spawn_scrubbed<F>(future: F) -> js_sys::Promise
-where
-    F: core::future::Future<Output = Result<JsValue, JsValue>> + 'static,
-{
-    wasm_bindgen_futures::future_to_promise(Scrubbed(Box::pin(future)))
-}
-
-/// A size argument from JS. Taken as `f64` because wasm-bindgen would pass a `usize` through
-/// ToInt32, silently wrapping 2^32 + 16 to 16 and truncating 1.5 to 1: here anything but a whole
-/// number in `0..=limit` is a typed error, before any allocation.
-fn js_size(what: &'static str, n: f64, limit: usize) -> JsResult<usize> {
-    if !(n.is_finite() && n >= 0.0 && n.fract() == 0.0) {
-        return Err(js_error(KernelError::InvalidDimension { what, detail: "must be a non-negative integer".into() }));
-    }
-    if n > limit as f64 {
-        return Err(js_error(KernelError::TooLarge { what, requested: format!("{n}"), limit }));
-    }
-    Ok(n as usize)
-}
 
 /// Name of the AES implementation this module runs (e.g. `wasm-simd128-bitsliced`).
 #[wasm_bindgen(js_name = backendName)]

@@ -14,82 +14,22 @@
 
 use crate::channel::{JsChannel, JsTransport};
 use crate::{js_size, scrubbed, spawn_scrubbed, JsResult};
+// Shared with the other modules (webmpc-bindings-glue); re-exported under their old paths.
 use core::cell::RefCell;
 use js_sys::{Object, Promise, Reflect, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+pub(crate) use webmpc_bindings_glue::protocol::{
+    busy, channel, ot_error, protocol_error, session_id, with_instance, JsChannelProbe, Shared,
+};
 use webmpc_core::error::one_block;
 use webmpc_core::Block;
 use webmpc_ot::{
-    CotReceiver, CotSender, KosReceiver, KosSender, OtError, OtReceiver, OtSender, RotReceiver, RotSender, SessionId,
+    CotReceiver, CotSender, KosReceiver, KosSender, OtError, OtReceiver, OtSender, RotReceiver, RotSender,
 };
 
 /// Most OTs per call; larger runs call repeatedly (memory stays bounded by the call).
 const MAX_OTS_PER_CALL: usize = 1 << 24;
-
-/// Builds the JS error for an OT failure: the transport's own error when the network failed,
-/// else an `Error` named `OtError` with a stable `code` (mapped to typed classes by the SDK).
-fn ot_error(e: OtError, ch: Option<&JsChannel>) -> JsValue {
-    // A kernel's refusal (a count memory cannot hold, no CSPRNG) keeps its own class and code.
-    if let OtError::Kernel(k) = e {
-        return crate::js_error(k);
-    }
-    protocol_error(
-        e.to_string(),
-        e.code(),
-        peer_of(&e),
-        matches!(e, OtError::Channel(webmpc_core::channel::ChannelError::Transport { .. })),
-        ch,
-    )
-}
-
-fn peer_of(e: &OtError) -> Option<usize> {
-    match e {
-        OtError::CheatingDetected { peer, .. } | OtError::Malformed { peer, .. } => Some(*peer),
-        _ => None,
-    }
-}
-
-/// The JS error for a protocol failure: the transport's own error when the network failed
-/// (`transport_failed`), else an `Error` named `ProtocolError` with a stable `code` and, when
-/// known, the `peer` at fault.
-pub(crate) fn protocol_error(
-    message: String,
-    code: &str,
-    peer: Option<usize>,
-    transport_failed: bool,
-    ch: Option<&JsChannel>,
-) -> JsValue {
-    if let (true, Some(ch)) = (transport_failed, ch) {
-        if let Some(original) = ch.take_transport_error() {
-            return original;
-        }
-    }
-    let err = js_sys::Error::new(&message);
-    err.set_name("ProtocolError");
-    let _ = Reflect::set(&err, &"code".into(), &code.into());
-    if let Some(peer) = peer {
-        let _ = Reflect::set(&err, &"peer".into(), &(peer as u32).into());
-    }
-    err.into()
-}
-
-pub(crate) fn busy() -> JsValue {
-    let err = js_sys::Error::new("this OT instance is busy with another call or failed earlier");
-    err.set_name("ProtocolError");
-    let _ = Reflect::set(&err, &"code".into(), &"BUSY".into());
-    err.into()
-}
-
-pub(crate) fn session_id(bytes: &[u8]) -> Result<SessionId, JsValue> {
-    let id: [u8; 32] =
-        bytes.try_into().map_err(|_| ot_error(OtError::InvalidArgument("session id must be 32 bytes".into()), None))?;
-    Ok(SessionId(id))
-}
-
-pub(crate) fn channel(transport: JsTransport) -> Result<JsChannel, JsValue> {
-    JsChannel::new(transport).map_err(|m| ot_error(OtError::InvalidArgument(m), None))
-}
 
 fn bits(choices: &[u8]) -> Result<Vec<bool>, JsValue> {
     if choices.len() > MAX_OTS_PER_CALL {
@@ -115,28 +55,6 @@ fn blocks(what: &'static str, bytes: &[u8], per_ot: usize) -> Result<Vec<Block>,
 
 fn to_js(blocks: &[Block]) -> JsValue {
     Uint8Array::from(Block::slice_as_bytes(blocks)).into()
-}
-
-pub(crate) type Shared<T> = Rc<RefCell<Option<T>>>;
-
-/// Runs `f` on the instance taken out of `slot`, putting it back only on success. The instance
-/// (Δ, PRG states) passes through the stack on its way into the future: the scrub clears it.
-pub(crate) fn with_instance<T: 'static, F, Fut>(slot: &Shared<T>, f: F) -> Promise
-where
-    F: FnOnce(T) -> Fut + 'static,
-    Fut: core::future::Future<Output = (Option<T>, Result<JsValue, JsValue>)> + 'static,
-{
-    scrubbed(|| {
-        let slot = slot.clone();
-        let Some(instance) = slot.borrow_mut().take() else {
-            return Promise::reject(&busy());
-        };
-        spawn_scrubbed(async move {
-            let (back, result) = f(instance).await;
-            *slot.borrow_mut() = back;
-            result
-        })
-    })
 }
 
 /// The sender of a KOS OT extension with one peer.
@@ -190,41 +108,6 @@ pub fn ot_sender_setup(
             }
         })
     })
-}
-
-/// Keeps access to a channel's stored transport error after the channel moved into a protocol
-/// instance that was then dropped by a failed setup.
-pub(crate) struct JsChannelProbe(Rc<RefCell<Option<JsValue>>>);
-
-impl JsChannelProbe {
-    pub(crate) fn new(ch: &JsChannel) -> Self {
-        JsChannelProbe(ch.error_slot())
-    }
-
-    fn error(&self, e: OtError) -> JsValue {
-        self.error_with(
-            e.to_string(),
-            e.code(),
-            peer_of(&e),
-            matches!(e, OtError::Channel(webmpc_core::channel::ChannelError::Transport { .. })),
-        )
-    }
-
-    /// The transport's own error if the failure came from it, else a `ProtocolError`.
-    pub(crate) fn error_with(
-        &self,
-        message: String,
-        code: &str,
-        peer: Option<usize>,
-        transport_failed: bool,
-    ) -> JsValue {
-        if transport_failed {
-            if let Some(original) = self.0.borrow_mut().take() {
-                return original;
-            }
-        }
-        protocol_error(message, code, peer, false, None)
-    }
 }
 
 #[wasm_bindgen(js_class = OtSenderSession)]

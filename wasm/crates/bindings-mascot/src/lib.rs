@@ -1,3 +1,9 @@
+//! The package's MASCOT module, `webmpc_mascot_bg.wasm`, loaded by the SDK on first use of the
+//! `mascot` protocol (so apps that never run MASCOT never download it). It links the shared glue
+//! (`webmpc-bindings-glue`: stack scrub, zero-on-free allocator, JS channel, program decoding)
+//! and nothing of the main module: programs arrive as their encoding and are decoded here.
+//! (`mascotRequirements`, which `webmpc/program` calls synchronously, stays in the main module.)
+//!
 //! MASCOT (arithmetic MPC with malicious security, any n ≥ 2) over a JavaScript transport: one
 //! `MascotSession` per party, set up once per session (base OTs and COPE with every peer), then
 //! `preprocess` (triples, random bits) and `run` (programs in the `webmpc_spdz::program` format)
@@ -10,22 +16,19 @@
 //! Bench- and test-only MASCOT exports (every party in one instance, the field-multiplication
 //! loop, the Rust example programs) live in `webmpc-baseline`, which is never shipped.
 
-use crate::channel::{JsChannel, JsTransport};
-use crate::ot::{channel, protocol_error, session_id, with_instance, JsChannelProbe, Shared};
-use crate::{js_size, JsResult};
 use core::cell::RefCell;
-use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, Promise, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
+use webmpc_bindings_glue::channel::{JsChannel, JsTransport};
+use webmpc_bindings_glue::protocol::{busy, channel, session_id, with_instance, JsChannelProbe, Shared};
+use webmpc_bindings_glue::spdz::{counts_to_js, decode_program, spdz_error};
+use webmpc_bindings_glue::{js_size, scrubbed, spawn_scrubbed, JsResult};
 use webmpc_spdz::program::Program;
-use webmpc_spdz::store::Counts;
 use webmpc_spdz::{Field, FieldKind, Fp, Gf128, Party, ProgramError, SpdzError};
 
 /// Most triples or bits one `preprocess` call may ask for (memory: ~100 bytes per item).
 const MAX_PREPROCESS: usize = 10_000_000;
-/// Largest program accepted (bytes).
-const MAX_PROGRAM_BYTES: usize = 256 << 20;
 
 enum Role {
     Prime(Party<Fp, JsChannel>),
@@ -41,10 +44,6 @@ impl Role {
     }
 }
 
-fn spdz_error(e: &SpdzError, ch: Option<&JsChannel>) -> JsValue {
-    protocol_error(e.to_string(), e.code(), e.peer(), e.is_transport(), ch)
-}
-
 fn invalid(msg: impl Into<String>) -> JsValue {
     spdz_error(&SpdzError::InvalidArgument(msg.into()), None)
 }
@@ -55,13 +54,6 @@ fn field_kind(field: &str) -> Result<FieldKind, JsValue> {
         "binary" => Ok(FieldKind::Binary),
         _ => Err(invalid("field must be \"prime\" or \"binary\"")),
     }
-}
-
-fn decode_program(bytes: &[u8]) -> Result<Program, JsValue> {
-    if bytes.len() > MAX_PROGRAM_BYTES {
-        return Err(spdz_error(&ProgramError::TooLarge { what: "encoding", limit: MAX_PROGRAM_BYTES }.into(), None));
-    }
-    Program::decode(bytes).map_err(|e| spdz_error(&e.into(), None))
 }
 
 fn inputs_of(bytes: &[u8]) -> Result<Vec<[u8; 16]>, JsValue> {
@@ -82,26 +74,6 @@ fn outputs_to_js(out: &[Option<[u8; 16]>]) -> JsValue {
     arr.into()
 }
 
-fn counts_to_js(c: &Counts) -> JsValue {
-    let obj = Object::new();
-    let _ = Reflect::set(&obj, &"triples".into(), &(c.triples as f64).into());
-    let _ = Reflect::set(&obj, &"bits".into(), &(c.bits as f64).into());
-    let masks = Array::new();
-    for m in &c.masks {
-        masks.push(&(*m as f64).into());
-    }
-    let _ = Reflect::set(&obj, &"masks".into(), &masks);
-    obj.into()
-}
-
-/// The preprocessed material a program needs: `{ triples, bits, masks: number[] }` (masks per
-/// party: one per field input it owns, k per k-bit integer input, and one per output revealed to
-/// it alone).
-#[wasm_bindgen(js_name = mascotRequirements)]
-pub fn mascot_requirements(program: &[u8]) -> JsResult<JsValue> {
-    crate::scrubbed(|| Ok(counts_to_js(&decode_program(program)?.requirements())))
-}
-
 /// One party of a MASCOT session.
 #[wasm_bindgen(js_name = MascotSession)]
 pub struct MascotSession {
@@ -116,22 +88,27 @@ pub struct MascotSession {
 /// a `MascotSession` once the base OTs and COPE with every peer are done.
 #[wasm_bindgen(js_name = mascotSetup)]
 pub fn mascot_setup(transport: JsTransport, field: &str, session: &[u8]) -> Promise {
-    let prepared = (|| -> Result<_, JsValue> { Ok((field_kind(field)?, channel(transport)?, session_id(session)?)) })();
-    let (field, ch, sid) = match prepared {
-        Ok(p) => p,
-        Err(e) => return Promise::reject(&e),
-    };
-    let (party, parties) = (webmpc_core::channel::Channel::party(&ch), webmpc_core::channel::Channel::parties(&ch));
-    future_to_promise(async move {
-        let probe = JsChannelProbe::new(&ch);
-        let role = match field {
-            FieldKind::Prime => Party::<Fp, _>::setup(ch, &sid).await.map(Role::Prime),
-            FieldKind::Binary => Party::<Gf128, _>::setup(ch, &sid).await.map(Role::Binary),
+    // The MAC key share and the base-OT secrets pass through the stack: scrubbed like every
+    // entry point that touches secrets (see webmpc-bindings-glue).
+    scrubbed(|| {
+        let prepared =
+            (|| -> Result<_, JsValue> { Ok((field_kind(field)?, channel(transport)?, session_id(session)?)) })();
+        let (field, ch, sid) = match prepared {
+            Ok(p) => p,
+            Err(e) => return Promise::reject(&e),
         };
-        match role {
-            Ok(r) => Ok(MascotSession { inner: Rc::new(RefCell::new(Some(r))), field, party, parties }.into()),
-            Err(e) => Err(probe.error_with(e.to_string(), e.code(), e.peer(), e.is_transport())),
-        }
+        let (party, parties) = (webmpc_core::channel::Channel::party(&ch), webmpc_core::channel::Channel::parties(&ch));
+        spawn_scrubbed(async move {
+            let probe = JsChannelProbe::new(&ch);
+            let role = match field {
+                FieldKind::Prime => Party::<Fp, _>::setup(ch, &sid).await.map(Role::Prime),
+                FieldKind::Binary => Party::<Gf128, _>::setup(ch, &sid).await.map(Role::Binary),
+            };
+            match role {
+                Ok(r) => Ok(MascotSession { inner: Rc::new(RefCell::new(Some(r))), field, party, parties }.into()),
+                Err(e) => Err(probe.error_with(e.to_string(), e.code(), e.peer(), e.is_transport())),
+            }
+        })
     })
 }
 
@@ -201,7 +178,7 @@ impl MascotSession {
         let r = match self.inner.borrow_mut().as_mut() {
             Some(Role::Prime(p)) => p.set_batch(b),
             Some(Role::Binary(p)) => p.set_batch(b),
-            None => return Err(crate::ot::busy()),
+            None => return Err(busy()),
         };
         r.map_err(|e| spdz_error(&e, None))
     }

@@ -1,3 +1,8 @@
+//! The package's teleport module, `webmpc_teleport_bg.wasm`, loaded by the SDK on first use of
+//! `teleport-yao` or teleported OT (so apps that never teleport never download it). It links the
+//! shared glue (`webmpc-bindings-glue`: stack scrub, zero-on-free allocator, JS channel) and
+//! nothing of the main module: circuits arrive as their binary form and are parsed here.
+//!
 //! Teleported correlated randomness (`webmpc_teleport`) over JavaScript transports: both parties'
 //! attested sessions, GC jobs (the `teleport-yao` protocol) and random-OT jobs. Thin: it converts
 //! JS values, keeps each session's state, and turns `TeleportError`s into JS errors with a stable
@@ -9,14 +14,13 @@
 //! message; `webmpc_teleport::driver`), which the SDK carries as one WebSocket message to the
 //! enclave-server.
 
-use crate::channel::{JsChannel, JsTransport};
-use crate::ot::{channel, protocol_error, with_instance, JsChannelProbe, Shared};
-use crate::js_size;
 use core::cell::RefCell;
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
+use webmpc_bindings_glue::channel::{JsChannel, JsTransport};
+use webmpc_bindings_glue::protocol::{channel, circuit_error, protocol_error, with_instance, JsChannelProbe, Shared};
+use webmpc_bindings_glue::{js_error, js_size, scrubbed, spawn_scrubbed};
 use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits, Circuit};
 use webmpc_core::channel::{Channel, ChannelError};
 use webmpc_core::prg::Prg;
@@ -155,8 +159,13 @@ impl TeleportCircuit {
     /// Decodes and validates a binary circuit.
     #[wasm_bindgen(constructor)]
     pub fn new(binary: &[u8]) -> Result<TeleportCircuit, JsValue> {
-        let c = Circuit::from_binary(binary).map_err(crate::circuit::circuit_error)?;
-        Ok(TeleportCircuit { binary: Rc::new(binary.to_vec()), hash: c.content_hash(), inputs: c.inputs, outputs: c.outputs })
+        let c = Circuit::from_binary(binary).map_err(circuit_error)?;
+        Ok(TeleportCircuit {
+            binary: Rc::new(binary.to_vec()),
+            hash: c.content_hash(),
+            inputs: c.inputs,
+            outputs: c.outputs,
+        })
     }
 
     /// The content hash (32 bytes).
@@ -199,7 +208,8 @@ fn gc_args(c: &TeleportCircuit, owners: &[u8], reveal: &[u8], inputs: &Array, me
     }
     let mut bits = Vec::new();
     for (k, &w) in widths.iter().enumerate() {
-        let v: Uint8Array = inputs.get(k as u32).dyn_into().map_err(|_| invalid("each input value must be a Uint8Array"))?;
+        let v: Uint8Array =
+            inputs.get(k as u32).dyn_into().map_err(|_| invalid("each input value must be a Uint8Array"))?;
         if v.length() as usize != (w as usize).div_ceil(8) {
             return Err(invalid(format!("input value {} must be {} bytes", k + 1, (w as usize).div_ceil(8))));
         }
@@ -220,7 +230,8 @@ fn outputs_to_js<'a>(values: impl Iterator<Item = Option<&'a Vec<bool>>>) -> JsV
 }
 
 fn ot_count(n: f64) -> Result<usize, JsValue> {
-    js_size("OT count", n, MAX_OTS_PER_CALL).map_err(|_| invalid(format!("OT count must be an integer in [0, {MAX_OTS_PER_CALL}]")))
+    js_size("OT count", n, MAX_OTS_PER_CALL)
+        .map_err(|_| invalid(format!("OT count must be an integer in [0, {MAX_OTS_PER_CALL}]")))
 }
 
 struct GarblerState {
@@ -253,31 +264,35 @@ pub fn teleport_garbler_connect(
     measurements: &[u8],
     signers: Option<Vec<u8>>,
 ) -> js_sys::Promise {
-    let prepared = (|| -> Result<_, JsValue> {
-        let ch = channel(transport)?;
-        let base = session_base(session)?;
-        let policy = OwnedPolicy::new(allow_simulated, measurements, signers)?;
-        if evaluator as usize >= ch.parties() || evaluator as usize == ch.party() {
-            return Err(invalid("evaluator must be another party of the transport"));
-        }
-        let prg = Prg::from_entropy().map_err(crate::js_error)?;
-        Ok((ch, base, policy, prg))
-    })();
-    let (ch, base, policy, mut prg) = match prepared {
-        Ok(p) => p,
-        Err(e) => return js_sys::Promise::reject(&e),
-    };
-    let peers = Peers { garbler: ch.party(), evaluator: evaluator as usize, enclave: evaluator as usize };
-    future_to_promise(async move {
-        let probe = JsChannelProbe::new(&ch);
-        match GarblerSession::connect(&ch, &peers, &policy.policy(), &mut prg).await {
-            Ok(session) => {
-                let enclave_key = session.enclave_public();
-                let state = GarblerState { ch, peers, session, jobs: JobCounter::new(base), prg };
-                Ok(TeleportGarbler { inner: Rc::new(RefCell::new(Some(state))), enclave_key }.into())
+    // The session key agreement and the PRG seed pass through the stack: scrubbed like
+    // every entry point that touches secrets (see webmpc-bindings-glue).
+    scrubbed(|| {
+        let prepared = (|| -> Result<_, JsValue> {
+            let ch = channel(transport)?;
+            let base = session_base(session)?;
+            let policy = OwnedPolicy::new(allow_simulated, measurements, signers)?;
+            if evaluator as usize >= ch.parties() || evaluator as usize == ch.party() {
+                return Err(invalid("evaluator must be another party of the transport"));
             }
-            Err(e) => Err(teleport_error(&e, &probe, &peers)),
-        }
+            let prg = Prg::from_entropy().map_err(js_error)?;
+            Ok((ch, base, policy, prg))
+        })();
+        let (ch, base, policy, mut prg) = match prepared {
+            Ok(p) => p,
+            Err(e) => return js_sys::Promise::reject(&e),
+        };
+        let peers = Peers { garbler: ch.party(), evaluator: evaluator as usize, enclave: evaluator as usize };
+        spawn_scrubbed(async move {
+            let probe = JsChannelProbe::new(&ch);
+            match GarblerSession::connect(&ch, &peers, &policy.policy(), &mut prg).await {
+                Ok(session) => {
+                    let enclave_key = session.enclave_public();
+                    let state = GarblerState { ch, peers, session, jobs: JobCounter::new(base), prg };
+                    Ok(TeleportGarbler { inner: Rc::new(RefCell::new(Some(state))), enclave_key }.into())
+                }
+                Err(e) => Err(teleport_error(&e, &probe, &peers)),
+            }
+        })
     })
 }
 
@@ -294,7 +309,14 @@ impl TeleportGarbler {
     /// too (every output goes to the evaluator). `inputs`: the garbler's values, big-endian.
     /// Resolves to one entry per output value: bytes where revealed to the garbler, else undefined.
     #[wasm_bindgen(js_name = runGc)]
-    pub fn run_gc(&self, circuit: &TeleportCircuit, mode_text: &str, owners: &[u8], reveal: &[u8], inputs: Array) -> Result<js_sys::Promise, JsValue> {
+    pub fn run_gc(
+        &self,
+        circuit: &TeleportCircuit,
+        mode_text: &str,
+        owners: &[u8],
+        reveal: &[u8],
+        inputs: Array,
+    ) -> Result<js_sys::Promise, JsValue> {
         let mode = mode(mode_text)?;
         let args = gc_args(circuit, owners, reveal, &inputs, Owner::Garbler)?;
         let binary = circuit.binary.clone();
@@ -374,32 +396,36 @@ pub fn teleport_evaluator_connect(
     measurements: &[u8],
     signers: Option<Vec<u8>>,
 ) -> js_sys::Promise {
-    let prepared = (|| -> Result<_, JsValue> {
-        let ch = channel(transport)?;
-        let base = session_base(session)?;
-        let policy = OwnedPolicy::new(allow_simulated, measurements, signers)?;
-        let (g, x, me, n) = (garbler as usize, enclave as usize, ch.party(), ch.parties());
-        if g >= n || x >= n || g == me || x == me || g == x {
-            return Err(invalid("garbler and enclave must be two other parties of the transport"));
-        }
-        let prg = Prg::from_entropy().map_err(crate::js_error)?;
-        Ok((ch, base, policy, prg))
-    })();
-    let (ch, base, policy, prg) = match prepared {
-        Ok(p) => p,
-        Err(e) => return js_sys::Promise::reject(&e),
-    };
-    let peers = Peers { garbler: garbler as usize, evaluator: ch.party(), enclave: enclave as usize };
-    future_to_promise(async move {
-        let probe = JsChannelProbe::new(&ch);
-        match EvaluatorSession::connect(&ch, &peers, &policy.policy()).await {
-            Ok(session) => {
-                let enclave_key = session.enclave_public();
-                let state = EvaluatorState { ch, peers, session, jobs: JobCounter::new(base), prg };
-                Ok(TeleportEvaluator { inner: Rc::new(RefCell::new(Some(state))), enclave_key }.into())
+    // The session key agreement and the PRG seed pass through the stack: scrubbed like
+    // every entry point that touches secrets (see webmpc-bindings-glue).
+    scrubbed(|| {
+        let prepared = (|| -> Result<_, JsValue> {
+            let ch = channel(transport)?;
+            let base = session_base(session)?;
+            let policy = OwnedPolicy::new(allow_simulated, measurements, signers)?;
+            let (g, x, me, n) = (garbler as usize, enclave as usize, ch.party(), ch.parties());
+            if g >= n || x >= n || g == me || x == me || g == x {
+                return Err(invalid("garbler and enclave must be two other parties of the transport"));
             }
-            Err(e) => Err(teleport_error(&e, &probe, &peers)),
-        }
+            let prg = Prg::from_entropy().map_err(js_error)?;
+            Ok((ch, base, policy, prg))
+        })();
+        let (ch, base, policy, prg) = match prepared {
+            Ok(p) => p,
+            Err(e) => return js_sys::Promise::reject(&e),
+        };
+        let peers = Peers { garbler: garbler as usize, evaluator: ch.party(), enclave: enclave as usize };
+        spawn_scrubbed(async move {
+            let probe = JsChannelProbe::new(&ch);
+            match EvaluatorSession::connect(&ch, &peers, &policy.policy()).await {
+                Ok(session) => {
+                    let enclave_key = session.enclave_public();
+                    let state = EvaluatorState { ch, peers, session, jobs: JobCounter::new(base), prg };
+                    Ok(TeleportEvaluator { inner: Rc::new(RefCell::new(Some(state))), enclave_key }.into())
+                }
+                Err(e) => Err(teleport_error(&e, &probe, &peers)),
+            }
+        })
     })
 }
 
@@ -437,7 +463,8 @@ impl TeleportEvaluator {
                 }
             };
             let EvaluatorState { ch, peers, session, prg, .. } = &mut s;
-            let r = driver::gc_evaluator(ch, peers, session, &job, &binary, &args.bits, &args.reveal, prg, report).await;
+            let r =
+                driver::gc_evaluator(ch, peers, session, &job, &binary, &args.bits, &args.reveal, prg, report).await;
             match r {
                 Ok(out) => (Some(s), Ok(outputs_to_js(out.iter().map(Some)))),
                 Err(e) => {
