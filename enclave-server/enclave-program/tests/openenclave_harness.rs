@@ -38,6 +38,15 @@ fn harness() -> PathBuf {
             .env("RUSTFLAGS", "-C target-feature=+aes,+sse2"));
         let lib = target.join("release/libwebmpc_teleport.a");
         let build = target.join("cmake");
+        // A cache written for another source tree (a moved or copied checkout with its target
+        // directory) makes cmake refuse to configure: start that build directory afresh.
+        let source = root.join("enclave-server/openenclave/harness");
+        if let Ok(cache) = std::fs::read_to_string(build.join("CMakeCache.txt")) {
+            let home = std::fs::canonicalize(&source).unwrap_or_else(|_| source.clone());
+            if !cache.lines().any(|l| l.strip_prefix("CMAKE_HOME_DIRECTORY:INTERNAL=") == Some(&*home.to_string_lossy())) {
+                std::fs::remove_dir_all(&build).expect("remove the stale cmake build directory");
+            }
+        }
         run(Command::new("cmake")
             .arg("-S")
             .arg(root.join("enclave-server/openenclave/harness"))
