@@ -111,13 +111,11 @@ function vickreyPlain(bids) {
   return { winner, price };
 }
 
-/** Runs one party per worker thread over the WebSocket mesh; returns every party's result. */
-async function withWorkers(root, parties, field, triples, vickreyBids) {
-  const session = `mascot-bench-${randomBytes(4).toString('hex')}`;
-  const sid = [...randomBytes(32)];
-  const workers = Array.from({ length: parties }, (_, party) =>
-    new Worker(SELF, { workerData: { root, party, parties, session, sid, triples, field, vickreyBids } }),
-  );
+/**
+ * Hands every worker the others' mesh URLs once all announced theirs, then collects each one's
+ * result and stops the workers.
+ */
+async function meshAndCollect(workers) {
   const urls = [];
   const results = [];
   await new Promise((resolve, reject) => {
@@ -128,16 +126,26 @@ async function withWorkers(root, parties, field, triples, vickreyBids) {
       w.on('message', (m) => {
         if (m.type === 'url') {
           urls[m.party] = m.url;
-          if (++announced === parties) for (const x of workers) x.postMessage({ peers: urls });
+          if (++announced === workers.length) for (const x of workers) x.postMessage({ peers: urls });
         } else if (m.type === 'done') {
           results.push(m.result);
-          if (++done === parties) resolve();
+          if (++done === workers.length) resolve();
         }
       });
     }
   });
   await Promise.all(workers.map((w) => w.terminate()));
   return results;
+}
+
+/** Runs one party per worker thread over the WebSocket mesh; returns every party's result. */
+async function withWorkers(root, parties, field, triples, vickreyBids) {
+  const session = `mascot-bench-${randomBytes(4).toString('hex')}`;
+  const sid = [...randomBytes(32)];
+  const workers = Array.from({ length: parties }, (_, party) =>
+    new Worker(SELF, { workerData: { root, party, parties, session, sid, triples, field, vickreyBids } }),
+  );
+  return meshAndCollect(workers);
 }
 
 export async function run({ root, emit, quick }) {
@@ -282,26 +290,7 @@ async function withSdkWorkers(root, parties, triples, vickreyBids) {
   const workers = Array.from({ length: parties }, (_, party) =>
     new Worker(SELF, { workerData: { sdk: true, root, party, parties, session, sid, triples, vickreyBids } }),
   );
-  const urls = [];
-  const results = [];
-  await new Promise((resolve, reject) => {
-    let done = 0;
-    let announced = 0;
-    for (const w of workers) {
-      w.on('error', reject);
-      w.on('message', (m) => {
-        if (m.type === 'url') {
-          urls[m.party] = m.url;
-          if (++announced === parties) for (const x of workers) x.postMessage({ peers: urls });
-        } else if (m.type === 'done') {
-          results.push(m.result);
-          if (++done === parties) resolve();
-        }
-      });
-    }
-  });
-  await Promise.all(workers.map((w) => w.terminate()));
-  return results;
+  return meshAndCollect(workers);
 }
 
 /** Triples/s and bytes per triple through session.preprocess; the Vickrey auction end to end. */
