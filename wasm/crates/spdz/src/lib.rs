@@ -9,6 +9,8 @@
 //! * Drivers over `webmpc_core::channel::Channel`: [`party`] (setup, Π_[[·]] with the input
 //!   check, ΠMACCheck, Π_Triple, input masks, random bits), [`online`] (the SPDZ online phase
 //!   and the program interpreter), with [`mux`], [`net`] and [`rot`] underneath.
+//! * [`zero`]: pairwise-seeded zero-sharings, which make every sharing in the store (input masks,
+//!   random bits) a uniformly random additive sharing, as Π_[[·]]'s resharing step requires.
 //! * [`dealer`] (feature `ideal`): a trusted dealer for the preprocessing, so that the online
 //!   phase can be tested on its own.
 //!
@@ -35,6 +37,7 @@ pub mod store;
 #[cfg(any(test, feature = "ideal"))]
 pub mod testing;
 pub mod wipe;
+pub mod zero;
 
 pub use error::SpdzError;
 pub use field::{Field, FieldKind, Fp, Gf128};

@@ -32,6 +32,7 @@ use crate::rot::{RotReceiver, RotSender, Tweaks};
 use crate::share::{mac_check_term, Share, Triple};
 use crate::store::Store;
 use crate::wipe::{wipe, Wiping};
+use crate::zero::ZeroSharing;
 use futures::future::{try_join, try_join_all};
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::prg::Prg;
@@ -88,6 +89,8 @@ pub struct Party<F: Field, C: Channel> {
     pub(crate) delta: F,
     peers: Vec<Peer<F, C>>,
     pub(crate) prg: Prg,
+    /// Pairwise seeds that re-randomise the sharings made without a split (see [`crate::zero`]).
+    zero: ZeroSharing,
     pub(crate) store: Store<F>,
     poisoned: bool,
     batch: usize,
@@ -180,12 +183,14 @@ impl<F: Field, C: Channel> Party<F, C> {
                 })
             }
         });
-        let peers = try_join_all(setups).await?;
+        // The zero-sharing seeds travel on the control stream while the pairs run their OTs.
+        let (peers, zero) = try_join(try_join_all(setups), ZeroSharing::setup(&net, &mut prg)).await?;
         Ok(Party {
             net,
             delta,
             peers,
             prg,
+            zero,
             store: Store::new(n),
             poisoned: false,
             batch: DEFAULT_BATCH,
@@ -208,6 +213,7 @@ impl<F: Field, C: Channel> Party<F, C> {
             delta,
             peers: Vec::new(),
             prg: Prg::from_entropy().expect("platform randomness"),
+            zero: ZeroSharing::none(),
             store,
             poisoned: false,
             batch: DEFAULT_BATCH,
@@ -433,8 +439,10 @@ impl<F: Field, C: Channel> Party<F, C> {
     }
 
     /// Π_[[·]].Input of every party's own values at once, without resharing (each party's
-    /// value share is its own value; the others hold share 0), which is what Authenticate of
-    /// Π_Triple and input masks need. Party j inputs `lens[j]` values; this party's are `mine`.
+    /// value share is its own value; the others hold share 0). Authenticate of Π_Triple needs
+    /// exactly that (each party's a, b, c are already its additive shares); a caller that makes
+    /// a sharing of one party's value (input masks, GF(2^128) bits) must re-randomise it with
+    /// [`crate::zero`] before storing it. Party j inputs `lens[j]` values; this party's are `mine`.
     ///
     /// A random dummy x_0 is authenticated with the values (P2). After COPE, the coin `coin` is
     /// opened; every party broadcasts y_j = Σ_h r_{j,h}·x_{j,h} and each computes
@@ -745,9 +753,22 @@ impl<F: Field, C: Channel> Party<F, C> {
         F::random_fill(&mut self.prg, &mut mine);
         let (macs, sigmas) = self.authenticate_own(&mine, counts, coin).await?;
         self.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
+        // Π_[[·]] step 2: the owner's r becomes a random additive sharing (zero-sharing added),
+        // so opening anything linear in r shows no party's contribution (see `crate::zero`).
+        let mut values = Wiping(Vec::with_capacity(counts.iter().sum()));
+        for (j, &c) in counts.iter().enumerate() {
+            if j == me {
+                values.extend_from_slice(&mine);
+            } else {
+                values.extend(core::iter::repeat_n(F::ZERO, c));
+            }
+        }
+        self.zero.rerandomise(&mut values);
+        let mut values = values.iter();
         for (j, macs_j) in macs.iter().enumerate() {
             for (h, mac) in macs_j.iter().enumerate() {
-                let (value, known) = if j == me { (mine[h], Some(mine[h])) } else { (F::ZERO, None) };
+                let value = *values.next().expect("one value per MAC");
+                let known = (j == me).then(|| mine[h]);
                 self.store.masks[j].push_back((Share { value, mac: *mac }, known));
             }
         }
@@ -824,8 +845,11 @@ impl<F: Field, C: Channel> Party<F, C> {
                 let mine = self.cheat.own_bits(mine);
                 let (macs, sigmas) = self.authenticate_own(&mine, &vec![k; n], auth_coin).await?;
                 self.check_sigmas(&sigmas, |_| SpdzError::MacCheckFailed { phase: "input check" }).await?;
+                // Each party's share would otherwise be its own bit: re-randomise, as for masks.
+                let mut values = Wiping(mine.clone());
+                self.zero.rerandomise(&mut values);
                 let b: Vec<Share<F>> = (0..k)
-                    .map(|h| Share { value: mine[h], mac: macs.iter().fold(F::ZERO, |acc, m| acc + m[h]) })
+                    .map(|h| Share { value: values[h], mac: macs.iter().fold(F::ZERO, |acc, m| acc + m[h]) })
                     .collect();
                 // Beaver: ε = b − x, δ = b − y for the triple (x, y, z).
                 let mut eps_delta = Vec::with_capacity(2 * k);
