@@ -139,7 +139,7 @@ describe('programs from bytes', () => {
     // One input mask per bit of a 20-bit input (inputs are range-checked bit by bit).
     expect(need.masks).toEqual([40, 40, 20]);
     expect(need.triples).toBeGreaterThan(0);
-    expect(need.bits).toBe(8 * (20 + 41)); // 4 matches, two 20-bit comparisons each
+    expect(need.bits).toBe(8 * (20 + 64 + 1)); // 4 matches, two 20-bit comparisons each: r′ and κ + 1 bits of r″
   });
 
   it('fuzz: mutated, truncated and random bytes are typed MALFORMED_PROGRAM / PROGRAM_TOO_LARGE, never a trap', async () => {
@@ -227,6 +227,30 @@ describe('widths the builder derives for comparisons', () => {
       const y = b.sint(1, 4);
       b.output(x.max(y).lt(x));
     })).toEqual([11, 11]);
+  });
+
+  it('refuses an explicit { bits } narrower than the width derived from the operands, and takes a wider one', () => {
+    const b = new ProgramBuilder({ parties: 2 });
+    const x = b.uint(0, 32);
+    const y = b.uint(1, 32);
+    // 32-bit operands differ by less than 2^32: 32 bits is the derived width.
+    for (const op of ['lt', 'le', 'gt', 'ge', 'eq'] as const) {
+      const err = (() => {
+        try {
+          x[op](y, { bits: 16 });
+        } catch (e) {
+          return e as WebmpcError;
+        }
+      })();
+      expect(err?.code, op).toBe('INVALID_ARGUMENT');
+      expect(err?.message, op).toMatch(/\{ bits: 16 \} is narrower than the operands, whose difference needs 32 bits/);
+    }
+    expect(code(() => x.lt(y, { bits: 31 }))).toBe('INVALID_ARGUMENT');
+    // The sum of two 64-bit values needs 65 bits: no promised width can cover it.
+    expect(code(() => b.uint(0, 64).add(b.uint(0, 64)).lt(b.uint(1, 1), { bits: 64 }))).toBe('INVALID_ARGUMENT');
+    // Equal or wider is fine, and is what the program then carries.
+    expect(widthOf((g) => g.output(g.uint(0, 32).lt(g.uint(1, 32), { bits: 32 })))).toEqual([32]);
+    expect(widthOf((g) => g.output(g.uint(0, 32).lt(g.uint(1, 32), { bits: 40 })))).toEqual([40]);
   });
 
   it('refuses comparisons it cannot size: unknown ranges, differences of 2^64 or more', () => {

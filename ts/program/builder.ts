@@ -16,8 +16,10 @@
  * **Cost model.** Addition, subtraction, negation and operations with a public constant are
  * local and free. Each `mul` and `select` consumes one Beaver triple and one round of openings
  * for its whole layer (the interpreter batches every multiplication of equal depth). A
- * comparison of k-bit operands costs about 3k + 40 triples (a carry tree of 2(k − 1) products
- * and k + 41 random bits, each made from a triple) and ⌈log2 k⌉ + 1 rounds; `eq` about 2k + 40.
+ * comparison of k-bit operands costs about 3k + 64 triples (a carry tree of 2(k − 1) products
+ * and k + κ + 1 random bits, each made from a triple) and ⌈log2 k⌉ + 1 rounds; `eq` about 2k + 64.
+ * κ = min(64, 125 − k) is the comparison's statistical security: its masked opening is within
+ * 2^−κ of independent of the operands (2^−64 up to k = 61, 2^−61 at k = 64), per comparison.
  * A k-bit integer input costs k input masks and k triples (its range check). Keep integers narrow
  * where comparisons need them.
  *
@@ -506,18 +508,31 @@ export class ProgramBuilder {
     return x;
   }
 
-  /** The comparison width for a − b: given (checked) or derived from the ranges. */
+  /**
+   * The comparison width for a − b: derived from the operands' tracked ranges where both are
+   * known, else the `{ bits }` given. A given width may widen the derived one, never narrow it:
+   * a narrower comparison would give a wrong answer for some in-range inputs and open a masked
+   * value that hides them less well.
+   */
   #width(a: Value, b: Value, options: CompareOptions | undefined, what: string): number {
     if (this.field !== 'prime') throw invalid(`${what}: comparisons need the prime field`);
     const given = options?.bits;
-    if (given !== undefined) {
-      if (!Number.isInteger(given) || given < 1 || given > MAX_INT_BITS) throw invalid(`${what}: bits must be an integer in [1, ${MAX_INT_BITS}]`);
+    if (given !== undefined && (!Number.isInteger(given) || given < 1 || given > MAX_INT_BITS)) {
+      throw invalid(`${what}: bits must be an integer in [1, ${MAX_INT_BITS}]`);
+    }
+    if (!a.range || !b.range) {
+      if (given === undefined) throw invalid(`${what}: an operand's integer range is unknown (a field element?); pass { bits } to promise a width`);
       return given;
     }
-    if (!a.range || !b.range) throw invalid(`${what}: an operand's integer range is unknown (a field element?); pass { bits } to promise a width`);
     const spread = [a.range[0] - b.range[1], a.range[1] - b.range[0]].map(abs).reduce((m, x) => (x > m ? x : m));
     let k = 1;
     while (spread >= 1n << BigInt(k)) k++;
+    if (given !== undefined) {
+      if (given < k) {
+        throw invalid(`${what}: { bits: ${given} } is narrower than the operands, whose difference needs ${k} bits; pass at least ${k} (or nothing: the width is derived)`);
+      }
+      return given;
+    }
     if (k > MAX_INT_BITS) throw invalid(`${what}: the operands may differ by 2^${MAX_INT_BITS} or more; comparisons take narrower integers (or pass { bits } to promise a width)`);
     return k;
   }

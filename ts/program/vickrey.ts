@@ -18,7 +18,7 @@
  *
  * How: a tournament keeps (highest bid, its index, second-highest bid) per subtree, ⌈log2 bids⌉
  * rounds of two comparisons and five selects per match; about (bids − 1)·(6k + 87) triples for
- * k-bit bids (each comparison ≈ 3k + 40, each select 1).
+ * k-bit bids (each comparison ≈ 3k + 64, each select 1).
  */
 import { WebmpcError } from '../errors.js';
 import { ProgramBuilder, type Value } from './builder.js';

@@ -16,6 +16,22 @@
 //!
 //! Triples, bits and masks are taken from the store and never reused (P7).
 //!
+//! **Aborts are not unanimous.** Openings and check messages go point to point; the broadcast
+//! transcripts are compared inside each MAC check, but nothing echoes the last check's messages
+//! (without a broadcast channel no dishonest-majority protocol can make the final decision
+//! unanimous). A corrupt party can therefore make one honest party abort while another, which got
+//! consistent messages, outputs. What it cannot do is make any honest party output a wrong value,
+//! or learn anything beyond its outputs: a party that outputs has checked everything. Callers
+//! that need agreement on success must run their own agreement step after the output (and an
+//! honest party that aborts tells its peers why when the SDK closes its transport).
+//! `tests/selective_abort.rs` shows what each honest party sees.
+//!
+//! **Every sharing is a random sharing.** Input masks and random bits are re-randomised with a
+//! pairwise-seeded zero-sharing when they are made ([`crate::zero`]), so every party's share of
+//! any value (in particular of an output opened share by share, to everyone or to its
+//! recipients) is uniform given the value: an opening reveals the value and nothing about which
+//! party's input contributed what.
+//!
 //! **Inputs and ranges.** A field input is one masked broadcast ε = x − r. An integer input of k
 //! bits is input as its k bits, each with its own mask, and the parties check b² = b for every
 //! bit (one Beaver product each, all in one round; the claims b·b − b = 0 go into the next MAC
@@ -44,7 +60,7 @@ use crate::field::Field;
 use crate::net::{decode_elems, CoinCommitment};
 use crate::online_core::{
     carry_leaves, carry_level_apply, carry_level_pairs, eq_factors, low_bits, ltz_from, product_level_apply,
-    product_level_pairs, xor_from_product, STAT_SEC,
+    product_level_pairs, stat_sec, xor_from_product,
 };
 use crate::party::Party;
 use crate::program::{Instr, Kind, Program};
@@ -227,11 +243,11 @@ impl<'p, F: Field, C: Channel> Engine<'p, F, C> {
             to_open.push(*y - t.b);
         }
         let one = self.constant(F::ONE);
-        // c = a + 2^m + r′ + 2^m·r″: m bits of r′, κ + 1 bits of r″ (LT: m = k; EQ: K = k).
+        // c = a + 2^m + r′ + 2^m·r″: m bits of r′, κ(m) + 1 bits of r″ (LT: m = k; EQ: K = k).
         let mut masks = Vec::with_capacity(lts.len() + eqs.len());
         for (a, m) in lts.iter().chain(eqs) {
             let rb = Wiping(self.take_bits(*m)?);
-            let rr = Wiping(self.take_bits(STAT_SEC + 1)?);
+            let rr = Wiping(self.take_bits(stat_sec(*m) + 1)?);
             to_open.push(*a + self.constant(pow2(*m)) + weighted(&rb) + weighted(&rr).scale(pow2(*m)));
             masks.push((rb, rr[0]));
         }

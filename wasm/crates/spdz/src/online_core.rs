@@ -14,7 +14,7 @@
 //! ```
 //!
 //! Why the last line: c − r = a + 2^m lies in [0, 2^(m+1)) and c does not wrap mod p
-//! (c < 2^(m+κ+3) ≤ 2^107), so bit m of a + 2^m is bit m of the subtraction c − r, which is
+//! (c < 2^(m+κ+2) ≤ 2^127 < p, see [`stat_sec`]), so bit m of a + 2^m is bit m of the subtraction c − r, which is
 //! c_m ⊕ r_m ⊕ (borrow out of the low m bits); r_m = r″_0 and that borrow is u. r″_0 ⊕ u costs one
 //! multiplication (x ⊕ y = x + y − 2xy) after the tree. **The result is a bit whatever a is**: u is
 //! a bit for any public c (below), r″_0 is a preprocessed bit, and XOR and negation by a public
@@ -35,27 +35,48 @@
 //! EQZ(a) = Π_i (c_i ? r_i : 1 − r_i): a product tree of K − 1 multiplications, a bit for any a.
 //!
 //! **Statistical hiding.** The opened c is a value in [0, 2^(m+1)) plus a uniform r of
-//! m + κ + 1 bits: statistical distance 2^−κ from a value independent of a, **per comparison**
-//! (a program with C comparisons leaks at most C·2^−κ). This needs the operand to be in its
-//! range *and correct*: the driver MAC-checks everything opened before a comparison that depends
-//! on it (an additive error e·y in a Beaver product would otherwise be masked only by r).
+//! m + κ + 1 bits: statistical distance at most 2^−κ from a value independent of a, **per
+//! comparison**, with κ = κ(m) = min(64, 125 − m) ([`stat_sec`]): 2^−64 for widths up to 61 bits
+//! and at worst 2^−61 (64-bit operands). A program with C comparisons leaks at most
+//! Σ 2^−κ(m_i) ≤ C·2^−61 in statistical distance, which is within the 2^−64 per triple that τ = 3
+//! gives the preprocessing for any realistic C. This needs the operand to be in its range *and
+//! correct*: the driver MAC-checks everything opened before a comparison that depends on it (an
+//! additive error e·y in a Beaver product would otherwise be masked only by r).
 //!
 //! a < b on k-bit integers is LTZ(a − b) with m = k; a ≤ b is 1 − LTZ(b − a); a = b is
 //! EQZ(a − b) with K = k.
 
 use core::ops::{Add, Sub};
 
-/// κ: statistical security of the masking in one comparison, in bits.
-pub const STAT_SEC: usize = 40;
+/// The most statistical security a comparison's masking is given, in bits: κ = 64 matches the
+/// k/2 = 64 bits that τ = 3 gives the preprocessing against Multiply's selective failure
+/// ([`crate::party::TAU`]), so the masking is never the weakest link.
+pub const STAT_SEC_MAX: usize = 64;
 
-/// Random bits for one LTZ on k-bit operands: m = k bits of r′ and κ + 1 of r″.
-pub fn lt_bits(k: usize) -> usize {
-    k + STAT_SEC + 1
+/// κ(m): the statistical security of the masking in one comparison of width m, in bits: as much
+/// as the field leaves room for, up to [`STAT_SEC_MAX`].
+///
+/// The opened c = (a + 2^m) + r′ + 2^m·r″ with a + 2^m < 2^(m+1), r′ < 2^m and r″ < 2^(κ+1) is
+/// below 2^(m+1) + 2^(m+κ+1) ≤ 2^(m+κ+2), which must not wrap mod p > 2^127: m + κ + 2 ≤ 127,
+/// so κ(m) = min(64, 125 − m). For every width the protocol allows (m ≤ 64) that is at least 61:
+/// 64 bits up to m = 61, then 63, 62, 61 for m = 62, 63, 64.
+pub const fn stat_sec(m: usize) -> usize {
+    let room = 125 - m;
+    if room < STAT_SEC_MAX {
+        room
+    } else {
+        STAT_SEC_MAX
+    }
 }
 
-/// Random bits for one EQZ on k-bit operands: k bits of r′ and κ + 1 of r″.
+/// Random bits for one LTZ on k-bit operands: m = k bits of r′ and κ(k) + 1 of r″.
+pub fn lt_bits(k: usize) -> usize {
+    k + stat_sec(k) + 1
+}
+
+/// Random bits for one EQZ on k-bit operands: k bits of r′ and κ(k) + 1 of r″.
 pub fn eq_bits(k: usize) -> usize {
-    k + STAT_SEC + 1
+    k + stat_sec(k) + 1
 }
 
 /// ⌈log2 x⌉ for x ≥ 1.
@@ -190,15 +211,22 @@ mod tests {
     /// Both comparisons open c = v + r with v = a + 2^m in [0, 2^(m+1)) (LT: m = k, a in
     /// [-2^k, 2^k); EQ: K = k, |a| < 2^k) and r uniform below 2^(bits of r): the statistical
     /// distance from a value independent of a is 2^(m+1) / 2^(bits of r), which must be at most
-    /// 2^-kappa. (Equality used to take kappa bits of r'', one short: 2^-39.)
+    /// 2^-κ(k), with κ(k) ≥ 61 for every width and 64 for widths up to 61; and c must not wrap
+    /// mod p. (Equality once took κ bits of r″, one short; κ was once 40.)
     #[test]
     fn masks_hide_the_operand_by_kappa_bits_for_every_comparison_and_width() {
+        let p = u128::MAX - 172;
         for k in 1..=64usize {
+            let kappa = stat_sec(k);
+            assert!(kappa >= 61 && kappa <= STAT_SEC_MAX, "k={k}");
+            assert_eq!(kappa == STAT_SEC_MAX, k <= 61, "k={k}: 64 bits wherever the field leaves room");
             let masked_range_bits = k + 1;
-            assert!(lt_bits(k) >= masked_range_bits + STAT_SEC, "LT k={k}");
-            assert!(eq_bits(k) >= masked_range_bits + STAT_SEC, "EQ k={k}");
-            // And c never wraps mod p (p > 2^127): v + r < 2^(k+1) + 2^(bits) <= 2^107.
-            assert!(lt_bits(k).max(eq_bits(k)) < 127 && masked_range_bits < 127);
+            assert!(lt_bits(k) >= masked_range_bits + kappa, "LT k={k}");
+            assert!(eq_bits(k) >= masked_range_bits + kappa, "EQ k={k}");
+            // The largest c: v < 2^(k+1), r′ < 2^k, r″ < 2^(κ+1); it must stay below p.
+            let (v, r1, r2) = ((1u128 << (k + 1)) - 1, (1u128 << k) - 1, (1u128 << (kappa + 1)) - 1);
+            let c = v.checked_add(r1).and_then(|x| x.checked_add(r2.checked_mul(1u128 << k)?));
+            assert!(c.is_some_and(|c| c < p), "k={k}: the opened c could wrap mod p");
             assert_eq!(eq_cost(k).1, eq_bits(k));
             assert_eq!(lt_cost(k).1, lt_bits(k));
         }
@@ -208,7 +236,7 @@ mod tests {
     /// final XOR. In range it is [a < 0]; out of range (any field element) it is still a bit.
     fn ltz(a: Fp, m: usize, prg: &mut Prg) -> Fp {
         let r1 = prg.next_block().to_u128() & ((1u128 << m) - 1);
-        let r2 = prg.next_block().to_u128() & ((1u128 << (STAT_SEC + 1)) - 1);
+        let r2 = prg.next_block().to_u128() & ((1u128 << (stat_sec(m) + 1)) - 1);
         let pow = |e: usize| Fp::from_bits(1u128 << e);
         let c = a + pow(m) + Fp::from_bits(r1) + Fp::from_bits(r2) * pow(m);
         let c = c.bits();
@@ -256,7 +284,7 @@ mod tests {
             for a in (-lim + 1)..lim {
                 let fa = if a < 0 { -Fp::from_bits((-a) as u128) } else { Fp::from_bits(a as u128) };
                 let r1 = prg.next_block().to_u128() & ((1u128 << k) - 1);
-                let r2 = prg.next_block().to_u128() & ((1u128 << (STAT_SEC + 1)) - 1);
+                let r2 = prg.next_block().to_u128() & ((1u128 << (stat_sec(k) + 1)) - 1);
                 let pow = Fp::from_bits(1u128 << k);
                 let c = (fa + pow + Fp::from_bits(r1) + Fp::from_bits(r2) * pow).bits();
                 let rb: Vec<u32> = (0..k).map(|i| ((r1 >> i) & 1) as u32).collect();

@@ -69,8 +69,10 @@
 //!   value and compared can reveal that value). A program must only compare values that fit its
 //!   declared width for *every* choice of the other parties' inputs within their declared kinds.
 //!
-//! Comparisons use Catrina–de Hoogh's statistical masking with κ = 40 bits per comparison (see
-//! [`crate::online_core`]).
+//! Comparisons use Catrina–de Hoogh's statistical masking with κ = min(64, 125 − k) bits per
+//! k-bit comparison (64 up to k = 61, at least 61 for every allowed k; see
+//! [`crate::online_core::stat_sec`]): a program with C comparisons leaks at most C·2^−61 in
+//! statistical distance about operands that are in their declared range.
 
 use crate::field::{Field, FieldKind};
 use crate::store::Counts;
