@@ -49,6 +49,8 @@ describe('protocol registry', () => {
     // What a cheating party can do is said, not only the model's name.
     expect(protocols.yao2pc.protects).toMatch(/not checked/);
     expect(protocols.yao2pc.protects).toMatch(/evaluator can choose the garbler's outputs/);
+    // MASCOT's aborts are not unanimous (tests/selective_abort.rs in the spdz crate shows it).
+    expect(protocols.mascot.protects).toMatch(/aborts may be selective/);
     expect(protocols.plain).toMatchObject({ security: 'none', roleOptions: [] });
     expect(protocols.plain.preprocess).toBeUndefined();
   });

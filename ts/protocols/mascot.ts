@@ -23,7 +23,12 @@
  * whom), `SACRIFICE_FAILED` (a wrong triple), `CHEATING_DETECTED` (a broken commitment or a
  * broadcast seen differently, naming the `peer`), `MALFORMED_MESSAGE`. It does **not** give
  * fairness or guaranteed output: any party can make everyone abort (and a corrupt party can
- * abort after it has seen an output revealed to it). Errors never carry a secret.
+ * abort after it has seen an output revealed to it). **Aborts may be selective**: messages go
+ * point to point and the last check is not echoed, so a corrupt party can make one honest party
+ * abort while another honest party gets its (correct) outputs; an application that needs every
+ * party to agree that the run succeeded must confirm that itself after the run. Every value is a
+ * uniformly random additive sharing (input masks included), so an opened output reveals its
+ * value and nothing about each party's contribution. Errors never carry a secret.
  *
  * **Integer inputs are range-checked.** An input declared as a k-bit integer is input as its k
  * bits, and every bit is checked to be 0 or 1 (b² = b, one triple each) before any comparison or
@@ -208,7 +213,8 @@ export const mascot: ProtocolModule<MascotTypes> = {
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 corrupt parties, who can only force an abort ' +
-    '(no fairness: one may abort after seeing its own output). Integer inputs are range-checked bit by bit; ' +
+    '(no fairness: one may abort after seeing its own output), and aborts may be selective (one honest party ' +
+    'aborts while another gets its correct outputs). Integer inputs are range-checked bit by bit; ' +
     'field-element inputs are not, and comparisons on them rely on a width the program promises.',
   computes: 'program',
   parties: { min: 2, max: 1024 },
