@@ -12,8 +12,21 @@
 // --serve / --no-serve (keep serving the app for people after the scripted auction; default: only
 // when run from a terminal), --host ADDR (interface to serve on, default 127.0.0.1; 0.0.0.0 lets
 // other machines join), --screenshots DIR, --skip-build (no setup, no SDK build: the tests' mode),
-// --timeout S (for the scripted auction, default 120), --build-only (set up and build, then stop).
+// --timeout S (for the scripted auction, default 120), --phase-timeout S (default 30, or 6 s per
+// bidder beyond 5: see "Deadlines" below), --build-only (set up and build, then stop).
 // Exit code: 0 the auction finished with the right result, 1 it failed, 2 bad arguments.
+//
+// Deadlines. Nothing here waits without one, and each says what it waited for:
+//   - each Node bidder must start (load the Wasm, make its key) within the phase timeout;
+//   - joining the room and connecting to every other bidder over WebRTC: the phase timeout (the
+//     bidders' own deadline, which names the bidders that never joined or never connected);
+//   - every later phase (key exchange, session, setup, preprocessing, garbling, evaluating): no
+//     more than the phase timeout without progress;
+//   - a bidder that has given its result must exit within 10 s;
+//   - the whole auction: --timeout.
+// A missed deadline stops every bidder and names the phase and the bidder that was waited for.
+// Testing only: --stall SEAT:POINT stops bidder SEAT at POINT (starting, connecting, securing or
+// exiting; see STALL_POINTS in demo-app/src/auction.ts), alive, so the deadlines can be tested.
 import { spawnSync, fork } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -30,7 +43,10 @@ const BIDDER = join(NODE_OUT, 'bidder.mjs');
 const MAX_BID = 2 ** 32 - 1;
 
 const USAGE = `usage: npm run demo -- [--browser] [--bidders N] [--engine authgc|mascot] [BID ...]
-  [--serve | --no-serve] [--host ADDR] [--screenshots DIR] [--timeout S] [--skip-build] [--build-only]`;
+  [--serve | --no-serve] [--host ADDR] [--screenshots DIR] [--timeout S] [--phase-timeout S]
+  [--skip-build] [--build-only]`;
+/** How long a bidder that has given its result may take to exit. */
+const EXIT_DEADLINE_S = 10;
 
 /** Progress of the launcher itself goes to stderr; the auction's story to stdout. */
 const note = (line) => process.stderr.write(`demo: ${line}\n`);
@@ -53,6 +69,8 @@ function parseCommandLine(argv) {
         host: { type: 'string', default: '127.0.0.1' },
         screenshots: { type: 'string' },
         timeout: { type: 'string', default: '120' },
+        'phase-timeout': { type: 'string' },
+        stall: { type: 'string' },
         'skip-build': { type: 'boolean', default: false },
         'build-only': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -73,8 +91,17 @@ function parseCommandLine(argv) {
   while (bids.length < bidders) bids.push(randomInt(0, 2 ** 32));
   const timeoutS = Number(values.timeout);
   if (!(timeoutS > 0)) throw new Usage('--timeout must be a positive number of seconds');
+  // Setup grows with the number of pairs, and all bidders share this machine's cores.
+  const phaseTimeoutS = values['phase-timeout'] === undefined ? Math.max(30, 6 * bidders) : Number(values['phase-timeout']);
+  if (!(phaseTimeoutS > 0)) throw new Usage('--phase-timeout must be a positive number of seconds');
+  let stall;
+  if (values.stall !== undefined) {
+    const m = /^(\d+):([a-z]+)$/.exec(values.stall);
+    if (!m || Number(m[1]) >= bidders || values.browser) throw new Usage('--stall takes SEAT:POINT for a Node bidder (testing only)');
+    stall = { seat: Number(m[1]), point: m[2] };
+  }
   const serve = values['no-serve'] ? false : (values.serve ?? Boolean(process.stdout.isTTY && process.stdin.isTTY));
-  return { browser: values.browser, bids, engine: values.engine, serve, host: values.host, screenshots: values.screenshots, timeoutS, skipBuild: values['skip-build'], buildOnly: values['build-only'] };
+  return { browser: values.browser, bids, engine: values.engine, serve, host: values.host, screenshots: values.screenshots, timeoutS, phaseTimeoutS, stall, skipBuild: values['skip-build'], buildOnly: values['build-only'] };
 }
 
 function run(cmd, args) {
@@ -129,8 +156,12 @@ function lanAddress() {
   return '127.0.0.1';
 }
 
-/** Starts one managed Node bidder; resolves with its result message, rejects with its failure. */
-function startNodeBidder(seat, bid, link, waitS, keys) {
+/**
+ * Starts one managed Node bidder; resolves with its result message, rejects with its failure.
+ * `track` hears what the bidder says of its progress (its key, each phase and progress step, its
+ * result), for the deadlines.
+ */
+function startNodeBidder(seat, bid, link, waitS, stallAt, track) {
   const child = fork(BIDDER, ['--ipc'], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   const prefix = (stream, sink) => {
     let rest = '';
@@ -147,7 +178,7 @@ function startNodeBidder(seat, bid, link, waitS, keys) {
   let outcome;
   const done = new Promise((resolve, reject) => {
     child.on('message', (m) => {
-      if (m?.type === 'key') keys.set(seat, m.key);
+      track(m);
       if (m?.type === 'result' || m?.type === 'failed') outcome = m;
     });
     child.on('error', reject);
@@ -156,45 +187,136 @@ function startNodeBidder(seat, bid, link, waitS, keys) {
       else reject(Object.assign(new Error(outcome?.error?.title ?? `bidder ${seat} exited (${signal ?? `code ${code}`})`), { explained: outcome?.error }));
     });
   });
-  child.send({ type: 'start', link: { ...link, seat }, bid, waitS });
+  child.send({ type: 'start', link: { ...link, seat }, bid, waitS, ...(stallAt ? { stallAt } : {}) });
   return { child, done };
 }
 
-/** The scripted auction among Node processes. Resolves with each bidder's { seat, result, phases }. */
-async function nodeAuction(link, bids, timeoutS) {
+/**
+ * Where each scripted bidder is, as far as the launcher knows, and the deadline of that place:
+ * the watchdog of {@link nodeAuction}. A bidder is `starting` until it hands over its key, then
+ * `keys` (waiting for everyone's) until it reports a phase of its own; after its result it is
+ * `exiting`.
+ */
+class Watchdog {
+  constructor(count, phaseTimeoutS, label) {
+    const now = performance.now();
+    this.bidders = Array.from({ length: count }, () => ({ place: 'starting', since: now, exited: false }));
+    this.phaseTimeoutS = phaseTimeoutS;
+    this.label = label;
+  }
+
+  /** Records a message from bidder `seat`. */
+  heard(seat, m) {
+    const b = this.bidders[seat];
+    const place = m?.type === 'key' ? 'keys' : m?.type === 'phase' ? m.phase : m?.type === 'result' ? 'exiting' : undefined;
+    if (place === undefined) return;
+    b.place = place;
+    b.since = performance.now(); // a phase change or a progress step: the deadline starts again
+  }
+
+  exited(seat) {
+    this.bidders[seat].exited = true;
+  }
+
+  #name(place) {
+    return { starting: 'starting (loading the Wasm, making its key)', keys: "waiting for the other bidders' keys", exiting: 'exiting after its result' }[place] ?? this.label(place);
+  }
+
+  /** Seconds bidder `b` may stay where it is without progress. */
+  #limit(b) {
+    if (b.place === 'exiting') return EXIT_DEADLINE_S;
+    // In these the bidders have deadlines of their own (the phase timeout), which name the bidder
+    // that never joined, connected or answered the key exchange; the launcher's is a backstop.
+    if (b.place === 'connecting' || b.place === 'securing') return this.phaseTimeoutS + 5;
+    return this.phaseTimeoutS;
+  }
+
+  /** The keys went out: every bidder that has its key moves on to joining the room. */
+  keysRelayed() {
+    const now = performance.now();
+    for (const b of this.bidders) if (b.place === 'keys') Object.assign(b, { place: 'connecting', since: now });
+  }
+
+  /** Where every bidder is, for a failure message. */
+  where() {
+    return this.bidders.map((b, seat) => `bidder ${seat}: ${b.exited ? 'exited' : this.#name(b.place)}`).join('; ');
+  }
+
+  /**
+   * The missed deadline, if any, as a message naming the bidder waited for and its phase. A
+   * bidder that never started or never finished exiting is named before the ones waiting for it.
+   */
+  missed(now = performance.now()) {
+    const late = this.bidders
+      .map((b, seat) => ({ b, seat }))
+      .filter(({ b }) => !b.exited && now - b.since > this.#limit(b) * 1000);
+    if (late.length === 0) return undefined;
+    const first = late.find(({ b }) => b.place === 'starting' || b.place === 'exiting') ?? late[0];
+    const { b, seat } = first;
+    const what =
+      b.place === 'starting'
+        ? `bidder ${seat} did not start within ${this.#limit(b)} s`
+        : b.place === 'exiting'
+          ? `bidder ${seat} gave its result but did not exit within ${this.#limit(b)} s (something it opened is still open)`
+          : `bidder ${seat} made no progress for ${this.#limit(b)} s in phase "${this.#name(b.place)}"`;
+    return `${what} (${this.where()})`;
+  }
+}
+
+/**
+ * The scripted auction among Node processes. Resolves with each bidder's { seat, result, phases };
+ * rejects on the first failure or missed deadline, having stopped every bidder.
+ */
+async function nodeAuction(link, bids, { timeoutS, phaseTimeoutS, stall, label }) {
   const keys = new Map();
-  const bidders = bids.map((bid, seat) => startNodeBidder(seat, bid, link, timeoutS, keys));
+  const watchdog = new Watchdog(bids.length, phaseTimeoutS, label);
+  let missed;
+  const bidders = bids.map((bid, seat) =>
+    startNodeBidder(seat, bid, link, phaseTimeoutS, stall?.seat === seat ? stall.point : undefined, (m) => {
+      if (m?.type === 'key') keys.set(seat, m.key);
+      watchdog.heard(seat, m);
+    }),
+  );
+  bidders.forEach(({ child }, seat) => child.on('exit', () => watchdog.exited(seat)));
+  const stopAll = () => {
+    for (const { child } of bidders) if (child.exitCode === null && child.signalCode === null) child.kill();
+  };
   // Every bidder pins every other's key: relay them once all are known.
   const relay = setInterval(() => {
     if (keys.size < bids.length) return;
     clearInterval(relay);
     const all = bids.map((_, i) => keys.get(i));
     for (const { child } of bidders) if (child.connected) child.send({ type: 'keys', keys: all });
+    watchdog.keysRelayed();
   }, 5);
-  const timer = setTimeout(() => {
-    note(`the auction did not finish within ${timeoutS} s; stopping the bidders`);
-    for (const { child } of bidders) child.kill();
-  }, timeoutS * 1000);
+  const t0 = performance.now();
+  const watch = setInterval(() => {
+    if (missed) return;
+    missed = performance.now() - t0 > timeoutS * 1000 ? `the auction did not finish within ${timeoutS} s (${watchdog.where()})` : watchdog.missed();
+    if (missed) {
+      note(`deadline missed: ${missed}; stopping the bidders`);
+      stopAll();
+    }
+  }, 250);
   // Once one bidder has failed, the others get a few seconds to notice and say what they saw
   // (a connected bidder fails at once; one still joining would wait for its deadline).
   let grace;
   for (const b of bidders) {
     b.done.catch(() => {
-      grace ??= setTimeout(() => {
-        for (const { child } of bidders) if (child.exitCode === null) child.kill();
-      }, 5_000);
+      grace ??= setTimeout(stopAll, 5_000);
     });
   }
   try {
     const settled = await Promise.allSettled(bidders.map((b) => b.done));
+    if (missed) throw new Error(`deadline missed: ${missed}`);
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;
     return settled.map((s) => s.value);
   } finally {
     clearInterval(relay);
-    clearTimeout(timer);
+    clearInterval(watch);
     clearTimeout(grace);
-    for (const { child } of bidders) if (child.exitCode === null) child.kill();
+    stopAll();
   }
 }
 
@@ -313,6 +435,10 @@ async function main() {
   const core = await importCore('auction');
   const room = await importCore('room');
   const engine = options.engine === undefined ? core.ENGINES[core.DEFAULT_ENGINE] : core.engineNamed(options.engine);
+  if (options.stall && !core.STALL_POINTS.includes(options.stall.point)) {
+    process.stderr.write(`demo: --stall: the points are ${core.STALL_POINTS.join(', ')}\n${USAGE}\n`);
+    return 2;
+  }
   if (!engine || !core.isOffered(engine)) {
     process.stderr.write(`demo: unknown or unavailable engine "${options.engine}"\n${USAGE}\n`);
     return 2;
@@ -337,7 +463,7 @@ async function main() {
     try {
       const results = options.browser
         ? await browserAuction(appUrl, link, bids, options.timeoutS, options.screenshots ?? join(APP, 'dist', 'screenshots'))
-        : await nodeAuction(link, bids, options.timeoutS);
+        : await nodeAuction(link, bids, { timeoutS: options.timeoutS, phaseTimeoutS: options.phaseTimeoutS, stall: options.stall, label: core.phaseLabel });
       report(results, bids, t0, core.vickreyReference, core.phaseLabel);
     } catch (err) {
       const e = err.explained;

@@ -229,6 +229,15 @@ export function phaseLabel(phase: string): string {
   return PHASE_LABELS[phase] ?? phase;
 }
 
+/**
+ * Where the launcher's testing option `--stall SEAT:POINT` can stop a scripted Node bidder (it then
+ * waits forever, alive): before it starts, before it joins the room, before the secure handshake,
+ * and after its result instead of exiting. Each is a point where a real bidder could hang, and
+ * each has a deadline that must name it (`tests/cli/demo.test.ts`).
+ */
+export const STALL_POINTS = ['starting', 'connecting', 'securing', 'exiting'] as const;
+export type StallPoint = (typeof STALL_POINTS)[number];
+
 /** Time and traffic of one phase. */
 export interface PhaseRecord {
   phase: AuctionPhase;

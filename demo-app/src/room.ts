@@ -167,6 +167,8 @@ export interface SecureOptions {
   confirm?: (peers: readonly PeerIdentity[], options: { signal: AbortSignal }) => boolean | Promise<boolean>;
   /** How long everyone may take to compare the codes (default: the SDK's, 5 minutes). */
   confirmTimeoutMs?: number | undefined;
+  /** How long the key exchange with every bidder may take (default: the SDK's, 15 s). */
+  handshakeTimeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -193,6 +195,7 @@ export async function secureRoom(o: SecureOptions): Promise<{ transport: SecureT
           confirm: (peers: readonly PeerVerification[], options: { signal: AbortSignal }) => confirm!(identities(peers), options),
           ...(o.confirmTimeoutMs ? { confirmTimeoutMs: o.confirmTimeoutMs } : {}),
         }),
+    ...(o.handshakeTimeoutMs ? { handshakeTimeoutMs: o.handshakeTimeoutMs } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
   });
   return { transport, peers: identities(transport.verifications) };
@@ -255,7 +258,7 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
         : `${capital(who)} left or lost its connection while ${where}; the auction was aborted.`;
       break;
     case 'TIMEOUT':
-      title = `Timed out while ${where}.`;
+      title = `Timed out while ${where}${peer === undefined ? '' : `, waiting for bidder ${peer}`}.`;
       break;
     case 'SIGNALING_FAILED':
       title = /room-size-mismatch/.test(message)

@@ -47,6 +47,16 @@ function node(args: string[], timeoutMs = 90_000): Promise<Run> {
   });
 }
 
+/** What a run said, for a failed expectation: a hang or a failure is explained by both streams. */
+const said = (r: Run) => `exit ${r.code}\n--- stderr\n${r.stderr}\n--- stdout\n${r.stdout}`;
+
+/**
+ * `npm run demo` as the tests run it: no setup or SDK build, no serving, and a whole-auction
+ * deadline (75 s) below this file's 90 s kill, so a stuck run ends with the demo's own message
+ * naming the phase and the bidder, not a bare timeout.
+ */
+const demo = (args: string[]) => node([DEMO, '--skip-build', '--no-serve', '--timeout', '75', ...args]);
+
 /** The lines one bidder printed (the launcher prefixes them with `[bidder i]`). */
 const linesOf = (stdout: string, bidder: number) =>
   stdout
@@ -302,13 +312,13 @@ describe('the auction core over in-memory transports', () => {
 describe('npm run demo (scripted Node bidders over WebRTC)', () => {
   beforeAll(async () => {
     const built = await node([DEMO, '--skip-build', '--build-only']);
-    expect(built.code, built.stderr).toBe(0);
+    expect(built.code, said(built)).toBe(0);
   }, 120_000);
 
   it('3 bidders: the right winner and price; each bidder prints only its own bid; the join link is printed', async () => {
     const bids = [123_456_789, 3_000_000_017, 987_654_321];
-    const r = await node([DEMO, '--skip-build', '--no-serve', ...bids.map(String)]);
-    expect(r.code, r.stderr).toBe(0);
+    const r = await demo([...bids.map(String)]);
+    expect(r.code, said(r)).toBe(0);
     expect(r.stdout).toContain('result: bidder 1 wins and pays 987654321 (the second-highest bid; ties go to the lowest index)');
     expect(r.stdout).toMatch(/time: auction \d+ ms .*engine \w+, \d+ AND gates/);
     expect(r.stdout).toMatch(/Hold your own auction: open http:\/\/127\.0\.0\.1:\d+\/\?room=auction-[0-9a-f]{16}&n=3&engine=\w+ in 3 browsers/);
@@ -325,14 +335,14 @@ describe('npm run demo (scripted Node bidders over WebRTC)', () => {
   }, 120_000);
 
   it('ties go to the lowest index, who pays the tied bid', async () => {
-    const r = await node([DEMO, '--skip-build', '--no-serve', '10', '4294967295', '4294967295']);
-    expect(r.code, r.stderr).toBe(0);
+    const r = await demo(['10', '4294967295', '4294967295']);
+    expect(r.code, said(r)).toBe(0);
     expect(r.stdout).toContain('result: bidder 1 wins and pays 4294967295');
   }, 120_000);
 
   it('--engine mascot: 3 bidders with a tie at the top; the link carries the engine', async () => {
-    const r = await node([DEMO, '--skip-build', '--no-serve', '--engine', 'mascot', '10', '4294967295', '4294967295']);
-    expect(r.code, r.stderr).toBe(0);
+    const r = await demo(['--engine', 'mascot', '10', '4294967295', '4294967295']);
+    expect(r.code, said(r)).toBe(0);
     expect(r.stdout).toContain('Sealed-bid second-price auction: 3 bidders (Node processes), engine mascot, 32-bit bids');
     expect(r.stdout).toContain('result: bidder 1 wins and pays 4294967295');
     expect(r.stdout).toMatch(/phases \(slowest bidder; bytes sent by all\): .*setup .*; preprocessing: random shared bits .*; preprocessing: multiplication triples .*; evaluating the auction /);
@@ -342,8 +352,8 @@ describe('npm run demo (scripted Node bidders over WebRTC)', () => {
   }, 120_000);
 
   it('6 bidders, a three-way tie at the top', async () => {
-    const r = await node([DEMO, '--skip-build', '--no-serve', '5', '80', '3', '80', '80', '7']);
-    expect(r.code, r.stderr).toBe(0);
+    const r = await demo(['5', '80', '3', '80', '80', '7']);
+    expect(r.code, said(r)).toBe(0);
     expect(r.stdout).toContain('Sealed-bid second-price auction: 6 bidders');
     expect(r.stdout).toContain('result: bidder 1 wins and pays 80');
     for (let i = 0; i < 6; i++) expect(linesOf(r.stdout, i).match(/\(pinned\)/g)).toHaveLength(5);
@@ -371,9 +381,26 @@ describe('npm run demo (scripted Node bidders over WebRTC)', () => {
     expect(await exited).toBe(0);
   }, 120_000);
 
+  // Each point where a bidder could wait forever, stalled on purpose (the launcher's testing
+  // option): the run ends by a deadline, with a message naming the phase and the bidder waited
+  // for, long before this test's own timeout.
+  it.each([
+    ['starting', /deadline missed: bidder 2 did not start within 4 s/],
+    ['connecting', /Timed out while connecting to the other bidders.*party 2 never joined room/s],
+    ['securing', /Timed out while secure channels \(key exchange\), waiting for bidder 2/],
+    ['exiting', /deadline missed: bidder 2 gave its result but did not exit within 10 s/],
+  ])('a bidder stuck at %s: the deadline names the phase and the bidder', async (point, message) => {
+    const t0 = performance.now();
+    const r = await demo(['--phase-timeout', '4', '--stall', `2:${point}`, '1', '2', '3']);
+    expect(r.code, said(r)).toBe(1);
+    expect(r.stderr, said(r)).toMatch(message);
+    expect(r.stdout).toContain(`[bidder 2] (test) stalling at ${point}`);
+    expect(performance.now() - t0).toBeLessThan(45_000);
+  }, 90_000);
+
   it('bad arguments exit 2 with the usage', async () => {
-    for (const args of [['12', '4294967296'], ['--bidders', '3', '1', '2'], ['--engine', 'nope']]) {
-      const r = await node([DEMO, '--skip-build', '--no-serve', ...args]);
+    for (const args of [['12', '4294967296'], ['--bidders', '3', '1', '2'], ['--engine', 'nope'], ['--stall', '5:starting'], ['--stall', '1:nowhere'], ['--phase-timeout', '0']]) {
+      const r = await demo([...args]);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/usage: npm run demo/);
     }
@@ -383,7 +410,7 @@ describe('npm run demo (scripted Node bidders over WebRTC)', () => {
 describe('the Node bidder CLI', () => {
   beforeAll(async () => {
     const built = await node([DEMO, '--skip-build', '--build-only']);
-    expect(built.code, built.stderr).toBe(0);
+    expect(built.code, said(built)).toBe(0);
   }, 120_000);
 
   it.each([DEFAULT_ENGINE, 'mascot'])('three stand-alone bidders (--engine %s) meet in a room (first free seats) and agree on the result', async (engine) => {
@@ -396,7 +423,7 @@ describe('the Node bidder CLI', () => {
         ),
       );
       const outs = runs.map((r) => {
-        expect(r.code, r.stderr).toBe(0);
+        expect(r.code, said(r)).toBe(0);
         return JSON.parse(r.stdout.trim()) as { ok: boolean; seat: number; winner: number; price: number; engine: string };
       });
       for (const o of outs) expect(o.engine).toBe(engine);

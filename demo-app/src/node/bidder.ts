@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { init } from 'webmpc';
 import { connectNodeMesh } from 'webmpc/net/node';
 import { disposeIdentity, generateIdentity, publicKeyFromHex, publicKeyToHex } from 'webmpc/secure';
-import { DEFAULT_ENGINE, MAX_BID, PhaseClock, parseBid, phaseLabel, placeBid, type AuctionResult, type PhaseRecord } from '../auction.js';
+import { DEFAULT_ENGINE, MAX_BID, PhaseClock, parseBid, phaseLabel, placeBid, type AuctionResult, type PhaseRecord, type PhaseUpdate, type StallPoint } from '../auction.js';
 import { explain, joinRoom, parseLink, roomProblem, secureRoom, shortFingerprint, type AuctionLink } from '../room.js';
 
 const USAGE = `usage: bidder.mjs --link URL --bid N [--seat K] [--wait S] [--yes] [--json]
@@ -45,6 +45,21 @@ interface StartOrder {
   link: AuctionLink & { signalingUrl: string; seat: number };
   bid: number;
   waitS: number;
+  /**
+   * Testing only (`npm run demo -- --stall SEAT:POINT`, one of `STALL_POINTS` in `auction.ts`): the bidder
+   * stops there and waits forever, alive (and, once connected, answering heartbeats), so the
+   * deadlines of the launcher and of the other bidders can be seen to fire and to name the phase
+   * and this bidder.
+   */
+  stallAt?: string;
+}
+
+/** What a managed bidder tells the launcher about its progress (the launcher's deadlines). */
+interface PhaseReport {
+  type: 'phase';
+  phase: string;
+  done: number;
+  total: number;
 }
 
 type Say = (line: string) => void;
@@ -160,9 +175,12 @@ async function bid(
   waitS: number,
   say: Say,
   trust: { exchange: (ownHex: string) => Promise<string[]> } | { yes: boolean },
+  onPhase?: (u: PhaseUpdate) => void,
+  managed?: { beforeSecuring: () => Promise<void>; handshakeTimeoutMs: number },
 ): Promise<{ result: AuctionResult; phases: readonly PhaseRecord[]; seat: number }> {
   let lastNote = 0;
   const clock = new PhaseClock((u) => {
+    onPhase?.(u);
     const now = performance.now();
     if (u.total > 0 && u.done > 0 && u.done < u.total && now - lastNote < 1000) return;
     lastNote = now;
@@ -186,12 +204,14 @@ async function bid(
     });
     say(`joined room ${link.room} as bidder ${mesh.party} of ${link.bidders}; connected to every other bidder over WebRTC`);
     clock.enter('securing');
+    await managed?.beforeSecuring();
     const pinned = pinnedHex?.map((hex, i) => (i === mesh.party ? undefined : publicKeyFromHex(hex)));
     const { transport, peers } = await secureRoom({
       transport: mesh,
       identity,
       room: link.room,
       pinned,
+      handshakeTimeoutMs: managed?.handshakeTimeoutMs,
       confirm: async (peers, { signal }) => {
         clock.enter('confirming');
         for (const p of peers) say(`code with bidder ${p.bidder}: ${p.sas} (its key ${shortFingerprint(p.fingerprint)})`);
@@ -221,19 +241,54 @@ function outcomeLine(result: AuctionResult, seat: number): string {
     : `result: bidder ${result.winner} wins and pays ${result.price}, the second-highest bid`;
 }
 
+/** Never settles, and keeps the process alive: the `--stall` test hook's idea of a stuck bidder. */
+function stallForever(say: Say, where: string): Promise<never> {
+  say(`(test) stalling ${where}, as the launcher asked`);
+  setInterval(() => {}, 60_000);
+  return new Promise<never>(() => {});
+}
+
 async function managed(): Promise<number> {
   const say: Say = (line) => process.stdout.write(`${line}\n`);
   const order = await message<StartOrder>('start');
+  // Every phase change and progress step goes to the launcher, whose deadlines name the phase a
+  // bidder is stuck in. Progress is sent at most every 200 ms (a phase change always).
+  let lastPhase: string | undefined;
+  let lastSent = 0;
+  const onPhase = (u: PhaseUpdate) => {
+    const now = performance.now();
+    if (u.phase === lastPhase && now - lastSent < 200 && u.done < u.total) return;
+    lastPhase = u.phase;
+    lastSent = now;
+    const m: PhaseReport = { type: 'phase', phase: u.phase, done: u.done, total: u.total };
+    if (process.connected) process.send!(m);
+  };
+  const stall = (point: StallPoint) =>
+    order.stallAt === point ? stallForever(say, `at ${point}`) : Promise.resolve();
   try {
-    const { result, phases, seat } = await bid(order.link, order.bid, order.waitS, say, {
-      exchange: async (own) => {
-        process.send!({ type: 'key', key: own });
-        return (await message<{ type: 'keys'; keys: string[] }>('keys')).keys;
+    await stall('starting');
+    const { result, phases, seat } = await bid(
+      order.link,
+      order.bid,
+      order.waitS,
+      say,
+      {
+        exchange: async (own) => {
+          process.send!({ type: 'key', key: own });
+          const keys = (await message<{ type: 'keys'; keys: string[] }>('keys')).keys;
+          await stall('connecting');
+          return keys;
+        },
       },
-    });
+      onPhase,
+      // The launcher's phase deadline bounds the key exchange too, so a bidder that never
+      // answers is named by the others rather than by the launcher's backstop.
+      { beforeSecuring: () => stall('securing'), handshakeTimeoutMs: order.waitS * 1000 },
+    );
     say(outcomeLine(result, seat));
     say(`phases: ${describePhases(phases)}`);
     process.send!({ type: 'result', seat, result, phases });
+    await stall('exiting');
     return 0;
   } catch (err) {
     const e = (err as { explained?: ReturnType<typeof explain> }).explained ?? explain(err, 'connecting');
