@@ -8,6 +8,7 @@ export { DEFAULTS as TRANSPORT_DEFAULTS, type TransportOptions } from './base.js
 export type { RemoteCloseReason } from '../errors.js';
 export { FRAMED_DEFAULTS, DEFAULT_RECEIVE_WINDOW_BYTES, type FramedOptions } from './framed.js';
 export { createMemoryTransports, type MemoryTransportOptions } from './memory.js';
+export { splitTransport, MAX_CHANNELS, DEFAULT_CHANNEL_WINDOW, type Mux, type SplitOptions } from './mux.js';
 export { connectMesh, type MeshPeerState, type WebRtcMeshOptions, type RTCPeerConnectionConstructor } from './webrtc.js';
 export { connectRelay, type RelayOptions } from './relay.js';
 export type { WebSocketConstructor, WebSocketLike } from './websocket-like.js';
