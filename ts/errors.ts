@@ -47,7 +47,13 @@ export type SdkErrorCode =
    * A Node feature needs an optional package that is not installed (`ws` for WebSockets and the
    * signaling server, `node-datachannel` for WebRTC in Node); the message names the package.
    */
-  | 'MISSING_DEPENDENCY';
+  | 'MISSING_DEPENDENCY'
+  /**
+   * The worker running a session's cryptography crashed, ran out of memory, or could not start
+   * (or the environment has no workers: open the session with `worker: false`). The session's
+   * transport is closed, so its peers abort too.
+   */
+  | 'WORKER_FAILED';
 
 /**
  * Codes of {@link TransportError}: why moving bytes between parties failed. A transport that

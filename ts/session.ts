@@ -40,9 +40,13 @@ import { PreparedCircuit, isStreamedCircuit, preparedHandle, prepareCircuit, str
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from './errors.js';
 import type { Transport } from './net/transport.js';
 import { agree, isSharedVerdict, type ParameterRecord } from './protocols/agreement.js';
-import { protocolModule, protocols, type PreprocessOptionsOf, type Protocol, type RoleOptionsOf } from './protocols/index.js';
+import { protocolModule, protocols, runsInWorker, type PreprocessOptionsOf, type Protocol, type RoleOptionsOf } from './protocols/index.js';
 import type { CircuitJob, Json, Outputs, Params, Phase, ProgramJob, ProgramSource, ProtocolContext, ProtocolModule } from './protocols/types.js';
 import { plural, sha256, utf8 } from './protocols/util.js';
+import { compileModule } from './engine/modules.js';
+import { compiledModule } from './engine/wasm.js';
+import { EngineWorker, type OperationHooks } from './engine/worker-host.js';
+import type { WireCircuit, WireJob, WorkerOp } from './engine/worker-protocol.js';
 
 export type { Protocol } from './protocols/index.js';
 export type { Phase, ProgramSource, SecurityModel } from './protocols/types.js';
@@ -68,6 +72,16 @@ export interface SessionOptions {
    * random contributions over the transport.
    */
   sessionId?: Uint8Array;
+  /**
+   * Where the session's cryptography runs. `true` (the default): in an engine worker of its own
+   * (a module Web Worker in browsers, `worker_threads` in Node), so this thread stays free to
+   * paint, take input and answer its transports' heartbeats while protocols compute; the
+   * transport stays here and the bytes move to the worker by transfer. `false`: on this thread,
+   * for environments without workers (the parties need not choose alike). A protocol module an
+   * app adds to the registry at run time always runs on this thread (the worker has only the
+   * package's own).
+   */
+  worker?: boolean;
 }
 
 /** Progress of a run or preprocessing, as given to `onProgress`. */
@@ -143,8 +157,12 @@ export class Session {
   #closing: Promise<void> | undefined;
   /** The last circuit source run and its prepared form: repeated runs skip decoding and hashing. */
   #lastCircuit: { source: CircuitSource | PreparedCircuit; prepared: PreparedCircuit } | undefined;
-  /** Each protocol's per-session state (e.g. the Yao setup), by protocol name. */
+  /** Each protocol's per-session state (e.g. the Yao setup), by protocol name (in-thread mode). */
   readonly #states = new Map<string, unknown>();
+  /** Whether operations run in an engine worker. */
+  readonly #inWorker: boolean;
+  /** The engine worker, once an operation started it (it holds the protocol state then). */
+  #engine: Promise<EngineWorker> | undefined;
 
   /** @internal */
   constructor(
@@ -152,15 +170,17 @@ export class Session {
     readonly party: number,
     readonly parties: number,
     readonly sessionId: Uint8Array,
+    worker = true,
   ) {
+    this.#inWorker = worker;
     const t = transport;
     this.#counted = {
       party: t.party,
       parties: t.parties,
       closed: t.closed,
-      send: (to, data) => {
+      send: (to, data, owned) => {
         this.#bytesSent += data.length;
-        return t.send(to, data);
+        return t.send(to, data, owned);
       },
       recv: (from, options) => t.recv(from, options),
       close: (reason) => t.close(reason),
@@ -203,9 +223,39 @@ export class Session {
         await this.#current;
       }
       this.free();
+      await this.#stopEngine();
       await this.transport.close();
     })();
     return this.#closing;
+  }
+
+  /**
+   * @internal Starts the engine worker now (worker mode), so its start-up (loading the SDK and
+   * instantiating the Wasm there) overlaps what the caller does before the first run. A failure
+   * shows at the first operation, which tries again.
+   */
+  warmUp(): void {
+    if (!this.#inWorker || this.#engine || !compiledModule('main')) return;
+    void this.#startEngine().catch(() => {});
+  }
+
+  /**
+   * Resolves once the session can compute without further start-up: its engine worker is running
+   * (worker mode; `session()` starts it at once), or at once on this thread. Rejects with
+   * `WORKER_FAILED` if the worker cannot start. Optional: operations wait for it themselves.
+   */
+  async ready(): Promise<void> {
+    if (this.#inWorker) await this.#startEngine();
+  }
+
+  /** @internal Tests: the engine worker, if one was started. */
+  get _engine(): Promise<EngineWorker> | undefined {
+    return this.#engine;
+  }
+
+  /** Whether this session's operations run in an engine worker (see {@link SessionOptions.worker}). */
+  get inWorker(): boolean {
+    return this.#inWorker;
   }
 
   /** `await using s = await session(...)`: {@link close} at the end of the scope. */
@@ -223,6 +273,8 @@ export class Session {
       if (state !== undefined) protocolModule(name)?.free?.(state);
     }
     this.#states.clear();
+    // The worker holds the protocol state in worker mode: ending it releases all of it.
+    void this.#stopEngine();
     if (this.#lastCircuit && this.#lastCircuit.prepared !== this.#lastCircuit.source) this.#lastCircuit.prepared.free();
     this.#lastCircuit = undefined;
   }
@@ -283,7 +335,11 @@ export class Session {
     ];
     const ctx = await this.#context(module, options);
     await agree(this.#counted, this.party, this.parties, record);
-    return module.run(ctx, job);
+    if (!this.#inWorker || !runsInWorker(module.name)) return module.run(ctx, job);
+    const hooks = this.#hooks(ctx, job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined);
+    const engine = await this.#engineUnlessClosed();
+    const wire = this.#wireJob(engine, job);
+    return (await engine.perform({ op: 'run', protocol: module.name, ctx: this.#contextInit(ctx), job: wire }, hooks, await this.#modulesFor(module))) as Outputs;
   }
 
   async #preprocess(name: Protocol, options: PreprocessOptions): Promise<void> {
@@ -301,7 +357,106 @@ export class Session {
     ];
     const ctx = await this.#context(module, options);
     await agree(this.#counted, this.party, this.parties, record);
-    await hook.run(ctx, params);
+    if (!this.#inWorker || !runsInWorker(module.name)) return hook.run(ctx, params);
+    const engine = await this.#engineUnlessClosed();
+    await engine.perform({ op: 'preprocess', protocol: module.name, ctx: this.#contextInit(ctx), params }, this.#hooks(ctx), await this.#modulesFor(module));
+  }
+
+  /** The engine worker, started on first use with the main Wasm module this realm compiled. */
+  #startEngine(): Promise<EngineWorker> {
+    if (!this.#engine) {
+      const main = compiledModule('main');
+      if (!main) throw new WebmpcError('NOT_INITIALIZED', 'webmpc: call and await init() before running a session');
+      this.#engine = EngineWorker.start({ main });
+      // A worker that failed to start is not kept: the session fails (its transport closes) and
+      // a later session starts afresh.
+      this.#engine.catch(() => (this.#engine = undefined));
+    }
+    return this.#engine;
+  }
+
+  /**
+   * The engine worker, or the transport's failure if it closes first: a peer that aborts while
+   * the worker is still starting must not wait for it.
+   */
+  async #engineUnlessClosed(): Promise<EngineWorker> {
+    let stop: (() => void) | undefined;
+    const closed = new Promise<never>((_, reject) => {
+      stop = () => reject(new TransportError('CLOSED', 'the session ended before its engine worker started'));
+      void this.transport.closed.then((reason) => reject(reason instanceof WebmpcError ? reason : new TransportError('CLOSED', "the session's transport closed")));
+    });
+    closed.catch(() => {});
+    try {
+      return await Promise.race([this.#startEngine(), closed]);
+    } finally {
+      stop?.();
+    }
+  }
+
+  /** Ends the engine worker, if one was started, releasing its memory. */
+  async #stopEngine(): Promise<void> {
+    const engine = this.#engine;
+    this.#engine = undefined;
+    if (!engine) return;
+    await engine.then(
+      (e) => e.terminate(),
+      () => {},
+    );
+  }
+
+  /** The module a protocol needs besides the main one, compiled here once, for the worker. */
+  async #modulesFor(module: ProtocolModule): Promise<{ [name: string]: WebAssembly.Module } | undefined> {
+    const name = module.wasmModule;
+    return name === undefined ? undefined : { [name]: await compileModule(name) };
+  }
+
+  #contextInit(ctx: ProtocolContext<unknown>): { party: number; parties: number; sessionId: Uint8Array } {
+    return { party: ctx.party, parties: ctx.parties, sessionId: ctx.sessionId };
+  }
+
+  /** What the worker's operation needs on this side: the counted transport, progress, circuit pieces. */
+  #hooks(ctx: ProtocolContext<unknown>, streamed?: StreamedCircuit): OperationHooks {
+    let pieces: AsyncIterator<Uint8Array> | Iterator<Uint8Array> | undefined;
+    const open = (c: StreamedCircuit): AsyncIterator<Uint8Array> | Iterator<Uint8Array> => {
+      const source = c.pieces();
+      return Symbol.asyncIterator in source
+        ? (source as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]()
+        : (source as Iterable<Uint8Array>)[Symbol.iterator]();
+    };
+    return {
+      transport: ctx.transport,
+      progress: (phase, done, total) => ctx.progress(phase, done, total),
+      ...(streamed
+        ? {
+            pull: async () => {
+              pieces ??= open(streamed);
+              const next = await pieces.next();
+              return next.done ? null : next.value;
+            },
+          }
+        : {}),
+    };
+  }
+
+  /** A job as it crosses to the worker: a prepared circuit's bytes only if the worker lacks them. */
+  #wireJob(engine: EngineWorker, job: CircuitJob<Params> | ProgramJob<Params>): WireJob {
+    const common = { hash: job.hash, owners: job.owners, outputs: job.outputs, inputs: job.inputs, roles: job.roles };
+    if (job.kind === 'program') {
+      const bytes = (job.program as ProgramSource & { bytes?: unknown }).bytes;
+      if (!(bytes instanceof Uint8Array)) throw invalid('this program cannot be sent to the engine worker (it has no encoding)');
+      return { kind: 'program', program: bytes, ...common };
+    }
+    const c = job.circuit;
+    let circuit: WireCircuit;
+    if (c instanceof PreparedCircuit) {
+      const key = hex(c.hash);
+      const known = engine.circuits.has(key);
+      engine.circuits.add(key);
+      circuit = { type: 'prepared', hash: c.hash, binary: known ? undefined : c.binary, owners: c.owners };
+    } else {
+      circuit = { type: 'streamed', prefix: c.prefix, hash: c.hash, owners: c.owners };
+    }
+    return { kind: 'circuit', circuit, shape: job.shape, ...common };
   }
 
   #module(name: unknown): ProtocolModule {
@@ -529,7 +684,10 @@ export async function session(options: SessionOptions): Promise<Session> {
       ]);
       sid = await sha256(utf8('webmpc/session-id/v1'), ...all);
     }
-    return new Session(transport, party, parties, sid);
+    if (options.worker !== undefined && typeof options.worker !== 'boolean') throw invalid('worker must be true or false');
+    const s = new Session(transport, party, parties, sid, options.worker ?? true);
+    s.warmUp();
+    return s;
   } catch (err) {
     await transport?.close?.(err instanceof Error ? err : undefined);
     throw err;

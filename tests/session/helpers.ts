@@ -8,9 +8,13 @@ export interface Group {
 }
 
 /** `parties` sessions over one in-memory group; `recvTimeoutMs` long enough to never fire here. */
-export async function group(parties: number, recvTimeoutMs = 30_000): Promise<Group> {
+/**
+ * `parties` sessions over in-memory transports. `worker: false` runs their cryptography on this
+ * thread (for tests that look into this realm's Wasm memory); the default is the engine worker.
+ */
+export async function group(parties: number, recvTimeoutMs = 30_000, options: { worker?: boolean } = {}): Promise<Group> {
   const transports = createMemoryTransports(parties, { recvTimeoutMs });
-  const sessions = await Promise.all(transports.map((transport, party) => session({ transport, party, parties })));
+  const sessions = await Promise.all(transports.map((transport, party) => session({ transport, party, parties, ...options })));
   return { sessions, transports, close: async () => void (await Promise.all(transports.map((t) => t.close()))) };
 }
 

@@ -126,6 +126,8 @@ describe('parameter agreement', () => {
 
   it('a peer whose record is well formed but names another circuit is caught (PARAMETER_MISMATCH)', async () => {
     const [s0, s1, close, transports] = await pair();
+    // The time measured below is the abort's, not the engine workers' start-up.
+    await Promise.all([s0.ready(), s1.ready()]);
     // Party 1 deviates: it runs the circuit but tells party 0 another content hash.
     const real = transports[1]!.send.bind(transports[1]!);
     let lies = 0;

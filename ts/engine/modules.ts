@@ -18,7 +18,7 @@
  */
 import { WebmpcError, fromWasmError } from '../errors.js';
 import type { ProtocolModuleName, WasmSource } from './types.js';
-import { loadFailed, resolveSource, type LoadTarget } from './wasm.js';
+import { compileResolved, compiledModule, loadFailed, resolveSource, type LoadTarget } from './wasm.js';
 
 type MascotGlue = typeof import('../wasm-gen/webmpc_mascot.js');
 type TeleportGlue = typeof import('../wasm-gen/webmpc_teleport.js');
@@ -79,7 +79,8 @@ export function loadModule<N extends ProtocolModuleName>(name: N): Promise<Modul
       try {
         const glue = await entry.glue();
         const init = (glue as unknown as { default: (i: unknown) => Promise<{ memory: WebAssembly.Memory }> }).default;
-        state.memory = (await init(await resolveSource(sources[name], entry.url, entry.target))).memory;
+        const module = await compileModule(name);
+        state.memory = (await init({ module_or_path: module })).memory;
       } catch (err) {
         if (err instanceof WebmpcError) throw err;
         throw loadFailed(entry.target, err instanceof Error ? err.message : String(err), err);
@@ -92,6 +93,23 @@ export function loadModule<N extends ProtocolModuleName>(name: N): Promise<Modul
     });
   }
   return state.loading;
+}
+
+/**
+ * Module `name` compiled but not instantiated (fetched or read once, from where `init` says): what
+ * a session hands its worker, which instantiates it there. Throws `WASM_LOAD_FAILED` like
+ * {@link loadModule}.
+ */
+export async function compileModule(name: ProtocolModuleName): Promise<WebAssembly.Module> {
+  const have = compiledModule(name);
+  if (have) return have;
+  const entry = ENTRIES[name];
+  try {
+    return await compileResolved(name, entry.target, await resolveSource(sources[name], entry.url, entry.target));
+  } catch (err) {
+    if (err instanceof WebmpcError) throw err;
+    throw loadFailed(entry.target, err instanceof Error ? err.message : String(err), err);
+  }
 }
 
 /** Module `name`'s bindings, once {@link loadModule} resolved; refused after a trap. */

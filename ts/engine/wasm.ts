@@ -119,6 +119,50 @@ function tryUrl(s: string): URL | undefined {
   }
 }
 
+/** The Wasm modules by name: the main one and the per-protocol ones (`modules.ts`). */
+export type WasmModuleName = 'main' | import('./types.js').ProtocolModuleName;
+
+/**
+ * Compiled modules, kept so that workers instantiate the same code without fetching or compiling
+ * it again (a `WebAssembly.Module` crosses to a worker by `postMessage`).
+ */
+const compiled = new Map<WasmModuleName, WebAssembly.Module>();
+
+/** The compiled module `name`, if it has been compiled in this realm. */
+export function compiledModule(name: WasmModuleName): WebAssembly.Module | undefined {
+  return compiled.get(name);
+}
+
+/**
+ * Compiles what {@link resolveSource} resolved to (bytes, a `Response`, a compiled module) and
+ * remembers it under `name`. A `Response` served as `application/wasm` compiles as it streams.
+ */
+export async function compileResolved(
+  name: WasmModuleName,
+  target: LoadTarget,
+  resolved: { module_or_path: never },
+): Promise<WebAssembly.Module> {
+  const have = compiled.get(name);
+  if (have) return have;
+  const x = (await (resolved.module_or_path as unknown)) as unknown;
+  let module: WebAssembly.Module;
+  try {
+    if (x instanceof WebAssembly.Module) module = x;
+    else if (typeof Response !== 'undefined' && x instanceof Response) {
+      module =
+        typeof WebAssembly.compileStreaming === 'function' && x.headers.get('content-type')?.split(';')[0]?.trim() === 'application/wasm'
+          ? await WebAssembly.compileStreaming(x)
+          : await WebAssembly.compile(await x.arrayBuffer());
+    } else if (x instanceof Uint8Array) module = await WebAssembly.compile(x as Uint8Array<ArrayBuffer>);
+    else if (x instanceof ArrayBuffer) module = await WebAssembly.compile(x);
+    else throw new TypeError('not bytes, a Response or a WebAssembly.Module');
+  } catch (err) {
+    throw loadFailed(target, `compiling failed (${err instanceof Error ? err.message : String(err)}) — ${hint(target)}`, err);
+  }
+  compiled.set(name, module);
+  return module;
+}
+
 /**
  * Loads and instantiates the Wasm module. Safe to call many times and concurrently: every call
  * returns the same promise. A failed load is forgotten, so a later call can try again.
@@ -132,7 +176,8 @@ export function loadWasm(options: InitOptions = {}): Promise<Bindings> {
         // Written with a literal path so bundlers that understand `new URL(lit, import.meta.url)`
         // (Vite, webpack 5, esbuild with a plugin) copy the file into the build output.
         const source = await resolveSource(options.wasm, () => new URL('../wasm-gen/webmpc_bg.wasm', import.meta.url));
-        memory = (await initBindings(source)).memory;
+        const module = await compileResolved('main', MAIN, source);
+        memory = (await initBindings({ module_or_path: module as never })).memory;
       } catch (err) {
         if (err instanceof WebmpcError) throw err;
         throw loadFailed(MAIN, err instanceof Error ? err.message : String(err), err);

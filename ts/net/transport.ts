@@ -36,8 +36,12 @@ export interface Transport {
   readonly party: number;
   /** Number of parties in the session. */
   readonly parties: number;
-  /** Sends one message to party `to`; resolves when it is accepted for delivery. */
-  send(to: number, data: Uint8Array): Promise<void>;
+  /**
+   * Sends one message to party `to`; resolves when it is accepted for delivery. `owned`: the
+   * caller will not touch `data` again, so a transport that moves bytes between threads may
+   * transfer its buffer instead of copying it (the Wasm channel says so of its messages).
+   */
+  send(to: number, data: Uint8Array, owned?: boolean): Promise<void>;
   /** Resolves with the next message from party `from`. */
   recv(from: number, options?: RecvOptions): Promise<Uint8Array>;
   /**

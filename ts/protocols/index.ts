@@ -39,6 +39,18 @@ export type RoleOptionsOf<P extends Protocol> = P extends Protocol ? TypesOf<(ty
 /** The `Session.preprocess` options of protocol `P`. */
 export type PreprocessOptionsOf<P extends Protocol> = P extends Protocol ? TypesOf<(typeof protocols)[P]>['preprocessOptions'] : never;
 
+/**
+ * The protocols this package ships, as the registry held them when it loaded: the ones an engine
+ * worker (which loads its own copy of the registry) can run. A module an app adds to
+ * {@link protocols} at run time exists only on its own thread, so sessions run it there.
+ */
+const SHIPPED: ReadonlySet<string> = new Set(Object.keys(protocols));
+
+/** Whether protocol `name` can run in an engine worker (see {@link SHIPPED}). */
+export function runsInWorker(name: string): boolean {
+  return SHIPPED.has(name) && protocolModule(name)?.worker !== false;
+}
+
 /** The module registered under `name`, or undefined. */
 export function protocolModule(name: unknown): ProtocolModule | undefined {
   if (typeof name !== 'string' || !Object.hasOwn(protocols, name)) return undefined;

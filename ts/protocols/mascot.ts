@@ -218,6 +218,7 @@ export const mascot: ProtocolModule<MascotTypes> = {
     'field-element inputs are not, and comparisons on them rely on a width the program promises.',
   computes: 'program',
   parties: { min: 2, max: 1024 },
+  wasmModule: 'mascot',
   roleOptions: ['field'],
   roles,
   check,

@@ -237,6 +237,9 @@ export const teleportYao: ProtocolModule<TeleportYaoTypes> = {
     'enclave colluding with a party, and the simulation backend protects nothing from its host.',
   computes: 'circuit',
   parties: { min: 2, max: 2 },
+  wasmModule: 'teleport',
+  // The enclave options (a WebSocket constructor among them) live on the caller's thread.
+  worker: false,
   roleOptions: ['garbler', 'mode', 'enclave'],
   roles,
   check,

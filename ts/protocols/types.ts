@@ -170,6 +170,17 @@ export interface ProtocolModule<T extends ProtocolTypes = ProtocolTypes> {
   readonly computes: T['computes'];
   /** The numbers of parties it runs with (inclusive). */
   readonly parties: { readonly min: number; readonly max: number };
+  /**
+   * The Wasm module it loads besides the main one (`ts/engine/modules.ts`), if any: the session
+   * compiles it once on its own thread and hands it to the engine worker.
+   */
+  readonly wasmModule?: import('../engine/types.js').ProtocolModuleName;
+  /**
+   * `false` for a protocol that runs on the session's own thread even in worker mode, with the
+   * reason in its docs (teleport-yao, for now: its enclave options carry a WebSocket constructor,
+   * which cannot cross to a worker).
+   */
+  readonly worker?: false;
   /** The option names of `Session.run` it accepts beyond the common ones. */
   readonly roleOptions: readonly (keyof T['roleOptions'] & string)[];
   /** Checks and normalises the role options, before anything is sent. Throws `INVALID_ARGUMENT`. */

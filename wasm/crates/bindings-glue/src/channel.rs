@@ -29,8 +29,10 @@ extern "C" {
     #[wasm_bindgen(method, getter)]
     fn parties(this: &JsTransport) -> f64;
 
+    /// `owned`: the message is a fresh buffer nobody else holds, so a transport that moves bytes
+    /// to another thread (the engine worker's) may transfer it instead of copying.
     #[wasm_bindgen(method, catch)]
-    fn send(this: &JsTransport, to: u32, data: Uint8Array) -> Result<Promise, JsValue>;
+    fn send(this: &JsTransport, to: u32, data: Uint8Array, owned: bool) -> Result<Promise, JsValue>;
 
     #[wasm_bindgen(method, catch)]
     fn recv(this: &JsTransport, from: u32) -> Result<Promise, JsValue>;
@@ -94,7 +96,7 @@ impl Channel for JsChannel {
         self.check_peer(to)?;
         // One copy out of linear memory into a JS-owned buffer the transport may keep.
         let data = Uint8Array::from(msg.as_slice());
-        let promise = self.transport.send(to as u32, data).map_err(|e| self.failed(to, e))?;
+        let promise = self.transport.send(to as u32, data, true).map_err(|e| self.failed(to, e))?;
         JsFuture::from(promise).await.map_err(|e| self.failed(to, e))?;
         Ok(())
     }

@@ -1,0 +1,151 @@
+// Sessions in their engine workers (the default) against sessions on the caller's thread: the
+// same outputs for every protocol that runs in a worker; the worker started with the session,
+// ended by close() and free(), none left behind; protocol state kept in the worker across runs;
+// a worker that dies mid-run fails the run with WORKER_FAILED and its peers abort at once.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryTransports, init, prepareCircuit, session, TransportError, WebmpcError, type Progress, type Session } from '../../dist/index.js';
+import { CircuitBuilder } from '../../dist/circuit/index.js';
+import { _liveEngineWorkers } from '../../dist/engine/worker-host.js';
+import { ProgramBuilder } from '../../dist/program/index.js';
+import { referenceCircuit } from '../helpers.js';
+import { hex, rejection, unhex } from './helpers.js';
+
+const aes = referenceCircuit('aes_128.txt');
+
+beforeAll(async () => {
+  await init();
+});
+
+async function sessions(parties: number, worker: boolean): Promise<{ s: Session[]; close(): Promise<void> }> {
+  const ts = createMemoryTransports(parties, { recvTimeoutMs: 30_000 });
+  const s = await Promise.all(ts.map((transport, party) => session({ transport, party, parties, worker })));
+  return { s, close: async () => void (await Promise.all(s.map((x) => x.close()))) };
+}
+
+/** max, a < b and the sum of three 16-bit inputs, to different recipients. */
+function threeParty() {
+  const b = new CircuitBuilder();
+  const [x, y, z] = [b.input(0, 16), b.input(1, 16), b.input(2, 16)];
+  b.output(x.max(y).max(z));
+  b.output(x.lt(y).toUInt());
+  b.output(x.add(y).add(z));
+  return b.build();
+}
+
+describe('the engine worker', () => {
+  it('every protocol that runs in a worker gives the outputs it gives on the caller’s thread', async () => {
+    const key = unhex('000102030405060708090a0b0c0d0e0f');
+    const block = unhex('00112233445566778899aabbccddeeff');
+    const three = threeParty();
+    const inputs3 = [unhex('1234'), unhex('0fff'), unhex('8001')];
+    const outputs3 = [[0], [1, 2], [0, 1, 2]];
+    const program = await (async () => {
+      const b = new ProgramBuilder({ parties: 3 });
+      const [x, y, z] = [b.uint(0, 32), b.uint(1, 32), b.uint(2, 32)];
+      b.output(x.add(y).add(z));
+      b.output(x.mul(y).add(z), { to: [1] });
+      b.output(x.lt(z));
+      return b.build();
+    })();
+    const got: Record<string, string[][]> = {};
+    for (const worker of [true, false]) {
+      const two = await sessions(2, worker);
+      for (const protocol of ['yao2pc', 'authgc', 'plain'] as const) {
+        const outs = await Promise.all(two.s.map((s, p) => s.run(aes, { inputs: [p === 0 ? key : block], protocol })));
+        (got[`${protocol} AES-128`] ??= []).push(outs.flat().map((o) => hex(o) ?? '-'));
+      }
+      expect(two.s.every((s) => s.inWorker === worker)).toBe(true);
+      await two.close();
+      const n3 = await sessions(3, worker);
+      for (const protocol of ['authgc', 'plain'] as const) {
+        const outs = await Promise.all(n3.s.map((s, p) => s.run(three, { inputs: [inputs3[p]!], outputs: outputs3, protocol })));
+        (got[`${protocol} 3 parties`] ??= []).push(outs.flat().map((o) => hex(o) ?? '-'));
+      }
+      const m = await Promise.all(
+        n3.s.map((s, p) => s.run(program, { protocol: 'mascot', inputs: program.encodeInputs(p, [[1000, 70_000, 999][p]!]) })),
+      );
+      (got['mascot'] ??= []).push(m.map((o) => program.decodeOutputs(o).map(String).join(',')));
+      await n3.close();
+    }
+    for (const [what, [inWorker, inThread]] of Object.entries(got)) expect(inWorker, what).toEqual(inThread);
+    expect(got['yao2pc AES-128']![0]).toContain('69c4e0d86a7b0430d8cdb78070b4c55a');
+    expect(got['authgc 3 parties']![0]).toEqual(['8001', '-', 'a234', '-', '00', 'a234', '-', '00', 'a234']);
+    expect(got['mascot']![0]).toEqual(['71999,undefined,0', '71999,70000999,0', '71999,undefined,0']);
+  }, 120_000);
+
+  it('starts with the session, is ended by close() and by free(), and none is left behind', async () => {
+    const before = _liveEngineWorkers();
+    const two = await sessions(2, true);
+    await Promise.all(two.s.map((s) => s.ready()));
+    expect(_liveEngineWorkers()).toBe(before + 2);
+    // free() ends the worker with the state in it; the next operation starts another.
+    const c = prepareCircuit(aes);
+    await Promise.all(two.s.map((s, p) => s.run(c, { inputs: [new Uint8Array(16).fill(p)] })));
+    two.s.forEach((s) => s.free());
+    await new Promise((r) => setTimeout(r, 100));
+    expect(_liveEngineWorkers()).toBe(before);
+    await Promise.all(two.s.map((s, p) => s.run(c, { inputs: [new Uint8Array(16).fill(p)] })));
+    expect(_liveEngineWorkers()).toBe(before + 2);
+    await two.close();
+    expect(_liveEngineWorkers()).toBe(before);
+    c.free();
+    // In-thread sessions start none.
+    const local = await sessions(2, false);
+    await Promise.all(local.s.map((s) => s.ready()));
+    expect(_liveEngineWorkers()).toBe(before);
+    await local.close();
+  });
+
+  it('keeps the protocol state across runs (yao2pc sets up once); free() drops it', async () => {
+    const two = await sessions(2, true);
+    const phases: string[][] = [];
+    const runOnce = async () => {
+      const seen: string[] = [];
+      await Promise.all(
+        two.s.map((s, p) => s.run(aes, { inputs: [new Uint8Array(16).fill(p)], ...(p === 0 ? { onProgress: (x: Progress) => void seen.push(x.phase) } : {}) })),
+      );
+      phases.push([...new Set(seen)]);
+    };
+    await runOnce();
+    await runOnce();
+    two.s.forEach((s) => s.free());
+    await runOnce();
+    expect(phases[0]).toContain('setup');
+    expect(phases[1]).not.toContain('setup');
+    expect(phases[2]).toContain('setup');
+    await two.close();
+  });
+
+  it('a worker that dies mid-run fails the run with WORKER_FAILED; the peers abort at once with that reason', async () => {
+    const n = await sessions(3, true);
+    let killedAt = 0;
+    const kill = (p: Progress) => {
+      if (killedAt || p.phase !== 'function-independent preprocessing') return;
+      killedAt = Date.now();
+      void n.s[0]!._engine!.then((e) => e._kill());
+    };
+    const runs = n.s.map((s) =>
+      rejection(s.preprocess('authgc', { andGates: 200_000, ...(s.party === 0 ? { onProgress: kill } : {}) })),
+    );
+    const [r0, r1, r2] = await Promise.all(runs);
+    expect(killedAt).toBeGreaterThan(0);
+    expect(r0!.error).toBeInstanceOf(WebmpcError);
+    expect(r0!.error.code).toBe('WORKER_FAILED');
+    expect(r0!.error.message).toMatch(/engine worker exited/);
+    for (const r of [r1!, r2!]) {
+      expect(r.error).toBeInstanceOf(TransportError);
+      expect(r.error).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 0 });
+      expect((r.error as TransportError).remote?.code).toBe('WORKER_FAILED');
+      expect(r.at - killedAt).toBeLessThan(2000);
+    }
+    await n.close();
+  });
+
+  it('refuses a worker option that is not a boolean', async () => {
+    const [t] = createMemoryTransports(2);
+    const r = await rejection(session({ transport: t!, party: 0, parties: 2, sessionId: new Uint8Array(32), worker: 'yes' as never }));
+    expect(r.error).toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});
+
+

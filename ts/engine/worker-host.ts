@@ -1,0 +1,264 @@
+/**
+ * The caller's side of an engine worker (`worker.ts`): starts it (a module Web Worker in
+ * browsers, `worker_threads` in Node), hands it the compiled Wasm, asks it to run protocol
+ * operations, and moves the bytes of its `send`s and `recv`s over the session's transport, which
+ * stays on this thread with its heartbeats.
+ *
+ * Failure: a worker that crashes, runs out of memory or stops answering fails the operation in
+ * progress with `WORKER_FAILED` (and the session closes its transport with it, so the peers abort
+ * too); it is never waited for without a deadline. {@link EngineWorker.terminate} ends it and
+ * releases its memory.
+ */
+import { WebmpcError } from '../errors.js';
+import type { Transport } from '../net/transport.js';
+import { isNode } from './wasm.js';
+import {
+  fromWire,
+  toWire,
+  transferOf,
+  workerFailed,
+  type HostMessage,
+  type WorkerMessage,
+  type WorkerOp,
+} from './worker-protocol.js';
+
+/** How long a worker may take to load its Wasm and say it is ready. */
+const START_TIMEOUT_MS = 30_000;
+/** Node: the most a worker's JS heap may grow to (its Wasm memory is counted apart). */
+const NODE_HEAP_LIMIT_MB = 512;
+
+/** A started worker, whatever the platform. */
+interface PlatformWorker {
+  post(message: HostMessage, transfer?: ArrayBuffer[]): void;
+  /** Registers the handlers: messages, and the worker's death (crash, out of memory, exit). */
+  listen(onMessage: (m: WorkerMessage) => void, onDeath: (error: WebmpcError) => void): void;
+  /** Node: whether the worker keeps the process alive (only while it works for us). */
+  keepAlive(on: boolean): void;
+  terminate(): Promise<void>;
+}
+
+async function spawn(): Promise<PlatformWorker> {
+  if (isNode()) {
+    const specifier = 'node:worker_threads';
+    const { Worker } = (await import(/* webpackIgnore: true */ /* @vite-ignore */ specifier)) as typeof import('node:worker_threads');
+    const w = new Worker(new URL('./worker.js', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: NODE_HEAP_LIMIT_MB } });
+    w.unref();
+    return {
+      post: (m, t) => w.postMessage(m, t ?? []),
+      listen: (onMessage, onDeath) => {
+        w.on('message', onMessage);
+        w.on('error', (err: Error & { code?: string }) =>
+          onDeath(
+            workerFailed(
+              err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+                ? 'the engine worker ran out of memory'
+                : `the engine worker crashed (${err.name}${err.code ? ` ${err.code}` : ''})`,
+              err,
+            ),
+          ),
+        );
+        w.on('exit', (code) => onDeath(workerFailed(`the engine worker exited (code ${code})`)));
+      },
+      keepAlive: (on) => (on ? w.ref() : w.unref()),
+      terminate: async () => {
+        await w.terminate();
+      },
+    };
+  }
+  const WorkerCtor = (globalThis as { Worker?: typeof Worker }).Worker;
+  if (typeof WorkerCtor !== 'function') {
+    throw workerFailed('this environment has no Web Workers: open the session with { worker: false }');
+  }
+  // Written literally, so bundlers (Vite, webpack 5) find and bundle the worker script.
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'webmpc-engine' });
+  return {
+    post: (m, t) => w.postMessage(m, t ?? []),
+    listen: (onMessage, onDeath) => {
+      w.addEventListener('message', (e: MessageEvent<WorkerMessage>) => onMessage(e.data));
+      // A load failure or an uncaught error in the worker: its message may hold anything, so it
+      // is not repeated here.
+      w.addEventListener('error', (e: Event) => {
+        e.preventDefault?.();
+        onDeath(workerFailed('the engine worker failed to load or crashed'));
+      });
+      w.addEventListener('messageerror', () => onDeath(workerFailed('a message from the engine worker could not be read')));
+    },
+    keepAlive: () => {},
+    terminate: async () => w.terminate(),
+  };
+}
+
+/** Engine workers started and not yet ended, in this realm (tests: none is left behind). */
+let live = 0;
+
+/** @internal The number of engine workers alive in this realm. */
+export function _liveEngineWorkers(): number {
+  return live;
+}
+
+/** What an operation's host side needs: the transport its bytes go over, and its hooks. */
+export interface OperationHooks {
+  readonly transport: Transport;
+  progress(phase: string, done: number, total: number): void;
+  /** The next piece of a streamed circuit, or null at its end. */
+  pull?(): Promise<Uint8Array | null>;
+}
+
+/** One engine worker, serving one session, one operation at a time. */
+export class EngineWorker {
+  readonly #w: PlatformWorker;
+  #dead: WebmpcError | undefined;
+  #nextId = 1;
+  /** The operation in progress: its id, hooks and settlement. */
+  #current: { id: number; hooks: OperationHooks; resolve(v: unknown): void; reject(e: Error): void } | undefined;
+  /** Modules the worker already has, by name. */
+  readonly #shipped = new Set<string>();
+  /** Circuit hashes (hex) the worker holds prepared. */
+  readonly circuits = new Set<string>();
+
+  private constructor(w: PlatformWorker) {
+    this.#w = w;
+  }
+
+  /** Starts a worker with the compiled `modules` (at least `main`); rejects with `WORKER_FAILED`. */
+  static async start(modules: { readonly [name: string]: WebAssembly.Module }): Promise<EngineWorker> {
+    let w: PlatformWorker;
+    try {
+      w = await spawn();
+    } catch (err) {
+      throw err instanceof WebmpcError ? err : workerFailed('the engine worker could not be started', err);
+    }
+    const engine = new EngineWorker(w);
+    live++;
+    for (const name of Object.keys(modules)) engine.#shipped.add(name);
+    let started!: { resolve(): void; reject(e: WebmpcError): void };
+    const ready = new Promise<void>((resolve, reject) => (started = { resolve, reject }));
+    w.listen(
+      (m) => {
+        if (m.t === 'ready') started.resolve();
+        else if (m.t === 'failed') started.reject(fromWire(m.error));
+        else engine.#onMessage(m);
+      },
+      (error) => {
+        started.reject(error);
+        engine.#die(error);
+      },
+    );
+    w.keepAlive(true);
+    const timer = setTimeout(() => started.reject(workerFailed(`the engine worker did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+    try {
+      w.post({ t: 'init', modules });
+      await ready;
+    } catch (err) {
+      engine.#die(err instanceof WebmpcError ? err : workerFailed('the engine worker could not be started', err));
+      await w.terminate().catch(() => {});
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      w.keepAlive(false);
+    }
+    return engine;
+  }
+
+  /** Whether the worker has module `name` already. */
+  has(name: string): boolean {
+    return this.#shipped.has(name);
+  }
+
+  /** Runs `op` in the worker, moving its bytes over `hooks.transport`. One at a time. */
+  perform(op: WorkerOp, hooks: OperationHooks, modules?: { readonly [name: string]: WebAssembly.Module }): Promise<unknown> {
+    if (this.#dead) return Promise.reject(this.#dead);
+    if (this.#current) return Promise.reject(new WebmpcError('BUSY', 'the engine worker is already running an operation'));
+    const id = this.#nextId++;
+    return new Promise<unknown>((resolve, reject) => {
+      this.#current = { id, hooks, resolve, reject };
+      this.#w.keepAlive(true);
+      const shipped = modules ? Object.fromEntries(Object.entries(modules).filter(([n]) => !this.#shipped.has(n))) : undefined;
+      for (const name of Object.keys(shipped ?? {})) this.#shipped.add(name);
+      this.#w.post({ t: 'op', id, ...op, ...(shipped && Object.keys(shipped).length > 0 ? { modules: shipped } : {}) });
+    }).finally(() => {
+      this.#current = undefined;
+      this.#w.keepAlive(false);
+    });
+  }
+
+  /** Ends the worker and releases its memory (its Wasm instances, the session's state). */
+  async terminate(): Promise<void> {
+    this.#die(new WebmpcError('WORKER_FAILED', 'the engine worker was terminated'));
+    await this.#w.terminate().catch(() => {});
+  }
+
+  /**
+   * @internal Tests: ends the worker the way a crash would (Node: its `exit` event fails the
+   * operation in progress with `WORKER_FAILED`), not the way {@link terminate} does.
+   */
+  async _kill(): Promise<void> {
+    await this.#w.terminate();
+  }
+
+  #die(error: WebmpcError): void {
+    if (this.#dead) return;
+    this.#dead = error;
+    live--;
+    const current = this.#current;
+    if (current) {
+      // Whatever the protocol was waiting for will not come: its peers must learn at once.
+      void current.hooks.transport.close(error);
+      current.reject(error);
+    }
+  }
+
+  #reply(id: number, value: unknown, transfer: ArrayBuffer[] = []): void {
+    if (!this.#dead) this.#w.post({ t: 'reply', id, value }, transfer);
+  }
+
+  #replyError(id: number, err: unknown): void {
+    if (!this.#dead) this.#w.post({ t: 'reply', id, error: toWire(err) });
+  }
+
+  #onMessage(m: WorkerMessage): void {
+    const current = this.#current;
+    if (!current || this.#dead) return;
+    const { transport } = current.hooks;
+    switch (m.t) {
+      case 'done':
+        if (m.id !== current.id) return;
+        if (m.error) current.reject(fromWire(m.error));
+        else current.resolve(m.value);
+        return;
+      case 'send':
+        transport.send(m.to, m.data).then(
+          () => this.#reply(m.id, undefined),
+          (err: unknown) => this.#replyError(m.id, err),
+        );
+        return;
+      case 'recv':
+        transport.recv(m.from, m.timeoutMs === undefined ? {} : { timeoutMs: m.timeoutMs }).then(
+          // The transport handed us these bytes: they move on to the worker without a copy.
+          (data) => this.#reply(m.id, data, transferOf(data)),
+          (err: unknown) => this.#replyError(m.id, err),
+        );
+        return;
+      case 'close':
+        void transport.close(m.reason ? fromWire(m.reason) : undefined);
+        return;
+      case 'pull': {
+        const pull = current.hooks.pull;
+        if (!pull) {
+          this.#replyError(m.id, workerFailed('the engine worker asked for circuit pieces in an operation without a streamed circuit'));
+          return;
+        }
+        pull().then(
+          (piece) => this.#reply(m.id, piece),
+          (err: unknown) => this.#replyError(m.id, err),
+        );
+        return;
+      }
+      case 'progress':
+        current.hooks.progress(m.phase, m.done, m.total);
+        return;
+      default:
+        return;
+    }
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * The engine worker: where a session's cryptography runs (a module Web Worker in browsers, a
+ * `worker_threads` worker in Node), so the caller's thread stays free to paint, answer input and
+ * keep its transports' heartbeats going. Started by `worker-host.ts`; the messages are in
+ * `worker-protocol.ts`.
+ *
+ * It holds its own Wasm instances (instantiated from modules the host compiled, so nothing is
+ * fetched twice) and the session's protocol state (set-ups, preprocessed material), and runs the
+ * same protocol modules as the in-thread mode, over a transport whose bytes the host moves: a
+ * `send` here is a `send` on the session's transport there, a `recv` likewise.
+ */
+import { PreparedCircuit, type StreamedCircuit } from '../circuit/source.js';
+import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from '../errors.js';
+import type { RecvOptions, Transport } from '../net/transport.js';
+import { programOf } from '../program/program.js';
+import { protocolModule } from '../protocols/index.js';
+import type { CircuitJob, ProgramJob, ProtocolContext } from '../protocols/types.js';
+import { setModuleSources } from './modules.js';
+import { loadWasm } from './wasm.js';
+import {
+  fromWire,
+  toWire,
+  transferOf,
+  type ContextInit,
+  type HostMessage,
+  type WireCircuit,
+  type WireJob,
+  type WorkerMessage,
+  type WorkerOp,
+} from './worker-protocol.js';
+
+interface Port {
+  post(message: WorkerMessage, transfer?: ArrayBuffer[]): void;
+}
+
+/**
+ * The host's channel: a Web Worker's global scope, or Node's `parentPort`. No top-level await:
+ * bundlers build workers as classic scripts (Vite's default worker format is an IIFE). In a
+ * browser the listener is attached at once (messages that find no listener are lost); Node keeps a
+ * port's messages until a listener is attached, so its `parentPort` may be found asynchronously.
+ * Messages that arrive before the port is known wait in `early`.
+ */
+let port: Port | undefined;
+const early: HostMessage[] = [];
+
+function connect(): void {
+  const g = globalThis as unknown as {
+    postMessage?: (m: unknown, t?: ArrayBuffer[]) => void;
+    addEventListener?: (type: 'message', h: (e: { data: HostMessage }) => void) => void;
+    process?: { versions?: { node?: string } };
+  };
+  if (typeof g.process?.versions?.node !== 'string') {
+    port = { post: (m, t) => g.postMessage!(m, t ?? []) };
+    g.addEventListener!('message', (e) => handle(e.data));
+    return;
+  }
+  // Hidden from bundlers, like the other `node:` imports: a browser build never reaches it.
+  const specifier = 'node:worker_threads';
+  void (import(/* webpackIgnore: true */ /* @vite-ignore */ specifier) as Promise<typeof import('node:worker_threads')>).then(({ parentPort }) => {
+    if (!parentPort) throw new Error('webmpc engine worker: not started as a worker');
+    port = { post: (m, t) => parentPort.postMessage(m, t ?? []) };
+    parentPort.on('message', (m: HostMessage) => handle(m));
+    for (const m of early.splice(0)) handle(m);
+  });
+}
+
+/** Requests to the host awaiting its reply, by id. */
+const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+let nextId = 1;
+
+function post(message: WorkerMessage, transfer?: ArrayBuffer[]): void {
+  port!.post(message, transfer);
+}
+
+function request(message: (id: number) => WorkerMessage, transfer: ArrayBuffer[] = []): Promise<unknown> {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    waiting.set(id, { resolve, reject });
+    post(message(id), transfer);
+  });
+}
+
+/**
+ * The session's transport as seen from here. Bytes received move in by transfer; bytes sent are
+ * transferred when the caller says it is done with them (`owned`: the Wasm channel's messages are
+ * fresh buffers nobody else holds), copied otherwise.
+ */
+class PortTransport implements Transport {
+  readonly party: number;
+  readonly parties: number;
+  readonly closed: Promise<Error | undefined>;
+  #closedWith: WebmpcError | undefined;
+  #resolveClosed!: (e: Error | undefined) => void;
+
+  constructor(party: number, parties: number) {
+    this.party = party;
+    this.parties = parties;
+    this.closed = new Promise((r) => (this.#resolveClosed = r));
+  }
+
+  async send(to: number, data: Uint8Array, owned?: boolean): Promise<void> {
+    if (this.#closedWith) throw this.#closedWith;
+    await request((id) => ({ t: 'send', id, to, data }), owned ? transferOf(data) : []);
+  }
+
+  async recv(from: number, options?: RecvOptions): Promise<Uint8Array> {
+    if (this.#closedWith) throw this.#closedWith;
+    if (options?.signal) throw new WebmpcError('INVALID_ARGUMENT', 'recv in the engine worker takes no AbortSignal (the session cancels by closing the transport)');
+    return (await request((id) => ({ t: 'recv', id, from, timeoutMs: options?.timeoutMs }))) as Uint8Array;
+  }
+
+  async close(reason?: Error): Promise<void> {
+    if (this.#closedWith) return;
+    this.#closedWith = reason instanceof WebmpcError ? reason : new TransportError('CLOSED', 'transport closed');
+    post({ t: 'close', reason: reason === undefined ? undefined : toWire(reason) });
+    this.#resolveClosed(reason);
+  }
+}
+
+/** Protocol state kept across operations, by protocol name (this worker serves one session). */
+const states = new Map<string, unknown>();
+/** Prepared circuits by content hash (hex), so a circuit run again is not sent or decoded again. */
+const circuits = new Map<string, PreparedCircuit>();
+const CIRCUIT_CACHE = 4;
+
+const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+
+function circuitOf(w: WireCircuit): PreparedCircuit | StreamedCircuit {
+  if (w.type === 'streamed') {
+    return {
+      prefix: w.prefix,
+      hash: w.hash,
+      ...(w.owners ? { owners: w.owners } : {}),
+      // Pulled from the host one piece at a time, as the protocol asks for them.
+      async *pieces() {
+        for (;;) {
+          const piece = (await request((id) => ({ t: 'pull', id }))) as Uint8Array | null;
+          if (piece === null) return;
+          yield piece;
+        }
+      },
+    };
+  }
+  const key = hex(w.hash);
+  let prepared = circuits.get(key);
+  if (!prepared) {
+    if (!w.binary) throw new WebmpcError('WORKER_FAILED', 'the engine worker was sent a circuit by hash that it does not hold');
+    prepared = new PreparedCircuit(w.binary, w.owners);
+    circuits.set(key, prepared);
+    for (const [k, old] of circuits) {
+      if (circuits.size <= CIRCUIT_CACHE) break;
+      if (k !== key) {
+        circuits.delete(k);
+        old.free();
+      }
+    }
+  }
+  return prepared;
+}
+
+async function jobOf(w: WireJob): Promise<CircuitJob<never> | ProgramJob<never>> {
+  const roles = w.roles as never;
+  if (w.kind === 'program') {
+    const program = await programOf(w.program);
+    return { kind: 'program', program, hash: w.hash, owners: w.owners, outputs: w.outputs, inputs: w.inputs, roles };
+  }
+  return { kind: 'circuit', circuit: circuitOf(w.circuit), shape: w.shape, hash: w.hash, owners: w.owners, outputs: w.outputs, inputs: w.inputs, roles };
+}
+
+function contextFor(name: string, init: ContextInit, transport: PortTransport): ProtocolContext<unknown> {
+  return {
+    transport,
+    party: init.party,
+    parties: init.parties,
+    sessionId: init.sessionId,
+    signal: undefined,
+    progress: (phase, done, total) => post({ t: 'progress', phase, done, total }),
+    // As in the session's own thread: a verdict closes the transport at once, so peers abort.
+    call: async (f) => {
+      try {
+        return await f();
+      } catch (err) {
+        const e = fromWasmError(err);
+        if (e instanceof ProtocolAbort) await transport.close(e);
+        throw e;
+      }
+    },
+    get state() {
+      return states.get(name);
+    },
+    set state(value) {
+      states.set(name, value);
+    },
+  };
+}
+
+function freeAll(): void {
+  for (const [name, state] of states) if (state !== undefined) protocolModule(name)?.free?.(state);
+  states.clear();
+  for (const c of circuits.values()) c.free();
+  circuits.clear();
+}
+
+async function perform(op: WorkerOp): Promise<unknown> {
+  if (op.op === 'free') {
+    freeAll();
+    return undefined;
+  }
+  const module = protocolModule(op.protocol);
+  if (!module) throw new WebmpcError('INVALID_ARGUMENT', `unknown protocol '${op.protocol}'`);
+  const transport = new PortTransport(op.ctx.party, op.ctx.parties);
+  const ctx = contextFor(module.name, op.ctx, transport);
+  if (op.op === 'run') return module.run(ctx, (await jobOf(op.job)) as never);
+  if (!module.preprocess) throw new WebmpcError('INVALID_ARGUMENT', `protocol '${module.name}' has no preprocessing`);
+  await module.preprocess.run(ctx, op.params as never);
+  return undefined;
+}
+
+function handle(m: HostMessage): void {
+  if (!port) {
+    early.push(m);
+    return;
+  }
+  switch (m.t) {
+    case 'init':
+      void (async () => {
+        try {
+          const { main, ...others } = m.modules;
+          if (!main) throw new WebmpcError('WORKER_FAILED', 'the engine worker was started without the main Wasm module');
+          await loadWasm({ wasm: main, modules: others });
+          post({ t: 'ready' });
+        } catch (err) {
+          post({ t: 'failed', error: toWire(fromWasmError(err)) });
+        }
+      })();
+      return;
+    case 'op':
+      void (async () => {
+        if (m.modules) setModuleSources(m.modules);
+        try {
+          const value = await perform(m);
+          post({ t: 'done', id: m.id, value });
+        } catch (err) {
+          post({ t: 'done', id: m.id, error: toWire(fromWasmError(err)) });
+        }
+      })();
+      return;
+    case 'reply': {
+      const w = waiting.get(m.id);
+      if (!w) return;
+      waiting.delete(m.id);
+      if (m.error) w.reject(fromWire(m.error));
+      else w.resolve(m.value);
+      return;
+    }
+  }
+}
+
+connect();
