@@ -316,6 +316,40 @@ pub fn feeds_and(c: &Circuit, w: u32) -> bool {
     false
 }
 
+/// Whether an AND gate precedes wire `w` (its value depends on some AND gate's output), in a
+/// single-assignment circuit: then the evaluator's labels on `w` were rebuilt from several
+/// garblers' rows, and a failed label check there cannot tell who deviated (n ≥ 3).
+pub fn after_and(c: &Circuit, w: u32) -> bool {
+    let mut after = vec![false; c.wires as usize];
+    for g in &c.gates {
+        let (out, v) = match *g {
+            Gate::And { out, .. } => (out, true),
+            Gate::Xor { a, b, out } => (out, after[a as usize] || after[b as usize]),
+            Gate::Inv { a, out } | Gate::Copy { a, out } => (out, after[a as usize]),
+            Gate::Const { out, .. } => (out, false),
+        };
+        after[out as usize] = v;
+    }
+    after[w as usize]
+}
+
+/// The AND gates (position among the circuit's AND gates, output wire), in circuit order.
+pub fn and_gates(c: &Circuit) -> Vec<(usize, u32)> {
+    c.gates.iter().filter_map(|g| if let Gate::And { out, .. } = *g { Some(out) } else { None }).enumerate().collect()
+}
+
+/// No honest party (every party but `cheater`) names an honest party as the culprit of a failed
+/// check or the sender of a malformed message: WRK17 gives abort, not identifiable abort, and a
+/// verdict may only name a party the check proves deviated.
+#[track_caller]
+pub fn assert_no_honest_party_blamed(results: &[PartyResult], cheater: PartyId) {
+    for (p, r) in results.iter().enumerate().filter(|(p, _)| *p != cheater) {
+        if let Err(e @ (AuthGcError::CheatingDetected { .. } | AuthGcError::Malformed { .. })) = &r.outputs {
+            assert!(e.peer().is_none_or(|c| c == cheater), "honest party {p} blames honest party {:?}: {e}", e.peer());
+        }
+    }
+}
+
 /// Splits per-value inputs (circuit order) among their owners.
 pub fn by_owner(owners: &[PartyId], values: &[Vec<bool>], parties: usize) -> Vec<Vec<Vec<bool>>> {
     let mut out = vec![Vec::new(); parties];
