@@ -1,8 +1,9 @@
 //! Every check of the online protocol, each with a deviating party that it catches: tampered
 //! garbled rows, a wrong mask share to an input owner, wrong input labels, an inconsistent
 //! broadcast of a masked input, a wrong output mask share, a lying evaluator, a wrong F_Pre.AND
-//! opening, malformed or truncated messages, and a party that disconnects at every point of a
-//! run. Every honest party must end with a typed error (never a hang, never an output computed
+//! opening, malformed or truncated messages (a set padding bit in the masked outputs too), and a
+//! party that disconnects at every point of a run; and output privacy asserted on the traffic (a
+//! party that is not a recipient receives nothing derived from the output's mask). Every honest party must end with a typed error (never a hang, never an output computed
 //! from the cheater's deviation), and the party whose check fires must name the check and the
 //! cheater exactly where the check proves it deviated — never an honest party: a garbler that
 //! flips the tag it holds for another garbler, or a tag in a gate that reaches an output through
@@ -378,6 +379,63 @@ fn malformed_and_truncated_messages_are_typed_errors<S: PreSetup>() {
     }
 }
 
+fn masked_outputs_with_a_set_padding_bit_are_malformed<S: PreSetup>() {
+    // A 3-bidder Vickrey auction of 5-bit bids: 2 + 5 = 7 output bits, so the packed masked
+    // outputs end in one padding bit, which must be zero (canonical encoding).
+    let c = webmpc_authgc::online::PreparedCircuit::new(vickrey(3, 5)).unwrap();
+    let owners = [EVAL, 1, 2];
+    let job = Job {
+        circuit: &c,
+        roles: Roles { evaluator: EVAL, owners: owners.to_vec(), outputs: vec![Recipients::ALL; 2] },
+        inputs: by_owner(&owners, &[u64_bits(9, 5), u64_bits(30, 5), u64_bits(17, 5)], N),
+        mode: Mode::Interleaved,
+        options: Options::default(),
+    };
+    assert_eq!(c.circuit().outputs.iter().sum::<u32>(), 7);
+    caught_in::<S>(
+        &job,
+        edit(EVAL, 1, 5, 1 + 16 * 7, |m| m[0] |= 0x80),
+        EVAL,
+        1,
+        AuthGcError::Malformed { phase: Phase::Online, peer: EVAL, what: "masked outputs" },
+    );
+}
+
+fn a_non_recipient_receives_nothing_derived_from_an_output_mask<S: PreSetup>() {
+    // Output privacy on the traffic, not on the `None` a party computes from the roles: in two
+    // runs with independent masks, labels and inputs, every online message a party that is not a
+    // recipient of the output receives from the output phase on is the same bytes — the
+    // output-mask opening with no bits and the tag digest of nothing, a public constant — and the
+    // evaluator sends it no masked output. Its messages before (the schedule above: 5 from each
+    // peer to a garbler, 7 from each garbler to the evaluator) carry input masks, masked inputs,
+    // digests and F_Pre.AND openings, none of which involves an output wire's mask. A recipient's
+    // output-phase messages differ between the runs (they carry its mask shares): the comparison
+    // sees mask-derived bytes where there are some.
+    let before = |to: PartyId| if to == EVAL { 7 } else { 5 };
+    for recipients in [&[EVAL, 1][..], &[2], &[EVAL]] {
+        let runs: Vec<Vec<PartyResult>> = [(1u64, 2u64), (0xdead_beef, 0x1234_5678_9abc)]
+            .into_iter()
+            .map(|(x, y)| {
+                let mut job = adder_job(Recipients::only(recipients));
+                job.inputs = by_owner(&[1, 2], &[u64_bits(x, 64), u64_bits(y, 64)], N);
+                check_job::<S>(&job)
+            })
+            .collect();
+        for p in 0..N {
+            for q in (0..N).filter(|&q| q != p) {
+                let got: Vec<&[Vec<u8>]> = runs.iter().map(|r| &r[q].online_sent[p][before(p)..]).collect();
+                if recipients.contains(&p) {
+                    assert_ne!(got[0], got[1], "recipient {p} gets mask-derived bytes from {q}");
+                } else {
+                    assert_eq!(got[0].len(), 1, "one message from {q} to non-recipient {p} in the output phase");
+                    assert_eq!(got[0][0].len(), 32, "no bits from {q} to non-recipient {p}, only the digest");
+                    assert_eq!(got[0], got[1], "what non-recipient {p} gets from {q} is independent of the masks");
+                }
+            }
+        }
+    }
+}
+
 fn a_party_that_disconnects_at_any_point_makes_every_honest_party_abort<S: PreSetup>() {
     // For the evaluator and a garbler, crash before each of its sends in turn (and also run the
     // job phased). Nothing may hang; every honest party ends with a typed error — except that
@@ -439,5 +497,7 @@ on_both_preprocessors!(
     a_lying_evaluator_is_caught_by_every_other_recipient,
     a_wrong_f_pre_and_opening_is_caught,
     malformed_and_truncated_messages_are_typed_errors,
+    masked_outputs_with_a_set_padding_bit_are_malformed,
+    a_non_recipient_receives_nothing_derived_from_an_output_mask,
     a_party_that_disconnects_at_any_point_makes_every_honest_party_abort,
 );
