@@ -220,7 +220,11 @@ export class TransportError extends WebmpcError {
 /** A protocol aborted because a peer cheated or misbehaved; see {@link ProtocolAbortCode}. */
 export class ProtocolAbort extends WebmpcError {
   declare readonly code: ProtocolAbortCode;
-  /** The peer whose message failed the check, when the protocol can tell. */
+  /**
+   * The party the failed check proves deviated, or the peer whose message was malformed or whose
+   * parameters differ; undefined when the check cannot tell which party deviated (most checks on
+   * values several parties contributed to: the protocols give abort, not identifiable abort).
+   */
   readonly peer: number | undefined;
   /**
    * The protocol phase the failed check belongs to, when the protocol names it (authgc:

@@ -225,7 +225,10 @@ export interface Explained {
   detail: string;
   code: string;
   phase: string;
-  /** The other bidder concerned, when known. */
+  /**
+   * The other bidder concerned, when known: for a failed check, only a bidder the check proves
+   * deviated.
+   */
   peer: number | undefined;
 }
 
@@ -248,6 +251,11 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
   if (protocolPhase) phase = protocolPhase;
   const where = phaseLabel(phase);
   const who = peer === undefined ? 'another bidder' : `bidder ${peer}`;
+  // A failed check names a bidder only when the protocol says the check proves that bidder
+  // deviated (`peer`); many checks cannot tell (authgc and MASCOT give abort, not identifiable
+  // abort), and then nobody may be named.
+  const deviated =
+    peer === undefined ? 'a bidder deviated from the protocol (this check cannot tell which)' : `bidder ${peer} deviated from the protocol`;
   let title: string;
   switch (code) {
     case 'PEER_DISCONNECTED':
@@ -277,15 +285,14 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
       title =
         name === 'broadcast consistency check' && peer !== undefined
           ? `A check failed while ${where} (${name}): bidder ${peer}'s view of what was broadcast differs from this bidder's, so either bidder ${peer} deviated from the protocol or another bidder sent different bidders different values. The auction was aborted.`
-          : `A check failed while ${where}${name ? ` (${name})` : ''}: ${who} deviated from the protocol. The auction was aborted.`;
+          : `A check failed while ${where}${name ? ` (${name})` : ''}: ${deviated}. The auction was aborted.`;
       break;
     }
     case 'MAC_CHECK_FAILED':
     case 'SACRIFICE_FAILED': {
       // MASCOT's checks on shared values: they catch a changed value, not who changed it.
       const name = check ?? (code === 'MAC_CHECK_FAILED' ? 'MAC check' : 'sacrifice check of the triples');
-      const culprit = peer === undefined ? 'a bidder deviated from the protocol (this check cannot tell which)' : `bidder ${peer} deviated from the protocol`;
-      title = `A check failed while ${where} (${name}): ${culprit}. The auction was aborted.`;
+      title = `A check failed while ${where} (${name}): ${deviated}. The auction was aborted.`;
       break;
     }
     case 'MALFORMED_MESSAGE':

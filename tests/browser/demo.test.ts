@@ -48,20 +48,21 @@ async function nodeBidderConnected(signalingUrl: string, room: string, bidders: 
 }
 
 /**
- * `transport` as a bidder who deviates from the protocol: every message to party `victim` for
- * which `bend(data)` says so gets one bit flipped in its middle. The flip happens before the
- * secure channel's encryption, so the channel delivers it faithfully and only the protocol's own
- * checks can catch it.
+ * `transport` as a bidder who deviates from the protocol: in every message to party `victim`, one
+ * bit is flipped in each byte `bend(data)` lists (none: the message leaves as it is). The flip
+ * happens before the secure channel's encryption, so the channel delivers it faithfully and only
+ * the protocol's own checks can catch it.
  */
-function deviating(transport: Transport, victim: number, bend: (data: Uint8Array) => boolean): Transport {
+function deviating(transport: Transport, victim: number, bend: (data: Uint8Array) => readonly number[]): Transport {
   return {
     party: transport.party,
     parties: transport.parties,
     closed: transport.closed,
     send(to, data) {
-      if (to !== victim || data.length === 0 || !bend(data)) return transport.send(to, data);
+      const at = to === victim && data.length > 0 ? bend(data) : [];
+      if (at.length === 0) return transport.send(to, data);
       const bent = data.slice();
-      bent[bent.length >> 1]! ^= 0x10;
+      for (const i of at) bent[i]! ^= 0x10;
       return transport.send(to, bent);
     },
     recv: (peer, options) => transport.recv(peer, options),
@@ -304,47 +305,74 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     expect(browser.problems).toEqual([]);
   });
 
-  it('a bidder who cheats (bends its garbled tables): the evaluator\'s check names it, every page shows the abort, no page shows a result', async () => {
-    const room = newRoomName();
-    await placeBidsInPages(room, 4, [10, 20, 30]);
-    const node = await nodeJoinsAndPagesConfirm(room);
-    // Bidder 3 garbles its share of the circuit and bends the tables it sends the evaluator
-    // (bidder 0): its first large message in the function-dependent phase.
-    let phase = '';
-    let bent = false;
-    const cheat = deviating(node.transport, 0, (data) => {
-      if (bent || phase !== 'function-dependent preprocessing' || data.length < 1024) return false;
-      return (bent = true);
+  // Bidder 3 (Node) garbles its share of the circuit and sends the evaluator (bidder 0) its label
+  // of every input bit, 16 bytes each (2,048 bytes for 4 bids of 32 bits): its first large message
+  // in the function-dependent phase. A wrong label is caught by the evaluator's tag check at the
+  // first AND gate that reads it. The check proves bidder 3 deviated only if that gate's input
+  // labels came from bidder 3 alone: with every label bent, the first gates to fail read the bids
+  // themselves, and the pages name bidder 3. With one label bent (the first bit of bidder 2's bid)
+  // the failing gate also reads the outcome of comparing bids 0 and 1, an AND output whose label
+  // for bidder 3 the other bidders' tags helped build: the check cannot tell bidder 3's deviation
+  // from theirs (abort, not identifiable abort), so no page may name anyone.
+  const CHEATS = [
+    { what: 'bends every input label', bend: (n: number) => Array.from({ length: n / 16 }, (_, k) => 16 * k), named: true },
+    { what: 'bends one input label', bend: (n: number) => [n >> 1], named: false },
+  ];
+  for (const { what, bend, named } of CHEATS) {
+    const verdict = named ? "the evaluator's check proves it and names it" : 'the check cannot tell who, so no page names a bidder';
+    it(`a bidder who cheats (${what}): ${verdict}; every page shows the abort, no page shows a result`, async () => {
+      const room = newRoomName();
+      await placeBidsInPages(room, 4, [10, 20, 30]);
+      const node = await nodeJoinsAndPagesConfirm(room);
+      let phase = '';
+      let bent = 0;
+      const cheat = deviating(node.transport, 0, (data) => {
+        if (bent > 0 || phase !== 'function-dependent preprocessing' || data.length < 1024) return [];
+        bent = data.length;
+        return bend(data.length);
+      });
+      try {
+        const clock = new PhaseClock((u) => (phase = u.phase));
+        // The cheater hears of the abort from whichever honest bidder tells it first.
+        await expect(placeBid({ transport: cheat, bid: 40, engine: DEFAULT_ENGINE, clock })).rejects.toMatchObject({ code: 'PEER_DISCONNECTED' });
+      } finally {
+        disposeIdentity(node.identity);
+      }
+      expect(bent, 'the input labels were bent').toBe(16 * 4 * BID_BITS);
+      const states = await Promise.all(pages.map((p) => settledState(p, ABORT_WITHIN_MS)));
+      // The evaluator catches it with the MAC check on a decrypted row, naming the phase — and
+      // bidder 3 only where the check proves it.
+      expect(states[0]!.error).toMatchObject({ code: 'CHEATING_DETECTED', phase: 'online' });
+      expect(states[0]!.error!.peer).toBe(named ? 3 : undefined);
+      const shown = await pages[0]!.getByTestId('error').textContent();
+      expect(shown).toContain('A check failed while evaluating the auction');
+      expect(shown).toContain('tag check on a decrypted garbled row');
+      if (named) {
+        expect(shown).toContain('bidder 3 deviated from the protocol');
+      } else {
+        expect(shown).toContain('a bidder deviated from the protocol (this check cannot tell which)');
+        expect(shown).not.toMatch(/bidder \d deviated/);
+      }
+      // The others learn why the auction stopped from the evaluator's abort (or from another
+      // bidder passing it on, whichever arrives first: the cheater's own session passes the
+      // evaluator's verdict on too, and on a loaded machine that can arrive first).
+      const relayed = named
+        ? /Bidder [023] aborted the auction while .* \(it said: .*bidder 3 failed the tag check on a decrypted garbled row/
+        : /Bidder [023] aborted the auction while .* \(it said: .*the tag check on a decrypted garbled row failed, and the check cannot tell which party deviated/;
+      for (const seat of [1, 2]) {
+        expect(states[seat]!.error, `bidder ${seat}`).toMatchObject({ code: 'PEER_DISCONNECTED' });
+        const text = await pages[seat]!.getByTestId('error').textContent();
+        expect(text).toMatch(relayed);
+        if (!named) expect(text).not.toMatch(/bidder \d failed/);
+      }
+      for (const [seat, state] of states.entries()) {
+        expect(state.status, `bidder ${seat}`).toBe('failed');
+        expect(state.result).toBeUndefined();
+        await pages[seat]!.screenshot({ path: join(SHOTS, `cheat-${named ? 'named' : 'unnamed'}-bidder-${seat}.png`), fullPage: true });
+      }
+      expect(browser.problems).toEqual([]);
     });
-    try {
-      const clock = new PhaseClock((u) => (phase = u.phase));
-      // The cheater hears of the abort from whichever honest bidder tells it first.
-      await expect(placeBid({ transport: cheat, bid: 40, engine: DEFAULT_ENGINE, clock })).rejects.toMatchObject({ code: 'PEER_DISCONNECTED' });
-    } finally {
-      disposeIdentity(node.identity);
-    }
-    expect(bent).toBe(true);
-    const states = await Promise.all(pages.map((p) => settledState(p, ABORT_WITHIN_MS)));
-    // The evaluator catches it with the MAC check on a decrypted row, naming bidder 3 and the phase.
-    expect(states[0]!.error).toMatchObject({ code: 'CHEATING_DETECTED', phase: 'online', peer: 3 });
-    const shown = await pages[0]!.getByTestId('error').textContent();
-    expect(shown).toContain('A check failed while evaluating the auction');
-    expect(shown).toContain('tag check on a decrypted garbled row');
-    expect(shown).toContain('bidder 3 deviated from the protocol');
-    // The others learn why the auction stopped from the evaluator's abort (or from another
-    // bidder passing it on, whichever arrives first: the cheater's own session passes the
-    // evaluator's verdict on too, and on a loaded machine that can arrive first).
-    for (const seat of [1, 2]) {
-      expect(states[seat]!.error, `bidder ${seat}`).toMatchObject({ code: 'PEER_DISCONNECTED' });
-      expect(await pages[seat]!.getByTestId('error').textContent()).toMatch(/Bidder [023] aborted the auction while .* \(it said: .*bidder 3 failed the tag check on a decrypted garbled row/);
-    }
-    for (const [seat, state] of states.entries()) {
-      expect(state.status, `bidder ${seat}`).toBe('failed');
-      expect(state.result).toBeUndefined();
-      await pages[seat]!.screenshot({ path: join(SHOTS, `cheat-bidder-${seat}.png`), fullPage: true });
-    }
-    expect(browser.problems).toEqual([]);
-  });
+  }
 
   it('a bidder running another function: every page shows that the bidders disagree, before any bid is used', async () => {
     const room = newRoomName();

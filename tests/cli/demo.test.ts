@@ -180,6 +180,20 @@ describe('auction links', () => {
     const cheat = explain(Object.assign(new Error('x'), { code: 'CHEATING_DETECTED', peer: 3, phase: 'online', check: 'row MAC' }), 'evaluating');
     expect(cheat.title).toBe('A check failed while evaluating the auction (row MAC): bidder 3 deviated from the protocol. The auction was aborted.');
     expect(cheat).toMatchObject({ phase: 'online', peer: 3 });
+    // A failed check that cannot tell who deviated (authgc's tag check after an AND gate, where
+    // another garbler's tags helped build the labels) names no bidder, and says so.
+    const unproven = explain(
+      Object.assign(new Error('online: the tag check on a decrypted garbled row failed, and the check cannot tell which party deviated: aborting'), {
+        code: 'CHEATING_DETECTED',
+        phase: 'online',
+        check: 'tag check on a decrypted garbled row',
+      }),
+      'evaluating',
+    );
+    expect(unproven.title).toBe(
+      'A check failed while evaluating the auction (tag check on a decrypted garbled row): a bidder deviated from the protocol (this check cannot tell which). The auction was aborted.',
+    );
+    expect(unproven.peer).toBeUndefined();
     // MASCOT's checks on shared values see that something changed, not who changed it.
     const mac = explain(Object.assign(new Error('MAC check failed in the input check: aborting'), { code: 'MAC_CHECK_FAILED' }), 'evaluating');
     expect(mac.title).toBe(

@@ -29,8 +29,15 @@
  *
  * **Errors** are typed: a failed check is a {@link ProtocolAbort} `CHEATING_DETECTED` (or
  * `MALFORMED_MESSAGE`) with `phase` (`'setup'`, `'function-independent preprocessing'`,
- * `'function-dependent preprocessing'`, `'online'`), `check` (which check failed) and `peer`
- * (the culprit, when a check can tell); messages never carry a secret. On any failure the
+ * `'function-dependent preprocessing'`, `'online'`), `check` (which check failed) and `peer`;
+ * messages never carry a secret. Security is with abort, **not identifiable abort**: `peer` is
+ * set only where the failed check proves that party deviated (its own message failed a check
+ * only its own values determine: a MAC on a share it opened, a commitment it made, a row whose
+ * labels only it sent). Many checks cannot tell: the evaluator rebuilds a garbler's labels partly
+ * from tags the other garblers hold for it, so a corrupt garbler can make an honest garbler's row
+ * fail; sums and broadcast digests mix everyone's values. Then `peer` is undefined and the message
+ * says the check cannot tell which party deviated. With two parties every check names the other
+ * party. On any failure the
  * session closes its transport with the error, so every peer aborts at once rather than at a
  * timeout. Progress is reported under the same four phase names.
  */
@@ -197,7 +204,8 @@ export const authgc: ProtocolModule<AuthGcTypes> = {
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 colluding parties that deviate at will; ' +
-    'a cheater can only make the others abort (with a typed error naming the phase and the check). ' +
+    'a cheater can only make the others abort (with a typed error naming the phase and the check, and a party ' +
+    'only where the check proves it deviated: abort, not identifiable abort). ' +
     'Aborts need not be unanimous: a party that cheats or stops in the last (output) round can leave ' +
     'some honest parties with their outputs and others with an abort.',
   computes: 'circuit',

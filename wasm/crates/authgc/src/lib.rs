@@ -4,6 +4,20 @@
 //! make the honest parties abort (and the abort may depend on nothing but its own choices), but
 //! it cannot learn anything beyond its outputs or make an honest party accept a wrong output.
 //!
+//! # Abort, not identifiable abort
+//!
+//! WRK17 gives security with abort, **not identifiable abort**: an honest party that aborts knows
+//! that someone deviated, not always who. Many checks test a value several parties contributed
+//! to (a sum, a label the evaluator rebuilds from every garbler's rows, a digest of what everyone
+//! saw), and a corrupt party can make such a check fail for an honest party's contribution. So a
+//! [`AuthGcError::CheatingDetected`] names a culprit **only where the failed check proves that
+//! party deviated** — its own message failed a check that only its own values and the checking
+//! party's keys determine (a MAC under the checker's key on a value only it opened, a commitment
+//! only it made, a label only it could have sent) — and says "the check cannot tell which party"
+//! otherwise (`culprit: Culprit(None)`). Every site that builds the error says why it can or
+//! cannot blame. With two parties every failed check proves the other party deviated, but the
+//! sites do not rely on that unless their own argument covers it.
+//!
 //! # Layers
 //!
 //! * [`share`]: authenticated bits and BDOZ-style authenticated shares ⟨x⟩ (pure math).
@@ -75,17 +89,16 @@ impl core::fmt::Display for Phase {
     }
 }
 
-/// Who failed a check, when the protocol can tell.
+/// Who failed a check, when the check proves it (see the [crate docs](crate#abort-not-identifiable-abort)):
+/// `None` means the check cannot tell which party deviated, and then nobody may be named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Culprit(pub Option<PartyId>);
 
-impl core::fmt::Display for Culprit {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.0 {
-            Some(p) => write!(f, "party {p}"),
-            // Some checks (a sum over every party's contribution) cannot name the cheater.
-            None => f.write_str("some party"),
-        }
+/// The text of a cheating verdict: names the culprit only when there is one.
+fn describe_cheating(culprit: &Culprit, check: &str) -> String {
+    match culprit.0 {
+        Some(p) => format!("party {p} failed the {check}"),
+        None => format!("the {check} failed, and the check cannot tell which party deviated"),
     }
 }
 
@@ -100,16 +113,19 @@ pub enum AuthGcError {
     Ot(#[from] OtError),
     /// A check that honest parties always pass failed: someone cheated (or messages were
     /// corrupted). The instance must be abandoned; nothing derived from it may be used.
-    #[error("{phase}: {culprit} failed the {check}: aborting")]
+    #[error("{phase}: {}: aborting", describe_cheating(culprit, check))]
     CheatingDetected {
         /// The phase the check belongs to.
         phase: Phase,
-        /// The party whose message failed the check, if it can be told.
+        /// The party the failed check proves deviated; `None` when it cannot tell (most checks
+        /// on values several parties contributed to).
         culprit: Culprit,
         /// Which check failed (a stable, human-readable name).
         check: &'static str,
     },
-    /// A peer sent bytes that do not decode (bad length, non-canonical padding, …).
+    /// A peer sent bytes that do not decode (bad length, non-canonical padding, …). Naming the
+    /// peer is always right: the bytes are its own message (channels are point to point and
+    /// authenticated), and an honest party's messages always decode.
     #[error("{phase}: party {peer} sent a malformed {what}")]
     Malformed {
         /// The phase the message belongs to.
@@ -178,7 +194,8 @@ impl AuthGcError {
         }
     }
 
-    /// A cheating verdict against `peer` (or against nobody in particular).
+    /// A cheating verdict of `check`, against `peer` only if the check proves `peer` deviated
+    /// (`None`: it cannot tell which party did).
     pub fn cheating(phase: Phase, peer: Option<PartyId>, check: &'static str) -> AuthGcError {
         AuthGcError::CheatingDetected { phase, culprit: Culprit(peer), check }
     }
@@ -190,4 +207,23 @@ pub fn check_rho(rho: usize) -> Result<usize, AuthGcError> {
         return Err(AuthGcError::InvalidArgument(format!("rho must be in [{MIN_RHO}, 128], got {rho}")));
     }
     Ok(rho)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cheating_verdict_names_a_party_only_with_a_culprit() {
+        let named = AuthGcError::cheating(Phase::Online, Some(2), "tag check on a decrypted garbled row");
+        assert_eq!(named.to_string(), "online: party 2 failed the tag check on a decrypted garbled row: aborting");
+        assert_eq!(named.peer(), Some(2));
+        // What the CLI prints and the SDK's message carries: no party, and it says why.
+        let unnamed = AuthGcError::cheating(Phase::Online, None, "tag check on a decrypted garbled row");
+        assert_eq!(
+            unnamed.to_string(),
+            "online: the tag check on a decrypted garbled row failed, and the check cannot tell which party deviated: aborting"
+        );
+        assert_eq!(unnamed.peer(), None);
+    }
 }

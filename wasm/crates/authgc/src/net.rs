@@ -141,6 +141,11 @@ pub async fn open<C: Channel>(
         let bits = unpack_bits(packed, mine_count).ok_or(AuthGcError::Malformed { phase, peer: j, what: label })?;
         let want = expected_macs(&pick(&shares.keys[j], my_idx), &bits, delta);
         if mac_digest(&digest_label(label.as_bytes(), j, me), &want)[..] != digest[..] {
+            // Why this can blame j: the bits and the digest are j's own message, checked against
+            // this party's keys. j's tags and this party's keys on j's shares come from the Δ-OT
+            // between the two of them alone, combined only with public values every honest party
+            // agreed on (MAC-checked openings, broadcasts checked before use); so an honest j's
+            // message passes whatever the other parties do.
             return Err(AuthGcError::cheating(phase, Some(j), label));
         }
         for (v, b) in values.iter_mut().zip(bits) {
@@ -188,8 +193,11 @@ pub async fn commit_then_open<C: Channel>(
     for j in peers(ch) {
         let (opening, their_view) = openings[j].split_at(commit::NONCE_LEN + len);
         if their_view != view {
+            // Cannot blame: j's view differs from this party's, which j lying about its view and
+            // a third party showing j and this party different commitments both cause.
             return Err(AuthGcError::cheating(phase, None, "commitment consistency check (a party equivocated)"));
         }
+        // Can blame j: the commitment and the opening are both j's own messages to this party.
         let v = commit::verify(&party_label(j), &commitments[j], opening)
             .ok_or(AuthGcError::cheating(phase, Some(j), "commitment opening"))?;
         out[j] = v.to_vec();
@@ -263,6 +271,8 @@ impl BroadcastLog {
         let theirs = exchange_same(ch, &mine, 32).await?;
         for j in peers(ch) {
             if theirs[j] != mine {
+                // Cannot blame: j's digest differs from this party's, which j lying and any
+                // sender showing j and this party different values both cause.
                 return Err(AuthGcError::cheating(phase, None, "broadcast consistency check"));
             }
         }

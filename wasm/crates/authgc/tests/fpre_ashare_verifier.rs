@@ -11,7 +11,7 @@ use webmpc_authgc::commit;
 use webmpc_authgc::fpre::RealPreprocessor;
 use webmpc_authgc::preprocess::Preprocessor;
 use webmpc_authgc::share::pack_bits;
-use webmpc_authgc::MIN_RHO;
+use webmpc_authgc::{AuthGcError, Phase, MIN_RHO};
 use webmpc_core::channel::memory::{network, run_local, MemoryChannel};
 use webmpc_core::channel::{Channel, ChannelError, PartyId};
 use webmpc_core::Block;
@@ -165,6 +165,13 @@ fn ashare_a_verifier_opening_a_flipped_bit_must_not_learn_the_provers_delta() {
     .expect("no deadlock");
     let st = st.borrow();
     assert_eq!(st.true_tags.len(), RHO, "the attack reached the Δ check");
+    // The check that must fire: the prover's check of the verifier's opened bits and tags under
+    // its own key (the attacker's zero tags fail it), naming the attacker — its own opening.
+    assert_eq!(
+        out[0].as_ref().err(),
+        Some(&AuthGcError::cheating(Phase::Setup, Some(ME), "aShare tag check on a verifier's opened bits")),
+        "party 0 must abort at the tag check on the verifier's opened bits"
+    );
     let leaked = match &out[0] {
         Ok(delta_0) => st.recovered.iter().filter(|d| *d == delta_0).count(),
         Err(_) => 0,

@@ -127,6 +127,38 @@ fn abit_inconsistent_bits_with_tailored_x_are_caught_by_the_broadcast_check() {
     }
 }
 
+/// The same during setup's aBit run (the ρ bits of the Π_aShare check): its X digests are
+/// compared in their own round before the check's commitments; caught with certainty by every
+/// honest party, naming nobody (a differing digest does not say who lied).
+#[test]
+fn abit_inconsistent_bits_with_tailored_x_at_setup_are_caught_by_the_broadcast_check() {
+    let r = run(3, Some(Deviation::InconsistentBit { peer: 2, index: 0, adapt_x: true }), None, Call::Shares(1));
+    for i in honest(3) {
+        caught(&r, i, Phase::Setup, None, "broadcast consistency check");
+    }
+}
+
+/// X carries one parity per check (k = ρ = 40 bits of a 16-byte field); a set bit above them is
+/// not a value an honest party sends: MALFORMED_MESSAGE naming the sender, at setup and in a
+/// batch.
+#[test]
+fn abit_parities_beyond_the_checks_are_malformed() {
+    // X is the first 16 bytes of the aBit check message, little-endian: byte 15 holds bits
+    // 120..127.
+    for (at_setup, in_batch, phase) in [
+        (edit(Step::AbitCheck, Some(0), 0, |m| m[15] |= 0x80), None, Phase::Setup),
+        (None, edit(Step::AbitCheck, Some(0), 0, |m| m[5] |= 0x01), Phase::Independent),
+    ] {
+        let r = run(3, at_setup, in_batch, Call::Shares(100));
+        assert_eq!(
+            r[0].as_ref().unwrap_err(),
+            &AuthGcError::Malformed { phase, peer: CHEATER, what: "aBit check parities" },
+            "{phase:?}"
+        );
+        all_honest_abort(&r);
+    }
+}
+
 // --- Π_aShare ------------------------------------------------------------------------------
 
 /// The cheater's Δ-OT instance towards party 2 uses Δ ⊕ 1, towards everyone else Δ. At each of
@@ -148,6 +180,30 @@ fn ashare_an_opening_that_misses_its_commitment_is_caught() {
     // Round 3 to party 0: ρ openings of (nonce ‖ C_b); byte 20 is inside the first C_b.
     let r = run(3, edit(Step::DeltaOpenKey, Some(0), 0, |m| m[20] ^= 1), None, Call::Shares(1));
     caught(&r, 0, Phase::Setup, Some(CHEATER), "aShare commitment opening");
+    all_honest_abort(&r);
+}
+
+/// The opening of the bits and tags (round 2) that is not what was committed in round 1: caught
+/// with certainty (binding), naming the cheater (commitment and opening are its own messages).
+#[test]
+fn ashare_a_tags_opening_that_misses_its_commitment_is_caught() {
+    // Round 2 to party 0: nonce (16) ‖ packed bits (5) ‖ tags ‖ view; byte 18 is a bit, byte 40
+    // inside the first tag.
+    for at in [18, 40] {
+        let r = run(3, edit(Step::DeltaOpenBits, Some(0), 0, move |m| m[at] ^= 1), None, Call::Shares(1));
+        caught(&r, 0, Phase::Setup, Some(CHEATER), "aShare commitment opening");
+        all_honest_abort(&r);
+    }
+}
+
+/// Round 3 carries each party's digest of every round-2 opening it saw; one that differs from
+/// the receiver's view is caught with certainty before any C_b is used — naming nobody, since a
+/// party that showed two parties different openings causes the same difference.
+#[test]
+fn ashare_a_different_view_of_the_openings_is_caught() {
+    // The view is the last 32 bytes of the round-3 message.
+    let r = run(3, edit(Step::DeltaOpenKey, Some(0), 0, |m| *m.last_mut().unwrap() ^= 1), None, Call::Shares(1));
+    caught(&r, 0, Phase::Setup, None, "commitment consistency check (a party equivocated)");
     all_honest_abort(&r);
 }
 

@@ -1,10 +1,14 @@
 //! Every check of the online protocol, each with a deviating party that it catches: tampered
 //! garbled rows, a wrong mask share to an input owner, wrong input labels, an inconsistent
 //! broadcast of a masked input, a wrong output mask share, a lying evaluator, a wrong F_Pre.AND
-//! opening, malformed or truncated messages, and a party that disconnects at every point of a
-//! run. Every honest party must end with a typed error (never a hang, never an output computed
-//! from the cheater's deviation), and the party whose check fires must name the check and, where
-//! it can, the cheater.
+//! opening, malformed or truncated messages (a set padding bit in the masked outputs too), and a
+//! party that disconnects at every point of a run; and output privacy asserted on the traffic (a
+//! party that is not a recipient receives nothing derived from the output's mask). Every honest party must end with a typed error (never a hang, never an output computed
+//! from the cheater's deviation), and the party whose check fires must name the check and the
+//! cheater exactly where the check proves it deviated — never an honest party: a garbler that
+//! flips the tag it holds for another garbler, or a tag in a gate that reaches an output through
+//! XOR gates only, must not get the other garbler or the evaluator blamed (abort, not
+//! identifiable abort). With two parties every check proves the other party deviated.
 //!
 //! Deviations edit what the cheater sends (`Tamper` inside the test channel), by the message's
 //! index per destination. For the job used here (interleaved run, 3 parties, evaluator 0, adder64
@@ -121,7 +125,10 @@ fn the_schedule_in_the_docs_is_the_honest_run<S: PreSetup>() {
     assert_eq!(to_garbler, vec![64, 40, 8, 32, 48, 40]);
 }
 
-fn a_tampered_garbled_row_is_caught_naming_the_garbler<S: PreSetup>() {
+fn a_tampered_garbled_row_is_caught_naming_the_garbler_where_provable<S: PreSetup>() {
+    // Every row is tampered with, so the first failure is at the first level of AND gates, whose
+    // inputs are input wires: the labels the row was decrypted under came from garbler 2 alone,
+    // so the failure proves garbler 2 deviated.
     let expected = cheating(Phase::Online, Some(2), "tag check on a decrypted garbled row");
     let bits_at = 63 * 4 * N * 16;
     // The masked bits of every row.
@@ -137,20 +144,9 @@ fn a_tampered_garbled_row_is_caught_naming_the_garbler<S: PreSetup>() {
         EVAL,
         expected.clone(),
     );
-    // The tag under garbler 1's key: not checked at this gate, but the evaluator then derives a
-    // wrong label for garbler 1, whose next row decrypts to garbage (caught, naming garbler 1's
-    // row — the deviation makes an honest garbler's row fail, which still aborts everyone).
-    let errors = run_job::<S>(
-        &adder_job(Recipients::ALL),
-        &edit(2, EVAL, 6, TABLE, |m| {
-            for row in 0..63 * 4 {
-                m[(row * N + 1) * 16] ^= 1;
-            }
-        }),
-    );
-    assert_all_abort(&errors, 2);
-    assert_eq!(errors[EVAL].outputs.as_ref().unwrap_err().code(), "CHEATING_DETECTED");
-    // The label share: the evaluator's label for garbler 2 is wrong, caught at the next AND gate.
+    // The label share: the evaluator's label for garbler 2 is wrong, caught at the next AND gate
+    // — whose input label of garbler 2 came partly from garbler 1's row (its tag for garbler 2),
+    // so the failure cannot tell garbler 2's own deviation from one by garbler 1: nobody named.
     caught::<S>(
         edit(2, EVAL, 6, TABLE, |m| {
             for row in 0..63 * 4 {
@@ -159,8 +155,88 @@ fn a_tampered_garbled_row_is_caught_naming_the_garbler<S: PreSetup>() {
         }),
         2,
         EVAL,
-        expected,
+        cheating(Phase::Online, None, "tag check on a decrypted garbled row"),
     );
+}
+
+/// Garbler 2's block `slot` of every row of the AND gates `gates` (positions among the AND
+/// gates), flipped: the table of the adder job with `parties` parties.
+fn flip_slot(parties: usize, gates: Vec<usize>, slot: usize) -> impl Fn(&mut Vec<u8>) {
+    move |m| {
+        for &k in &gates {
+            for row in 0..4 {
+                m[((k * 4 + row) * parties + slot) * 16] ^= 1;
+            }
+        }
+    }
+}
+
+fn a_garbler_flipping_its_tag_for_another_garbler_gets_no_one_else_blamed<S: PreSetup>() {
+    // Garbler 2 flips the tag it holds for garbler 1 (block 1 of its rows) in every row. The
+    // evaluator's check of garbler 2's rows passes (the tag under its own key is intact); it
+    // rebuilds a wrong label for garbler 1 at every AND output, and garbler 1's next row
+    // decrypts to garbage. Before the fix the evaluator reported "party 1 failed the tag check":
+    // the honest garbler framed. The check cannot tell, so nobody may be named.
+    let results = run_job::<S>(&adder_job(Recipients::ALL), &edit(2, EVAL, 6, TABLE, flip_slot(N, (0..63).collect(), 1)));
+    assert_all_abort(&results, 2);
+    check_detector(&results, EVAL, cheating(Phase::Online, None, "tag check on a decrypted garbled row"));
+    assert_no_honest_party_blamed(&results, 2);
+}
+
+fn a_flipped_tag_in_a_gate_reaching_an_output_through_xors_gets_no_one_blamed<S: PreSetup>() {
+    // Garbler 2 flips its tag for garbler 1 in the rows of one AND gate whose output reaches the
+    // outputs through XOR gates only: no row check sees garbler 1's wrong label, the honest
+    // evaluator hands it to garbler 1 with the output, and garbler 1's output label check fails.
+    // Before the fix garbler 1 reported "party 0 failed the output label check": the honest
+    // evaluator framed. The check cannot tell, so nobody may be named.
+    let c = reference("adder64.txt").circuit();
+    let (k, out) = and_gates(c).into_iter().find(|&(_, out)| !feeds_and(c, out)).expect("an AND gate reaching no AND gate");
+    assert!(reaches_an_output(c, out), "AND gate {k} (wire {out}) reaches an output");
+    let results = run_job::<S>(&adder_job(Recipients::ALL), &edit(2, EVAL, 6, TABLE, flip_slot(N, vec![k], 1)));
+    assert_all_abort(&results, 2);
+    check_detector(&results, 1, cheating(Phase::Online, None, "output label check (masked output value)"));
+    assert_no_honest_party_blamed(&results, 2);
+}
+
+/// Whether wire `w` reaches an output wire (single-assignment circuit).
+fn reaches_an_output(c: &webmpc_circuit::Circuit, w: u32) -> bool {
+    let mut reached = vec![false; c.wires as usize];
+    reached[w as usize] = true;
+    for g in &c.gates {
+        let (out, r) = match *g {
+            webmpc_circuit::Gate::Xor { a, b, out } | webmpc_circuit::Gate::And { a, b, out } => {
+                (out, reached[a as usize] || reached[b as usize])
+            }
+            webmpc_circuit::Gate::Inv { a, out } | webmpc_circuit::Gate::Copy { a, out } => (out, reached[a as usize]),
+            webmpc_circuit::Gate::Const { out, .. } => (out, false),
+        };
+        reached[out as usize] |= r;
+    }
+    let outputs: u32 = c.outputs.iter().sum();
+    reached[(c.wires - outputs) as usize..].iter().any(|&r| r)
+}
+
+/// The adder job with two parties: the evaluator (input 0) and garbler 1 (input 1).
+fn two_party_adder_job() -> Job<'static> {
+    let mut job = adder_job(Recipients::ALL);
+    job.roles.owners = vec![EVAL, 1];
+    job.inputs = by_owner(&[EVAL, 1], &[u64_bits(0x0123_4567_89ab_cdef, 64), u64_bits(0xfedc_ba98_7654_3210, 64)], 2);
+    job
+}
+
+fn with_two_parties_every_failed_label_check_names_the_other_party<S: PreSetup>() {
+    // With no other garbler, every label the evaluator holds for garbler 1 comes from garbler 1's
+    // own messages (and the evaluator's own tags): a row failing anywhere, even after AND gates,
+    // proves garbler 1 deviated; a wrong output label proves the evaluator did.
+    let job = two_party_adder_job();
+    let table = 63 * 4 * 2 * 16 + 32;
+    // Garbler 1's label share (block 1 of its rows) in every row: caught at the second level.
+    let label_share = |m: &mut Vec<u8>| (0..63 * 4).for_each(|row| m[(row * 2 + 1) * 16 + 5] ^= 0x40);
+    caught_in::<S>(&job, edit(1, EVAL, 6, table, label_share), 1, EVAL, cheating(Phase::Online, Some(1), "tag check on a decrypted garbled row"));
+    // The evaluator flips the masked value of output bit 1, which an AND gate precedes.
+    let c = job.circuit.circuit();
+    assert!(after_and(c, c.wires - 63), "output bit 1 follows an AND gate");
+    caught_in::<S>(&job, edit(EVAL, 1, 5, 8 + 16 * 64, |m| m[0] ^= 2), EVAL, 1, cheating(Phase::Online, Some(EVAL), "output label check (masked output value)"));
 }
 
 fn a_wrong_mask_share_to_an_input_owner_is_caught<S: PreSetup>() {
@@ -175,19 +251,23 @@ fn a_wrong_mask_share_to_an_input_owner_is_caught<S: PreSetup>() {
 fn a_wrong_input_label_is_caught_at_the_next_and_gate<S: PreSetup>() {
     let c = reference("adder64.txt").circuit();
     assert!(feeds_and(c, 0), "input bit 0 reaches an AND gate");
-    let expected = cheating(Phase::Online, Some(2), "tag check on a decrypted garbled row");
-    // A garbage label for input bit 0 (wire 0).
-    caught::<S>(edit(2, EVAL, 4, 2048, |m| m[7] ^= 0x80), 2, EVAL, expected.clone());
+    let row_check = |culprit| cheating(Phase::Online, culprit, "tag check on a decrypted garbled row");
+    // A garbage label for input bit 0 (wire 0). Its first AND gate is a_0 ∧ b_0: both labels came
+    // from garbler 2 alone, so the failure proves garbler 2 deviated.
+    caught::<S>(edit(2, EVAL, 4, 2048, |m| m[7] ^= 0x80), 2, EVAL, row_check(Some(2)));
     // The *other* valid label, L ⊕ Δ (what a garbler that wants to flip the input would send):
-    // the evaluator decrypts the row its x̂ selects under the key of another row.
-    for bit in [0usize, 64, 70] {
+    // the evaluator decrypts the row its x̂ selects under the key of another row. Bits 0 and 64
+    // (a_0, b_0) are caught at a_0 ∧ b_0 (garbler 2 named); bit 70 (b_6) at a gate whose other
+    // input carries the carry, an AND output whose label for garbler 2 garbler 1's rows helped
+    // build: that failure cannot tell who deviated.
+    for (bit, culprit) in [(0usize, Some(2)), (64, Some(2)), (70, None)] {
         let dev = edit(2, EVAL, 4, 2048, move |m| {
             let l = Block::slice_from_bytes_mut(&mut m[16 * bit..16 * bit + 16]).unwrap();
             l[0] ^= party_delta(2);
         });
         let results = run_job::<S>(&adder_job(Recipients::ALL), &dev);
         assert_all_abort(&results, 2);
-        assert_eq!(results[EVAL].outputs.as_ref().unwrap_err(), &expected, "input bit {bit}");
+        assert_eq!(results[EVAL].outputs.as_ref().unwrap_err(), &row_check(culprit), "input bit {bit}");
     }
 }
 
@@ -233,12 +313,18 @@ fn a_wrong_output_mask_share_is_caught_by_its_recipient<S: PreSetup>() {
 }
 
 fn a_lying_evaluator_is_caught_by_every_other_recipient<S: PreSetup>() {
-    let expected = cheating(Phase::Online, Some(EVAL), "output label check (masked output value)");
+    let output_check = |culprit| cheating(Phase::Online, culprit, "output label check (masked output value)");
     let len = 8 + 16 * 64;
-    // Flip a masked output bit (keeping the label it holds), for each garbler recipient.
+    // Output bit 0 is a_0 ⊕ b_0: the evaluator's label for it is the XOR of the labels the
+    // recipient itself sent, so a wrong one proves the evaluator lied. Flip its masked value
+    // (keeping the label it holds), for each garbler recipient.
+    let c = reference("adder64.txt").circuit();
+    assert!(!after_and(c, c.wires - 64) && after_and(c, c.wires - 63) && after_and(c, c.wires - 1));
     for to in [1, 2] {
-        caught::<S>(edit(EVAL, to, 5, len, |m| m[0] ^= 1), EVAL, to, expected.clone());
+        caught::<S>(edit(EVAL, to, 5, len, |m| m[0] ^= 1), EVAL, to, output_check(Some(EVAL)));
     }
+    // On output bits after an AND gate (bit 1, bit 63) the recipient cannot tell a lying
+    // evaluator from a garbler whose tag gave the honest evaluator a wrong label: nobody named.
     // Flip a bit and send a random label; or keep the bits and alter a label.
     caught::<S>(
         edit(EVAL, 1, 5, len, |m| {
@@ -247,9 +333,11 @@ fn a_lying_evaluator_is_caught_by_every_other_recipient<S: PreSetup>() {
         }),
         EVAL,
         1,
-        expected.clone(),
+        output_check(None),
     );
-    caught::<S>(edit(EVAL, 2, 5, len, |m| m[8 + 16 * 63] ^= 1), EVAL, 2, expected);
+    caught::<S>(edit(EVAL, 2, 5, len, |m| m[8 + 16 * 63] ^= 1), EVAL, 2, output_check(None));
+    // Both at once: the lie on bit 0 is proof enough.
+    caught::<S>(edit(EVAL, 2, 5, len, |m| m[0] ^= 3), EVAL, 2, output_check(Some(EVAL)));
     // A recipient-only output: the evaluator sends nothing to the others (no message 5 for them).
     let mut job = adder_job(Recipients::only(&[2]));
     job.mode = Mode::Phased;
@@ -288,6 +376,63 @@ fn malformed_and_truncated_messages_are_typed_errors<S: PreSetup>() {
         let err = results[to].outputs.as_ref().unwrap_err();
         assert_eq!(err.code(), "MALFORMED_MESSAGE", "message {index} from {cheater} to {to}: {err}");
         assert_eq!(err.peer(), Some(cheater));
+    }
+}
+
+fn masked_outputs_with_a_set_padding_bit_are_malformed<S: PreSetup>() {
+    // A 3-bidder Vickrey auction of 5-bit bids: 2 + 5 = 7 output bits, so the packed masked
+    // outputs end in one padding bit, which must be zero (canonical encoding).
+    let c = webmpc_authgc::online::PreparedCircuit::new(vickrey(3, 5)).unwrap();
+    let owners = [EVAL, 1, 2];
+    let job = Job {
+        circuit: &c,
+        roles: Roles { evaluator: EVAL, owners: owners.to_vec(), outputs: vec![Recipients::ALL; 2] },
+        inputs: by_owner(&owners, &[u64_bits(9, 5), u64_bits(30, 5), u64_bits(17, 5)], N),
+        mode: Mode::Interleaved,
+        options: Options::default(),
+    };
+    assert_eq!(c.circuit().outputs.iter().sum::<u32>(), 7);
+    caught_in::<S>(
+        &job,
+        edit(EVAL, 1, 5, 1 + 16 * 7, |m| m[0] |= 0x80),
+        EVAL,
+        1,
+        AuthGcError::Malformed { phase: Phase::Online, peer: EVAL, what: "masked outputs" },
+    );
+}
+
+fn a_non_recipient_receives_nothing_derived_from_an_output_mask<S: PreSetup>() {
+    // Output privacy on the traffic, not on the `None` a party computes from the roles: in two
+    // runs with independent masks, labels and inputs, every online message a party that is not a
+    // recipient of the output receives from the output phase on is the same bytes — the
+    // output-mask opening with no bits and the tag digest of nothing, a public constant — and the
+    // evaluator sends it no masked output. Its messages before (the schedule above: 5 from each
+    // peer to a garbler, 7 from each garbler to the evaluator) carry input masks, masked inputs,
+    // digests and F_Pre.AND openings, none of which involves an output wire's mask. A recipient's
+    // output-phase messages differ between the runs (they carry its mask shares): the comparison
+    // sees mask-derived bytes where there are some.
+    let before = |to: PartyId| if to == EVAL { 7 } else { 5 };
+    for recipients in [&[EVAL, 1][..], &[2], &[EVAL]] {
+        let runs: Vec<Vec<PartyResult>> = [(1u64, 2u64), (0xdead_beef, 0x1234_5678_9abc)]
+            .into_iter()
+            .map(|(x, y)| {
+                let mut job = adder_job(Recipients::only(recipients));
+                job.inputs = by_owner(&[1, 2], &[u64_bits(x, 64), u64_bits(y, 64)], N);
+                check_job::<S>(&job)
+            })
+            .collect();
+        for p in 0..N {
+            for q in (0..N).filter(|&q| q != p) {
+                let got: Vec<&[Vec<u8>]> = runs.iter().map(|r| &r[q].online_sent[p][before(p)..]).collect();
+                if recipients.contains(&p) {
+                    assert_ne!(got[0], got[1], "recipient {p} gets mask-derived bytes from {q}");
+                } else {
+                    assert_eq!(got[0].len(), 1, "one message from {q} to non-recipient {p} in the output phase");
+                    assert_eq!(got[0][0].len(), 32, "no bits from {q} to non-recipient {p}, only the digest");
+                    assert_eq!(got[0], got[1], "what non-recipient {p} gets from {q} is independent of the masks");
+                }
+            }
+        }
     }
 }
 
@@ -340,7 +485,10 @@ fn a_party_that_disconnects_at_any_point_makes_every_honest_party_abort<S: PreSe
 
 on_both_preprocessors!(
     the_schedule_in_the_docs_is_the_honest_run,
-    a_tampered_garbled_row_is_caught_naming_the_garbler,
+    a_tampered_garbled_row_is_caught_naming_the_garbler_where_provable,
+    a_garbler_flipping_its_tag_for_another_garbler_gets_no_one_else_blamed,
+    a_flipped_tag_in_a_gate_reaching_an_output_through_xors_gets_no_one_blamed,
+    with_two_parties_every_failed_label_check_names_the_other_party,
     a_wrong_mask_share_to_an_input_owner_is_caught,
     a_wrong_input_label_is_caught_at_the_next_and_gate,
     a_wrong_label_on_a_wire_that_reaches_no_and_gate_is_harmless,
@@ -349,5 +497,7 @@ on_both_preprocessors!(
     a_lying_evaluator_is_caught_by_every_other_recipient,
     a_wrong_f_pre_and_opening_is_caught,
     malformed_and_truncated_messages_are_typed_errors,
+    masked_outputs_with_a_set_padding_bit_are_malformed,
+    a_non_recipient_receives_nothing_derived_from_an_output_mask,
     a_party_that_disconnects_at_any_point_makes_every_honest_party_abort,
 );

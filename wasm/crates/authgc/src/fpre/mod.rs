@@ -5,7 +5,8 @@
 //!
 //! Malicious security with abort against any n − 1 of the n parties, statically corrupted. A
 //! cheating party can make the honest parties abort — with a typed
-//! [`AuthGcError::CheatingDetected`] naming the check (and the culprit when it can be told),
+//! [`AuthGcError::CheatingDetected`] naming the check (and a culprit only where the check proves
+//! that party deviated: abort, not identifiable abort; each site says why it can or cannot blame),
 //! [`AuthGcError::Malformed`]/`MALFORMED_MESSAGE` for bytes that do not decode, or a channel error
 //! for a party that disconnects — but an honest party that does not abort holds correct shares,
 //! tags and keys whose values the adversary does not know beyond what F_Pre allows (its own
@@ -665,6 +666,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             }
             let x = u128::from_le_bytes(msg[..16].try_into().expect("fixed-length message"));
             if x.checked_shr(k as u32).unwrap_or(0) != 0 {
+                // p's own message does not decode.
                 return Err(AuthGcError::Malformed { phase, peer: p, what: "aBit check parities" });
             }
             let tags = Block::slice_from_bytes(&msg[16..]).expect("fixed-length message");
@@ -672,6 +674,9 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             let key = self.sender_delta(p);
             let ok = self.timed(Work::AbitCheck, |_| abit_verify(&comb.keys[p], x, tags, key));
             if !ok {
+                // Can blame p: its X and combined tags are checked against this party's keys from
+                // the Δ-OT of this pair alone, under public coins every honest party agreed on
+                // (commit-then-open with compared views); an honest p passes whatever others do.
                 return Err(AuthGcError::cheating(phase, Some(p), "aBit consistency check"));
             }
             log.record(p, b"aBit X", &msg[..16]);
@@ -741,8 +746,11 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         for k in peers(&self.ch) {
             let (opening, their_view) = openings[k].split_at(NONCE_LEN + tags_len);
             if their_view != my_view {
+                // Cannot blame: k lying about its view and a third party showing k and this party
+                // different commitments both cause it.
                 return Err(AuthGcError::cheating(phase, None, "commitment consistency check (a party equivocated)"));
             }
+            // Can blame k: the commitment and its opening are both k's own messages.
             let value = commit::verify(&label(b"tags", k, 0), &commitments[k][..COMMITMENT_LEN], opening)
                 .ok_or(AuthGcError::cheating(phase, Some(k), "aShare commitment opening"))?;
             let packed = rho.div_ceil(8);
@@ -763,6 +771,8 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             let want = expected_macs(&shares.keys[k], &bits[k], self.sender_delta(k));
             let ok = Block::slice_as_bytes(&want).ct_eq(Block::slice_as_bytes(&tags[k][me]));
             if !bool::from(ok) {
+                // Can blame k: the bits and tags are k's own opening, checked against this
+                // party's keys from the Δ-OT of this pair alone.
                 return Err(AuthGcError::cheating(phase, Some(k), "aShare tag check on a verifier's opened bits"));
             }
         }
@@ -786,17 +796,24 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         for j in peers(&self.ch) {
             let (body, their_view) = keys[j].split_at(rho * (NONCE_LEN + 16));
             if their_view != openings_view {
+                // Cannot blame, as for the commitments' view above.
                 return Err(AuthGcError::cheating(phase, None, "commitment consistency check (a party equivocated)"));
             }
             for r in 0..rho {
                 let b = usize::from(b_of(j, r));
                 let at = COMMITMENT_LEN * (1 + 2 * r + b);
                 let opening = &body[r * (NONCE_LEN + 16)..(r + 1) * (NONCE_LEN + 16)];
+                // Can blame j: its own commitment and opening; b is public and agreed (the
+                // openings' views were just compared).
                 let value =
                     commit::verify(&label(&[b'C', b as u8], j, r), &commitments[j][at..at + COMMITMENT_LEN], opening)
                         .ok_or(AuthGcError::cheating(phase, Some(j), "aShare commitment opening"))?;
                 let want = (0..n).filter(|&k| k != j).fold(Block::ZERO, |a, k| a ^ tags[k][j][r]);
                 if value != &want.0[..] {
+                    // Can blame j: the tags are the verifiers' openings, which every honest
+                    // party saw alike (compared views) and which j itself checked under its key
+                    // before opening C_b (step (b)); so ⊕ tags = ⊕ K_j ⊕ b·Δ_j for an honest j,
+                    // and only j's C_b (its keys' sum and Δ_j) can be off.
                     return Err(AuthGcError::cheating(phase, Some(j), "aShare global-key consistency check"));
                 }
             }
@@ -877,6 +894,8 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         for j in peers(&self.ch) {
             let msg = &got[j];
             if !x_log.matches(&msg[2 * packed + 16 * l..2 * packed + 16 * l + 32]) {
+                // Cannot blame: j lying and a party that showed j and this party different X's
+                // both cause it.
                 return Err(AuthGcError::cheating(phase, None, "broadcast consistency check"));
             }
             let malformed = || AuthGcError::Malformed { phase, peer: j, what: "HaAND bits" };
@@ -937,8 +956,10 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
                 continue;
             }
             if !e_log.matches(&msg[NONCE_LEN + 16..]) {
+                // Cannot blame, as for the X digest above.
                 return Err(AuthGcError::cheating(phase, None, "broadcast consistency check"));
             }
+            // Can blame p: the coin commitment and its opening are both p's own messages.
             let value = commit::verify(&coin_label(p), &coin_commitments[p], &msg[..NONCE_LEN + 16])
                 .ok_or(AuthGcError::cheating(phase, Some(p), "commitment opening"))?;
             coins.update(value);
@@ -966,6 +987,8 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let sum = all.iter().fold(Block::ZERO, |a, v| a ^ Block(v[..16].try_into().expect("32 bytes")));
         // The sum is public once opened.
         if sum != Block::ZERO {
+            // Cannot blame: a sum over every party's H_i, and a wrong triple (which any party's
+            // HaAND bits, U blocks or z can cause) shows in every honest party's term too.
             return Err(AuthGcError::cheating(phase, None, "LaAND triple check"));
         }
         let mut bc = Sha256::new();

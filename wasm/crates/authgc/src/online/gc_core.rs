@@ -120,13 +120,39 @@ pub fn tag_slot(i: PartyId, j: PartyId) -> usize {
     }
 }
 
-/// What every party holds for each live wire: its view of the authenticated mask ⟨λ_w⟩ and, for
-/// a garbler, its zero-label L_{w,0} (its one-label is L_{w,0} ⊕ Δ).
+/// What every party holds for each live wire: its view of the authenticated mask ⟨λ_w⟩, for a
+/// garbler its zero-label L_{w,0} (its one-label is L_{w,0} ⊕ Δ), and whether the evaluator's
+/// labels on the wire have a single source ([`single_source`]).
 pub struct WireState {
     /// Mask views, one per wire.
     pub masks: AuthShares,
     /// Zero-labels, one per wire (empty for the evaluator).
     pub zero: Vec<Block>,
+    /// [`single_source`] of each wire (public: it depends on the circuit and n only).
+    pub single_source: Vec<bool>,
+}
+
+/// Whether the evaluator's label of every garbler i on `gate`'s output wire is a function of
+/// garbler i's own messages and public values alone, given the same for its input wires
+/// (`flags`, indexed by wire), among `parties` parties. Returns (output wire, flag).
+///
+/// This is what decides whom a failed label check may blame (the crate docs' "abort, not
+/// identifiable abort"). The evaluator gets garbler i's labels of the input wires from i itself
+/// (for the broadcast x̂), and XOR, INV, COPY and CONST gates combine them with nothing but public
+/// values; so on a wire that no AND gate precedes, a wrong label of i is i's doing, and a wrong
+/// label the evaluator hands i back is the evaluator's. An AND gate's output label of i is
+/// rebuilt from i's row **and from the tags every other garbler j put in its own row for i**
+/// (L^i_γ = label share ⊕ ⊕_{j≠i} M_i\[r^j\]), which i cannot check: a corrupt j that flips the
+/// tag it holds for i makes i's label wrong from there on. So an AND output has a single source
+/// only when there is no other garbler, i.e. with two parties (the evaluator's own tag is the
+/// only other term).
+pub fn single_source(gate: &Gate, flags: &[bool], parties: usize) -> (usize, bool) {
+    match *gate {
+        Gate::Xor { a, b, out } => (out as usize, flags[a as usize] && flags[b as usize]),
+        Gate::Inv { a, out } | Gate::Copy { a, out } => (out as usize, flags[a as usize]),
+        Gate::Const { out, .. } => (out as usize, true),
+        Gate::And { out, .. } => (out as usize, parties == 2),
+    }
 }
 
 impl Drop for WireState {
@@ -236,6 +262,8 @@ pub fn propagate(
     let n = masks.parties();
     let mut k = 0;
     for gate in gates {
+        let (w, single) = single_source(gate, &state.single_source, n);
+        state.single_source[w] = single;
         match *gate {
             Gate::Xor { a, b, out } => {
                 let (a, b, out) = (a as usize, b as usize, out as usize);
@@ -419,13 +447,21 @@ pub struct EvalState {
     pub xhat: Vec<bool>,
     /// L^i_{w,x̂_w}.
     pub labels: Vec<Block>,
+    /// [`single_source`] of each wire: false until the wire is assigned (an input wire when its
+    /// labels arrive, any other by its gate).
+    pub single_source: Vec<bool>,
     parties: usize,
 }
 
 impl EvalState {
     /// A state for `wires` wires among `parties` parties.
     pub fn new(wires: usize, parties: usize) -> EvalState {
-        EvalState { xhat: vec![false; wires], labels: vec![Block::ZERO; wires * parties], parties }
+        EvalState {
+            xhat: vec![false; wires],
+            labels: vec![Block::ZERO; wires * parties],
+            single_source: vec![false; wires],
+            parties,
+        }
     }
 
     /// The number of wires.
@@ -474,13 +510,18 @@ pub struct EvalRows<'a> {
 pub struct BadRow {
     /// The garbler whose row it was.
     pub garbler: PartyId,
+    /// Whether the failure proves that garbler deviated: both input wires of the gate have a
+    /// [`single_source`], so the row was decrypted under labels only that garbler sent. Otherwise
+    /// another garbler's tag for it, in an earlier row, may be what was wrong.
+    pub proves_garbler: bool,
 }
 
 /// Evaluates a chunk of gates (whose AND gates are, in order, the gates of `rows`, the first with
 /// AND-gate index `first_gate`), updating `state`. For each AND gate the evaluator decrypts the
 /// row its masked inputs select from every garbler's table and checks the tag under its own key
 /// (M_e[r^i_ℓ] = K_e[r^i_ℓ] ⊕ r^i_ℓ·Δ_e) of **every** garbler before using any of the rows; a
-/// failure names the garbler. `tweaks[i]` are garbler i's tweaks; `delta` is Δ_e.
+/// failure names the garbler whose row it was, and whether that proves it deviated
+/// ([`BadRow::proves_garbler`]). `tweaks[i]` are garbler i's tweaks; `delta` is Δ_e.
 ///
 /// `order` is the chunk's schedule from `webmpc_garble::halfgates::plan_chunk`: gates run in that
 /// order, and each run of same-level AND gates (independent of each other, and safe under wire
@@ -540,11 +581,15 @@ pub fn evaluate_chunk(
             // 1. Every gate's row, and the hash inputs per garbler (all inputs are read before
             //    any output is written: a gate of the batch may overwrite another's input).
             b.sel.clear();
+            b.single.clear();
             for &(_, gi) in batch {
-                let Gate::And { a, b: bw, out } = gates[gi as usize] else { unreachable!("an AND batch") };
+                let gate = &gates[gi as usize];
+                let Gate::And { a, b: bw, out } = *gate else { unreachable!("an AND batch") };
                 let (wa, wb) = (a as usize, bw as usize);
                 let (xa, xb) = (state.xhat[wa], state.xhat[wb]);
                 b.sel.push((and_index[gi as usize], wa, wb, out as usize, xa, xb));
+                let inputs = state.single_source[wa] && state.single_source[wb];
+                b.single.push((inputs, single_source(gate, &state.single_source, n).1));
             }
             b.pads.resize(n, Vec::new());
             b.bit_pads.resize(n, Vec::new());
@@ -579,7 +624,7 @@ pub fn evaluate_chunk(
                     // Pitfall 7: the row's masked bit must carry a valid tag under Δ_e.
                     let want = view.key(i, k, ma, mb) ^ (delta & mask(bit));
                     if dec[tag_slot(i, e)] != want {
-                        return Err(BadRow { garbler: i });
+                        return Err(BadRow { garbler: i, proves_garbler: b.single[m].0 });
                     }
                 }
                 let mut xhat = view.bit(k, xa, xb);
@@ -598,6 +643,7 @@ pub fn evaluate_chunk(
             // 3. Outputs.
             for (m, &(_, _, _, out, _, _)) in b.sel.iter().enumerate() {
                 state.xhat[out] = b.out_xhat[m];
+                state.single_source[out] = b.single[m].1;
                 for &i in &garblers {
                     state.set_label(out, i, b.out_labels[m * n + i]);
                 }
@@ -615,6 +661,8 @@ pub fn evaluate_chunk(
 struct Batch {
     /// Per gate of the batch: (AND index, α, β, γ, x̂_α, x̂_β).
     sel: Vec<(usize, usize, usize, usize, bool, bool)>,
+    /// Per gate of the batch: whether α and β both have a [`single_source`], and whether γ has.
+    single: Vec<(bool, bool)>,
     entries: Vec<(u64, usize, Block)>,
     scratch: Vec<Block>,
     pads: Vec<Vec<Block>>,
@@ -640,6 +688,8 @@ impl Batch {
 
 /// An XOR, INV, CONST or COPY gate on the evaluator's state.
 fn free_gate(state: &mut EvalState, gate: &Gate, garblers: &[PartyId]) {
+    let (w, single) = single_source(gate, &state.single_source, state.parties);
+    state.single_source[w] = single;
     match *gate {
         Gate::Xor { a, b, out } => {
             let (a, b, out) = (a as usize, b as usize, out as usize);
@@ -697,6 +747,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn single_source_passes_through_free_gates_and_stops_at_and_gates_unless_two_parties() {
+        // Wire 0 has a single source, wire 1 has not.
+        let f = [true, false];
+        assert_eq!(single_source(&Gate::Xor { a: 0, b: 0, out: 5 }, &f, 3), (5, true));
+        assert_eq!(single_source(&Gate::Xor { a: 0, b: 1, out: 5 }, &f, 3), (5, false));
+        assert_eq!(single_source(&Gate::Inv { a: 0, out: 5 }, &f, 3), (5, true));
+        assert_eq!(single_source(&Gate::Copy { a: 1, out: 5 }, &f, 3), (5, false));
+        assert_eq!(single_source(&Gate::Const { value: true, out: 5 }, &f, 3), (5, true));
+        // An AND output's label of garbler i is rebuilt from the other garblers' tags too.
+        for n in [3, 4, 64] {
+            assert_eq!(single_source(&Gate::And { a: 0, b: 0, out: 5 }, &f, n), (5, false));
+        }
+        assert_eq!(single_source(&Gate::And { a: 1, b: 1, out: 5 }, &f, 2), (5, true));
     }
 
     #[test]
@@ -791,23 +857,29 @@ mod tests {
                             assert_eq!(state.label(2 * ands + k, i), zero[i][2 * ands + k] ^ (deltas[i] & mask(got)));
                         }
                     }
-                    // A flipped masked bit in any garbler's table is caught, naming it.
+                    // A flipped masked bit in any garbler's table is caught, naming it; the
+                    // failure proves that garbler deviated only if the gate's input labels came
+                    // from it alone (here: input wires, or not).
                     for i in (0..n).filter(|&i| i != e) {
                         let mut bad = tables.clone();
                         let bits_at = ands * 4 * n * 16;
                         for byte in bad[i][bits_at..].iter_mut() {
                             *byte ^= 0xff;
                         }
-                        let mut state2 = EvalState::new(3 * ands, n);
-                        state2.xhat.copy_from_slice(&state.xhat);
-                        for w in 0..2 * ands {
-                            for j in (0..n).filter(|&j| j != e) {
-                                state2.set_label(w, j, state.label(w, j));
+                        for single in [true, false] {
+                            let mut state2 = EvalState::new(3 * ands, n);
+                            state2.xhat.copy_from_slice(&state.xhat);
+                            state2.single_source[..2 * ands].fill(single);
+                            for w in 0..2 * ands {
+                                for j in (0..n).filter(|&j| j != e) {
+                                    state2.set_label(w, j, state.label(w, j));
+                                }
                             }
+                            let rows = EvalRows { r0: &r0[e], alpha: &alpha[e], beta: &beta[e], tables: &bad };
+                            let err =
+                                evaluate_chunk(&mut state2, &gates, &order, &tweaks, deltas[e], 100, &rows).unwrap_err();
+                            assert_eq!(err, BadRow { garbler: i, proves_garbler: single });
                         }
-                        let rows = EvalRows { r0: &r0[e], alpha: &alpha[e], beta: &beta[e], tables: &bad };
-                        let err = evaluate_chunk(&mut state2, &gates, &order, &tweaks, deltas[e], 100, &rows).unwrap_err();
-                        assert_eq!(err, BadRow { garbler: i });
                     }
                 }
             }

@@ -35,7 +35,8 @@
 //!    label for x̂ to the evaluator.
 //! 6. **Evaluation.** The evaluator decrypts, per AND gate and garbler, the row its masked inputs
 //!    select and **checks the tag under its own key of every garbler's row before using any
-//!    of them** (pitfall 7); a failure aborts naming the garbler. x̂_γ = ⊕ r^i_ℓ and
+//!    of them** (pitfall 7); a failure aborts (naming the garbler only where that proves it
+//!    deviated: see **Who is blamed**). x̂_γ = ⊕ r^i_ℓ and
 //!    L^i_γ = (label share) ⊕ ⊕_{j≠i} M_i[r^j_ℓ]. Independent AND gates of a chunk (one level
 //!    of the garble crate's hazard-aware schedule) are hashed in one batch per garbler. The row
 //!    is selected by x̂, which the evaluator is meant to see (uniform, independent of the
@@ -105,6 +106,31 @@
 //! **Openings cannot equivocate either**: every share opened anywhere (input and output masks,
 //! the d and e of F_Pre.AND) travels with a digest of its tags under the recipient's key, so a
 //! party that shows a flipped share to one recipient needs that recipient's Δ.
+//!
+//! # Who is blamed
+//!
+//! Abort, **not identifiable abort** (the [crate docs](crate#abort-not-identifiable-abort)): a
+//! verdict names a party only where the failed check proves that party deviated.
+//!
+//! * A share opening that fails its MAC check names the sender: the bits and the tag digest are
+//!   its message, checked against the recipient's own keys, and the pairwise MAC relation of two
+//!   honest parties holds whatever the others do (every public value it was combined with was
+//!   opened with MAC checks or broadcast with abort before).
+//! * A malformed message names its sender.
+//! * The broadcast check names nobody: a digest differs, which the party that sent it and a party
+//!   that showed different values to different parties both cause.
+//! * The evaluator's **tag check** on garbler i's row names i only if both input labels of the
+//!   gate came from i alone ([`gc_core::single_source`]: no AND gate before them, or n = 2). After
+//!   an AND gate, the evaluator's label of i is rebuilt from i's row *and from the tags every other
+//!   garbler j holds for i in its own row*, which the evaluator cannot check (they are MACs under
+//!   Δ_i): a corrupt j that flips its tag for an honest i makes i's next row fail, so the verdict
+//!   names nobody.
+//! * A recipient's **output label check** names the evaluator only for a wire with a single
+//!   source. Otherwise a garbler's flipped tag in a gate that reaches the output through XOR gates
+//!   only (no later row check sees it) makes the honest evaluator hand over a wrong label, so the
+//!   verdict names nobody.
+//!
+//! With two parties every label has a single source, so both checks name the other party.
 //!
 //! # Phases
 //!
@@ -256,10 +282,12 @@ struct Prepared {
     chunks: Vec<ChunkMaterial>,
 }
 
-/// Mask views (and a garbler's zero-labels) of the input or output wires.
+/// Mask views (and a garbler's zero-labels) of the input or output wires, with whether each
+/// wire's labels have a single source ([`gc_core::single_source`]; all input wires have).
 struct Ends {
     masks: AuthShares,
     zero: Vec<Block>,
+    single_source: Vec<bool>,
 }
 
 impl Drop for Ends {
@@ -639,9 +667,16 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             zero = vec![Block::ZERO; wires];
             self.labels.fill_blocks(&mut zero[..input_bits]);
         }
-        let ends = Ends { masks: input_masks, zero: zero.get(..input_bits).map_or(Vec::new(), <[Block]>::to_vec) };
+        // Input wires' labels come from each garbler itself; every other wire is set by its gate.
+        let mut single_source = vec![false; wires];
+        single_source[..input_bits].fill(true);
+        let ends = Ends {
+            masks: input_masks,
+            zero: zero.get(..input_bits).map_or(Vec::new(), <[Block]>::to_vec),
+            single_source: single_source[..input_bits].to_vec(),
+        };
         self.stats.wire_state = wires;
-        Ok((WireState { masks, zero }, ends))
+        Ok((WireState { masks, zero, single_source }, ends))
     }
 
     /// The function-dependent work of one chunk: masks and labels through its gates, F_Pre.AND on
@@ -776,6 +811,8 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             }
         }
         eval.xhat[..owners.len()].copy_from_slice(&xhat);
+        // Each garbler sent its own input labels: a wrong one is that garbler's doing.
+        eval.single_source[..owners.len()].fill(true);
         Ok(())
     }
 
@@ -820,13 +857,26 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             })?;
             let labels = Block::slice_from_bytes(labels).expect("a multiple of 16 bytes");
             // The evaluator holds one of L_0, L_0 ⊕ Δ_me; it must hand over the one for x̂.
-            let mut diff = 0u128;
+            // `blamable` collects the differences on wires whose label the evaluator got from
+            // this party alone (no AND gate before them, or no other garbler).
+            let (mut diff, mut blamable) = (0u128, 0u128);
             for ((&k, &x), l) in idx[me].iter().zip(&bits).zip(labels) {
-                diff |= (*l ^ ends.zero[k] ^ (delta & mask(x))).to_u128();
+                let d = (*l ^ ends.zero[k] ^ (delta & mask(x))).to_u128();
+                diff |= d;
+                blamable |= d & (u128::from(ends.single_source[k]) * u128::MAX);
                 xhat[k] = x;
             }
             if diff != 0 {
-                return Err(AuthGcError::cheating(Phase::Online, Some(e), "output label check (masked output value)"));
+                // Why this check can blame the evaluator only sometimes: on a wire an AND gate
+                // precedes, the evaluator's label for this party was rebuilt from tags the other
+                // garblers put in their rows, and a corrupt garbler that flips its tag for this
+                // party there (in a gate that reaches the output through XORs only, so no later
+                // row check notices) makes an honest evaluator hand over a wrong label. On a wire
+                // with a single source the label is what this party sent, combined with public
+                // values, so only the evaluator can have changed it (it cannot know the other
+                // label without Δ_me).
+                let culprit = (blamable != 0).then_some(e);
+                return Err(AuthGcError::cheating(Phase::Online, culprit, "output label check (masked output value)"));
             }
         }
         let lambda =
@@ -850,7 +900,8 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     fn output_ends(&self, shape: &Shape, state: &WireState) -> Ends {
         let wires = output_wires(shape);
         let zero = if state.zero.is_empty() { Vec::new() } else { wires.iter().map(|&w| state.zero[w]).collect() };
-        Ends { masks: state.masks.select(&wires), zero }
+        let single_source = wires.iter().map(|&w| state.single_source[w]).collect();
+        Ends { masks: state.masks.select(&wires), zero, single_source }
     }
 
     /// Function-dependent preprocessing for a known circuit (before inputs): tops the pools up to
@@ -988,13 +1039,21 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     }
 }
 
-fn row_failure(garbler: PartyId) -> AuthGcError {
-    AuthGcError::cheating(Phase::Online, Some(garbler), "tag check on a decrypted garbled row")
+/// The evaluator's verdict on a row that failed its tag check. Why it can blame the garbler only
+/// sometimes: the row was decrypted under the evaluator's labels of that garbler, and on a wire
+/// after an AND gate those were rebuilt partly from tags the *other* garblers put in their rows —
+/// a corrupt garbler j that flips the tag it holds for an honest garbler i makes i's next row
+/// fail. Only when both input labels have a single source (they came from the garbler itself
+/// through XOR, INV, COPY and CONST gates, or there is no other garbler) is the row's garbler the
+/// only party that can have made the check fail.
+fn row_failure(bad: gc_core::BadRow) -> AuthGcError {
+    let culprit = bad.proves_garbler.then_some(bad.garbler);
+    AuthGcError::cheating(Phase::Online, culprit, "tag check on a decrypted garbled row")
 }
 
 /// Evaluates one chunk with its material (`None` for a chunk without AND gates, whose XOR, INV,
 /// CONST and COPY gates still move masked values and labels); a failed tag check names the
-/// garbler.
+/// garbler where that proves it deviated ([`row_failure`]).
 fn evaluate(
     state: &mut EvalState,
     evaluator: PartyId,
@@ -1019,6 +1078,6 @@ fn evaluate(
             gc_core::evaluate_chunk(state, gates, &order, tweaks, delta, first_gate, &rows)
         }
     };
-    result.map_err(|b| row_failure(b.garbler))
+    result.map_err(row_failure)
 }
 

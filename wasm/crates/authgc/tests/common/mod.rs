@@ -109,22 +109,32 @@ pub enum Deviation {
 type EditFn = Box<dyn Fn(PartyId, usize, &mut Vec<u8>)>;
 
 /// A party's connection in the tests: the in-memory channel, a `Tamper` in front of it for the
-/// online protocol's messages, and a crash switch that counts every message (F_Pre's too).
+/// online protocol's messages, a crash switch that counts every message (F_Pre's too), and a log
+/// of the online protocol's messages as they leave (after any edit), per destination.
 pub struct TestChannel {
     raw: SharedChannel<MemoryChannel>,
     tamper: Tamper<SharedChannel<MemoryChannel>, EditFn>,
     crash_after: Option<usize>,
     sent: Cell<usize>,
+    online_sent: Traffic,
 }
+
+/// The online protocol's messages one party sent, per destination, in order.
+type Traffic = Rc<RefCell<Vec<Vec<Vec<u8>>>>>;
 
 impl TestChannel {
     fn new(ch: MemoryChannel, edit: Option<Edit>, crash_after: Option<usize>) -> Rc<TestChannel> {
-        let f: EditFn = match edit {
-            Some(e) => Box::new(move |to, i, m: &mut Vec<u8>| e(to, i, m)),
-            None => Box::new(|_, _, _: &mut Vec<u8>| {}),
-        };
+        let online_sent: Traffic = Rc::new(RefCell::new(vec![Vec::new(); ch.parties()]));
+        let log = online_sent.clone();
+        // Every online message is logged as it leaves, after the edit: what its recipient gets.
+        let f: EditFn = Box::new(move |to, i, m: &mut Vec<u8>| {
+            if let Some(e) = &edit {
+                e(to, i, m);
+            }
+            log.borrow_mut()[to].push(m.clone());
+        });
         let raw = SharedChannel::new(ch);
-        Rc::new(TestChannel { tamper: Tamper::new(raw.clone(), f), raw, crash_after, sent: Cell::new(0) })
+        Rc::new(TestChannel { tamper: Tamper::new(raw.clone(), f), raw, crash_after, sent: Cell::new(0), online_sent })
     }
 
     fn crashed(&self) -> bool {
@@ -193,6 +203,9 @@ pub struct PartyResult {
     pub stats: Option<RunStats>,
     /// Messages the party sent (F_Pre's included).
     pub sent: usize,
+    /// The online protocol's messages the party sent (F_Pre's excluded), per destination, in
+    /// order, as delivered: `results[q].online_sent[p]` is everything p received from q online.
+    pub online_sent: Vec<Vec<Vec<u8>>>,
 }
 
 fn random_seed() -> [u8; 32] {
@@ -225,20 +238,22 @@ pub fn run_job<S: PreSetup>(job: &Job<'_>, deviation: &Deviation) -> Vec<PartyRe
             let shared = TestChannel::new(mem, edit, crash);
             let counter = Rc::downgrade(&shared);
             let sent = move || counter.upgrade().map_or(0, |c| c.sent.get());
+            let traffic = shared.online_sent.clone();
+            let online_sent = move || traffic.borrow().clone();
             let ch = SharedChannel::new(Side { ch: shared.clone(), fpre: false });
             let fpre = SharedChannel::new(Side { ch: shared.clone(), fpre: true });
             drop(shared);
             let pre = match S::setup(fpre, seed).await {
                 Ok(pre) => pre,
-                Err(e) => return PartyResult { outputs: Err(e), stats: None, sent: sent() },
+                Err(e) => return PartyResult { outputs: Err(e), stats: None, sent: sent(), online_sent: online_sent() },
             };
             DELTAS.with(|d| d.borrow_mut()[p] = Some(pre.delta()));
             let mut party = match AuthGcParty::new(pre, ch, session, job.options) {
                 Ok(party) => party,
-                Err(e) => return PartyResult { outputs: Err(e), stats: None, sent: sent() },
+                Err(e) => return PartyResult { outputs: Err(e), stats: None, sent: sent(), online_sent: online_sent() },
             };
             let outputs = drive(&mut party, job, &inputs).await;
-            PartyResult { outputs, stats: Some(party.last_stats().clone()), sent: sent() }
+            PartyResult { outputs, stats: Some(party.last_stats().clone()), sent: sent(), online_sent: online_sent() }
         }) as Pin<Box<dyn Future<Output = PartyResult> + '_>>
     });
     run_local(join_all(futures)).expect("the parties deadlocked")
@@ -314,6 +329,40 @@ pub fn feeds_and(c: &Circuit, w: u32) -> bool {
         }
     }
     false
+}
+
+/// Whether an AND gate precedes wire `w` (its value depends on some AND gate's output), in a
+/// single-assignment circuit: then the evaluator's labels on `w` were rebuilt from several
+/// garblers' rows, and a failed label check there cannot tell who deviated (n ≥ 3).
+pub fn after_and(c: &Circuit, w: u32) -> bool {
+    let mut after = vec![false; c.wires as usize];
+    for g in &c.gates {
+        let (out, v) = match *g {
+            Gate::And { out, .. } => (out, true),
+            Gate::Xor { a, b, out } => (out, after[a as usize] || after[b as usize]),
+            Gate::Inv { a, out } | Gate::Copy { a, out } => (out, after[a as usize]),
+            Gate::Const { out, .. } => (out, false),
+        };
+        after[out as usize] = v;
+    }
+    after[w as usize]
+}
+
+/// The AND gates (position among the circuit's AND gates, output wire), in circuit order.
+pub fn and_gates(c: &Circuit) -> Vec<(usize, u32)> {
+    c.gates.iter().filter_map(|g| if let Gate::And { out, .. } = *g { Some(out) } else { None }).enumerate().collect()
+}
+
+/// No honest party (every party but `cheater`) names an honest party as the culprit of a failed
+/// check or the sender of a malformed message: WRK17 gives abort, not identifiable abort, and a
+/// verdict may only name a party the check proves deviated.
+#[track_caller]
+pub fn assert_no_honest_party_blamed(results: &[PartyResult], cheater: PartyId) {
+    for (p, r) in results.iter().enumerate().filter(|(p, _)| *p != cheater) {
+        if let Err(e @ (AuthGcError::CheatingDetected { .. } | AuthGcError::Malformed { .. })) = &r.outputs {
+            assert!(e.peer().is_none_or(|c| c == cheater), "honest party {p} blames honest party {:?}: {e}", e.peer());
+        }
+    }
 }
 
 /// Splits per-value inputs (circuit order) among their owners.
