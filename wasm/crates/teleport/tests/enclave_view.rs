@@ -10,37 +10,13 @@ use common::*;
 use core::cell::RefCell;
 use futures::join;
 use proptest::prelude::*;
-use webmpc_core::channel::memory::{network, run_local, MemoryChannel};
-use webmpc_core::channel::{Channel, ChannelError, PartyId};
+use webmpc_core::channel::memory::{network, run_local};
+use webmpc_core::channel::PartyId;
 use webmpc_core::prg::Prg;
 use webmpc_core::Block;
 use webmpc_teleport::driver;
 use webmpc_teleport::local;
 use webmpc_teleport::{Mode, Owner};
-
-/// Records every message through a channel, in order.
-struct Recorder<'a> {
-    inner: MemoryChannel,
-    log: &'a RefCell<Vec<(bool, PartyId, Vec<u8>)>>,
-}
-
-impl Channel for Recorder<'_> {
-    fn party(&self) -> PartyId {
-        self.inner.party()
-    }
-    fn parties(&self) -> usize {
-        self.inner.parties()
-    }
-    async fn send(&self, to: PartyId, msg: Vec<u8>) -> Result<(), ChannelError> {
-        self.log.borrow_mut().push((true, to, msg.clone()));
-        self.inner.send(to, msg).await
-    }
-    async fn recv(&self, from: PartyId) -> Result<Vec<u8>, ChannelError> {
-        let m = self.inner.recv(from).await?;
-        self.log.borrow_mut().push((false, from, m.clone()));
-        Ok(m)
-    }
-}
 
 /// One run with fixed randomness; returns the enclave's transcript and the evaluator's output.
 fn transcript(mode: Mode, x1: &[bool], x2: &[bool]) -> (Vec<(bool, PartyId, Vec<u8>)>, u64) {
@@ -52,7 +28,7 @@ fn transcript(mode: Mode, x1: &[bool], x2: &[bool]) -> (Vec<(bool, PartyId, Vec<
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
     let x = Recorder { inner: x, log: &log };
-    let (mut machine, ev) = local::enclave_from([9; 32]);
+    let mut machine = local::enclave_from([9; 32]);
     let (job, bin) = (&job, &bin);
     let (a, b, c) = run_local(async {
         join!(
@@ -66,7 +42,7 @@ fn transcript(mode: Mode, x1: &[bool], x2: &[bool]) -> (Vec<(bool, PartyId, Vec<
                 drop(e);
                 r
             },
-            async { driver::enclave_party(&x, &peers, &mut machine, &ev).await }
+            async { driver::enclave_party(&x, &peers, &mut machine, &local::attest).await }
         )
     })
     .unwrap();
