@@ -130,8 +130,9 @@ export interface EnclaveServer {
   readonly simulated: boolean;
   /**
    * Simulation: the measurement its evidence claims (hex SHA-256 of the program), for clients to
-   * pin in `policy.measurements` — check it against a binary you trust, out of band. Open
-   * Enclave: undefined (pin the MRENCLAVE of your signed image, `oesign dump`).
+   * pin in `policy.simulatedMeasurements` — check it against a binary you trust, out of band.
+   * Open Enclave: undefined (pin the signer, product id and SVN, or the MRENCLAVE, of your signed
+   * image: `oesign dump`).
    */
   readonly measurement: string | undefined;
   /** Simulation with `evidenceKey`: the evidence signer's public key (hex), for `policy.simulationSigners`. */
