@@ -135,7 +135,9 @@ async function runSignal(args: string[]): Promise<number> {
 
 const ENCLAVE_SERVER_USAGE =
   'usage: webmpc enclave-server --backend simulation|openenclave [--port N] [--host H] [--program PATH]\n' +
-  '                             [--enclave-image PATH] [--evidence-key FILE] [--max-wires N] [--max-sessions N]\n' +
+  '                             [--enclave-image PATH] [--evidence-key FILE] [--allow-origin ORIGIN]...\n' +
+  '                             [--max-sessions N] [--max-sessions-per-client N] [--max-wires N]\n' +
+  '                             [--max-gates N] [--max-rots N] [--max-jobs N] [--max-memory BYTES]\n' +
   '       webmpc enclave-server --backend simulation --print-measurement [--program PATH]\n' +
   '  Hosts the teleport enclave program for evaluators (teleport-yao, teleported OT): one enclave\n' +
   '  program per WebSocket connection, one attested session for all its jobs.\n' +
@@ -146,6 +148,11 @@ const ENCLAVE_SERVER_USAGE =
   '  --port N               default 8790 (0: any free port); --host default 127.0.0.1\n' +
   '  --program PATH         the enclave program (simulation default: the one shipped with the package)\n' +
   '  --evidence-key FILE    simulation: a 64-hex-digit Ed25519 seed, so clients can pin the signer\n' +
+  '  --allow-origin ORIGIN  a browser origin allowed to connect (repeatable; * for any). Default none:\n' +
+  '                         a request with an Origin header (any web page) is refused\n' +
+  '  --max-sessions N       sessions at most (16); --max-sessions-per-client N (4, by remote address)\n' +
+  '  --max-wires, --max-gates, --max-rots N   per job; --max-jobs N per session;\n' +
+  '  --max-memory BYTES     memory one job may declare (default 268435456: 256 MiB)\n' +
   '  --print-measurement    print the measurement clients pin (hex SHA-256 of the program) and exit\n';
 
 async function runEnclaveServer(args: string[]): Promise<number> {
@@ -159,7 +166,13 @@ async function runEnclaveServer(args: string[]): Promise<number> {
       'enclave-image': { type: 'string' },
       'evidence-key': { type: 'string' },
       'max-wires': { type: 'string' },
+      'max-gates': { type: 'string' },
+      'max-rots': { type: 'string' },
+      'max-jobs': { type: 'string' },
+      'max-memory': { type: 'string' },
       'max-sessions': { type: 'string' },
+      'max-sessions-per-client': { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
       'print-measurement': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -178,8 +191,15 @@ async function runEnclaveServer(args: string[]): Promise<number> {
     return n;
   };
   const port = int(values.port, '--port', 0, 65_535)!;
-  const maxWires = int(values['max-wires'], '--max-wires', 1, 2 ** 32 - 1);
-  const maxSessions = int(values['max-sessions'], '--max-sessions', 1, 10_000);
+  const limits = {
+    maxWires: int(values['max-wires'], '--max-wires', 1, 2 ** 32 - 1),
+    maxGates: int(values['max-gates'], '--max-gates', 1, Number.MAX_SAFE_INTEGER),
+    maxRots: int(values['max-rots'], '--max-rots', 1, Number.MAX_SAFE_INTEGER),
+    maxJobs: int(values['max-jobs'], '--max-jobs', 1, 2 ** 20),
+    maxMemory: int(values['max-memory'], '--max-memory', 1, Number.MAX_SAFE_INTEGER),
+    maxSessions: int(values['max-sessions'], '--max-sessions', 1, 10_000),
+    maxSessionsPerClient: int(values['max-sessions-per-client'], '--max-sessions-per-client', 1, 10_000),
+  };
   const server = await import('./enclave/server.js');
   if (values['print-measurement']) {
     if (backend !== 'simulation') throw new UsageError('--print-measurement is for the simulation backend (Open Enclave: oesign dump -e IMAGE)');
@@ -195,8 +215,8 @@ async function runEnclaveServer(args: string[]): Promise<number> {
     ...(values.program !== undefined ? { program: values.program } : {}),
     ...(values['enclave-image'] !== undefined ? { enclaveImage: values['enclave-image'] } : {}),
     ...(values['evidence-key'] !== undefined ? { evidenceKey: values['evidence-key'] } : {}),
-    ...(maxWires !== undefined ? { maxWires } : {}),
-    ...(maxSessions !== undefined ? { maxSessions } : {}),
+    ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
+    ...(values['allow-origin'] !== undefined ? { allowedOrigins: values['allow-origin'] } : {}),
   });
   const label = s.simulated ? ' [SIMULATION BACKEND: NOT AN ENCLAVE, NO HARDWARE PROTECTION]' : ' [Open Enclave]';
   process.stdout.write(`webmpc enclave-server: listening on ${s.url}${label}\n`);

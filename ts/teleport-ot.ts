@@ -6,7 +6,7 @@
  * whatever the number of OTs. All cryptography is Rust (`webmpc_teleport`) through Wasm.
  *
  * ```ts
- * const enclave = { url: 'ws://127.0.0.1:8790', policy: { measurements: [PINNED] }, allowSimulatedEnclave: true };
+ * const enclave = { url: 'ws://127.0.0.1:8790', policy: { simulatedMeasurements: [PINNED] }, allowSimulatedEnclave: true };
  * const [s, r] = await Promise.all([
  *   teleportOtSender({ transport: a, peer: 1, sessionId, enclave, mode: 'malicious' }),
  *   teleportOtReceiver({ transport: b, peer: 0, sessionId, enclave, mode: 'malicious' }),
@@ -21,9 +21,12 @@
  * and against a curious enclave that talks to neither; `'malicious'` — the receiver checks every
  * chunk of the enclave's output against the sender's τ, so a deviating enclave or sender makes it
  * abort (`ENCLAVE_CHECK_FAILED`, check `rot-tau`); outputs are then tweaked hashes, so the
- * receiver's view of the σ's it checks does not reveal the messages it did not choose. Never
- * against the enclave colluding with a party (it knows both seeds, hence every message and
- * choice bit), and the simulation backend protects nothing from its host.
+ * receiver's view of the σ's it checks does not reveal the messages it did not choose. Both seeds
+ * reach the enclave sealed to its attested key and the receiver's outputs come back sealed to the
+ * receiver, so the enclave-server's host and the network learn neither messages nor choices.
+ * Never against the enclave colluding with a party (it knows both seeds, hence every message and
+ * choice bit), and the simulation backend protects nothing from its host (the receiver's host
+ * can read both seeds).
  */
 import { checkEnclaveOptions, openEvaluatorLink, policyBytes, type EnclaveOptions } from './enclave/client.js';
 import type { EnclaveLink } from './enclave/link.js';

@@ -162,7 +162,7 @@ async function partyMain(cfg) {
   };
   const enclave = {
     ...(party === 1 ? { url: cfg.enclaveUrl, WebSocket: await net.nodeWebSocket() } : {}),
-    policy: { measurements: [measurement] },
+    policy: { simulatedMeasurements: [measurement] },
     allowSimulatedEnclave: true,
     recvTimeoutMs: 600_000,
   };

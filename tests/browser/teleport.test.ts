@@ -22,8 +22,9 @@ describe.skipIf(skipBrowserTests())('teleport in Chromium', () => {
 
   beforeAll(async () => {
     await init();
-    server = await startEnclaveServer({ backend: 'simulation', port: 0, log: () => {} });
     env = await openSdkPages('webmpc teleport');
+    // The page's origin must be on the server's allow-list: by default no web page may drive it.
+    server = await startEnclaveServer({ backend: 'simulation', port: 0, log: () => {}, allowedOrigins: [new URL(env.server.url).origin] });
   }, 120_000);
 
   afterAll(async () => {
@@ -37,7 +38,7 @@ describe.skipIf(skipBrowserTests())('teleport in Chromium', () => {
         const fromHex = (s: string) => Uint8Array.from(s.match(/../g)!, (h) => parseInt(h, 16));
         const toHex = (b: Uint8Array | undefined) => (b ? Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('') : null);
         const { webmpc } = window.sdk;
-        const enclave = { url, policy: { measurements: [measurement] }, allowSimulatedEnclave: true };
+        const enclave = { url, policy: { simulatedMeasurements: [measurement] }, allowSimulatedEnclave: true };
         const aes = webmpc.circuit.aes128Circuit();
         const out: Record<string, unknown> = {};
         for (const mode of ['semi-honest', 'malicious'] as const) {
@@ -111,7 +112,7 @@ describe.skipIf(skipBrowserTests())('teleport in Chromium', () => {
 
   it('a Chromium garbler and a Node evaluator over WebRTC: the browser sends labels, not tables', async () => {
     const room = `teleport-${randomBytes(6).toString('hex')}`;
-    const enclave = { url: server.url, WebSocket: await net.nodeWebSocket(), policy: { measurements: [server.measurement!] }, allowSimulatedEnclave: true };
+    const enclave = { url: server.url, WebSocket: await net.nodeWebSocket(), policy: { simulatedMeasurements: [server.measurement!] }, allowSimulatedEnclave: true };
     const inPage = env.pages[1].evaluate(
       async ({ signalingUrl, room, measurement, KEY }) => {
         const fromHex = (s: string) => Uint8Array.from(s.match(/../g)!, (h) => parseInt(h, 16));
@@ -121,7 +122,7 @@ describe.skipIf(skipBrowserTests())('teleport in Chromium', () => {
         try {
           const s = await webmpc.session({ transport, party: 0, parties: 2 });
           // The garbler needs only the policy: it never contacts the enclave-server.
-          const enclave = { policy: { measurements: [measurement] }, allowSimulatedEnclave: true };
+          const enclave = { policy: { simulatedMeasurements: [measurement] }, allowSimulatedEnclave: true };
           const aes = webmpc.circuit.aes128Circuit();
           const out = await s.run(aes, { inputs: [fromHex(KEY)], protocol: 'teleport-yao', mode: 'semi-honest', enclave });
           const bytes = s.bytesSent;

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
-import { createMemoryTransports, prepareCircuit, session, type PreparedCircuit, type Session, type Transport } from '../../dist/index.js';
+import { afterAll, beforeAll } from 'vitest';
+import { createMemoryTransports, init, prepareCircuit, session, type PreparedCircuit, type Session, type Transport } from '../../dist/index.js';
 import type { EnclaveOptions } from '../../dist/enclave/index.js';
 import { startEnclaveServer, type EnclaveServer, type EnclaveServerOptions } from '../../dist/enclave/server.js';
 import { nodeWebSocket } from '../../dist/net/node.js';
@@ -28,6 +29,22 @@ export function circuitFile(name: string): PreparedCircuit {
   return prepareCircuit(readFileSync(`${CIRCUITS}/${name}`, 'utf8'));
 }
 
+/**
+ * Registers the hooks of a test file that uses one server: the SDK initialised and a server
+ * started before its tests, the server closed after them. Returns the server's getter.
+ */
+export function serverForFile(options: Partial<EnclaveServerOptions> = {}): () => EnclaveServer & { lines: string[] } {
+  let server: (EnclaveServer & { lines: string[] }) | undefined;
+  beforeAll(async () => {
+    await init();
+    server = await startServer(options);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return () => server!;
+}
+
 export async function startServer(options: Partial<EnclaveServerOptions> = {}): Promise<EnclaveServer & { lines: string[] }> {
   const lines: string[] = [];
   const server = await startEnclaveServer({ backend: 'simulation', port: 0, log: (l) => lines.push(l), ...options });
@@ -39,7 +56,7 @@ export function enclaveFor(server: { url: string; measurement: string | undefine
   return {
     url: server.url,
     WebSocket: NodeWebSocket,
-    policy: { measurements: [server.measurement!] },
+    policy: { simulatedMeasurements: [server.measurement!] },
     allowSimulatedEnclave: true,
     recvTimeoutMs: 20_000,
     ...over,

@@ -50,7 +50,7 @@ describe('EnclaveLink', () => {
   it('keeps frames that arrive right after open, before the link exists', async () => {
     const frames = [Uint8Array.of(1, 7, 7, 7), Uint8Array.of(0, 9, 9)];
     const { WebSocket } = scriptedSocket(frames.map((f) => ({ data: f.slice().buffer })));
-    const link = await EnclaveLink.connect({ url: 'ws://scripted', WebSocket, recvTimeoutMs: 2_000 });
+    const link = await EnclaveLink.connect({ url: 'ws://localhost/scripted', WebSocket, recvTimeoutMs: 2_000 });
     expect(await link.recv()).toEqual(frames[0]);
     expect(await link.recv()).toEqual(frames[1]);
     await link.close();
@@ -58,7 +58,7 @@ describe('EnclaveLink', () => {
 
   it('sees a close that happens right after open, instead of waiting for its timeout', async () => {
     const { WebSocket } = scriptedSocket([{ data: Uint8Array.of(1, 5).buffer }, { close: 1011 }]);
-    const link = await EnclaveLink.connect({ url: 'ws://scripted', WebSocket, recvTimeoutMs: 60_000 });
+    const link = await EnclaveLink.connect({ url: 'ws://localhost/scripted', WebSocket, recvTimeoutMs: 60_000 });
     expect(await link.recv()).toEqual(Uint8Array.of(1, 5));
     const t0 = performance.now();
     await expect(link.recv()).rejects.toMatchObject({ code: 'ENCLAVE_UNAVAILABLE' });

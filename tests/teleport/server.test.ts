@@ -60,7 +60,7 @@ describe('enclave-server (simulation backend)', () => {
   });
 
   it('refuses evidence for another measurement, or from a signer other than the pinned one', async () => {
-    const other = { policy: { measurements: ['11'.repeat(32)] } };
+    const other = { policy: { simulatedMeasurements: ['11'.repeat(32)] } };
     const [g, e] = await aesWith(other, {});
     expect(reason(g).code).toBe('EVIDENCE_REJECTED');
     expect(reason(g).reason).toBe('measurement-mismatch');
@@ -76,16 +76,33 @@ describe('enclave-server (simulation backend)', () => {
     const keyed = await startServer({ evidenceKey: keyFile });
     try {
       expect(keyed.signer).toMatch(/^[0-9a-f]{64}$/);
-      const pinned = { policy: { measurements: [keyed.measurement!], simulationSigners: [keyed.signer!] } };
+      const pinned = { policy: { simulatedMeasurements: [keyed.measurement!], simulationSigners: [keyed.signer!] } };
       const [ok1, ok2] = await aesWith(pinned, pinned, keyed);
       expect([ok1.status, ok2.status]).toEqual(['fulfilled', 'fulfilled']);
-      const wrong = { policy: { measurements: [keyed.measurement!], simulationSigners: ['22'.repeat(32)] } };
+      const wrong = { policy: { simulatedMeasurements: [keyed.measurement!], simulationSigners: ['22'.repeat(32)] } };
       const [bad] = await aesWith(wrong, pinned, keyed);
       expect(reason(bad).code).toBe('EVIDENCE_REJECTED');
-      expect(reason(bad).reason).toBe('invalid');
+      expect(reason(bad).reason).toBe('signer-mismatch');
     } finally {
       await keyed.close();
     }
+  });
+
+  it("pins a simulated enclave only by policy.simulatedMeasurements: its hash pinned as an Open Enclave measurement is refused", async () => {
+    // Anyone can sign simulated evidence claiming any measurement, so allowing simulation must
+    // never let a simulated claim match an Open Enclave (MRENCLAVE) pin.
+    const oeOnly = { policy: { measurements: [server.measurement!], simulatedMeasurements: ['44'.repeat(32)] }, allowSimulatedEnclave: true };
+    for (const [g, e] of [await aesWith(oeOnly, {}), await aesWith({}, oeOnly)]) {
+      const refused = [g, e].find((r) => r.status === 'rejected' && reason(r).code === 'EVIDENCE_REJECTED');
+      expect(refused, 'one party refuses the evidence').toBeDefined();
+      expect(reason(refused!).reason).toBe('measurement-mismatch');
+      expect([g.status, e.status]).toEqual(['rejected', 'rejected']);
+    }
+    // Allowing simulation without pinning the program is refused before anything is sent.
+    const [g, e] = await aesWith({ policy: { measurements: [server.measurement!] } }, {});
+    expect(reason(g).code).toBe('INVALID_ARGUMENT');
+    expect(reason(g).message).toMatch(/simulatedMeasurements/);
+    expect(e.status).toBe('rejected');
   });
 
   it('a program that dies mid-stream aborts both parties with typed errors, well before any deadline', async () => {
@@ -131,13 +148,15 @@ describe('enclave-server (simulation backend)', () => {
     const count = () => server.sessions().length;
     const base = count();
     const ws = new WebSocket(server.url);
-    const first = await new Promise<Buffer>((resolve, reject) => {
+    await new Promise((r) => ws.once('open', r));
+    // Nothing comes before the session's challenge (the two verifiers' nonces, from the
+    // evaluator); then the enclave's evidence, to the garbler (peer 0) and the evaluator.
+    const first = new Promise<Buffer>((resolve, reject) => {
       ws.once('message', (d: Buffer) => resolve(Buffer.from(d)));
       ws.once('error', reject);
     });
-    // The enclave's first frames are its evidence, to the garbler (peer 0) then the evaluator.
-    expect(first[0]).toBe(0);
-    expect(first[1]).toBe(0x81);
+    ws.send(Buffer.concat([Buffer.from([1, 0x08]), Buffer.alloc(64, 7)]));
+    expect((await first).subarray(0, 2)).toEqual(Buffer.from([0, 0x81]));
     expect(count()).toBe(base + 1);
     ws.close();
     for (let i = 0; i < 100 && count() > base; i++) await new Promise((r) => setTimeout(r, 20));
@@ -156,7 +175,8 @@ describe('enclave-server (simulation backend)', () => {
     const small = await startServer({ maxSessions: 1 });
     try {
       const a = new WebSocket(small.url);
-      await new Promise((r) => a.once('message', r));
+      await new Promise((r) => a.once('open', r));
+      for (let i = 0; i < 100 && small.sessions().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
       const b = new WebSocket(small.url);
       const frames: Buffer[] = [];
       b.on('message', (d: Buffer) => frames.push(Buffer.from(d)));

@@ -136,7 +136,7 @@ describe('teleport-yao sessions', () => {
       [0, { enclave, mode: 'paranoid' }, /needs mode/],
       [0, { mode: 'malicious' }, /needs the enclave option/],
       [0, { mode: 'malicious', enclave: { ...enclave, policy: { measurements: [] } } }, /at least one pinned measurement/],
-      [0, { mode: 'malicious', enclave: { ...enclave, policy: { measurements: ['00'] } } }, /32 bytes/],
+      [0, { mode: 'malicious', enclave: { ...enclave, policy: { simulatedMeasurements: ['00'] } } }, /32 bytes/],
       [0, { mode: 'malicious', enclave, outputs: [[0]] }, /cannot go to the garbler alone/],
       // The evaluator needs the URL (the garbler does not).
       [1, { mode: 'malicious', enclave: noUrl }, /enclave\.url/],

@@ -5,21 +5,36 @@
  * The **evaluator** (ROT receiver) reaches the enclave-server (`url`): one WebSocket is one
  * attested session, reused for every job of the SDK session. The **garbler** (ROT sender) never
  * talks to the server: the evaluator relays the enclave's evidence to it and its sealed seeds to
- * the enclave. Both check the evidence against their own pinned policy; nothing about the
- * enclave is taken from the server or the peer on trust. All checking and sealing is Rust
- * (`webmpc_teleport`), called through Wasm.
+ * the enclave. Both check the evidence against their own pinned policy and their own fresh nonce
+ * (the evidence answers both, so it cannot be a recording); nothing about the enclave is taken
+ * from the server or the peer on trust. Both parties' secrets — the garbler's seed, the
+ * evaluator's k2 or x2⁰ — are sealed to the attested enclave key, and so are the enclave's
+ * replies that would reveal the evaluator's input or outputs: the server's host and the network
+ * see neither. All checking and sealing is Rust (`webmpc_teleport`), called through Wasm.
+ *
+ * A plaintext `ws://` URL is accepted only to a loopback host (the server beside the evaluator)
+ * unless `allowPlaintextWebSocket` is set: elsewhere use `wss://`.
  *
  * Browser-safe: no Node imports.
  */
 import { WebmpcError } from '../errors.js';
 import type { Transport } from '../net/transport.js';
 import type { WebSocketConstructor } from '../net/websocket-like.js';
-import { EnclaveLink, withEnclaveLink } from './link.js';
+import { checkEnclaveUrl, EnclaveLink, withEnclaveLink } from './link.js';
 
 /** The enclave a teleport protocol uses, and what this party accepts of it. */
 export interface EnclaveOptions {
-  /** Evaluator / ROT receiver only: the enclave-server's WebSocket URL (`ws://HOST:PORT`). */
+  /**
+   * Evaluator / ROT receiver only: the enclave-server's WebSocket URL: `wss://HOST:PORT`, or
+   * `ws://` to a loopback host (`127.0.0.0/8`, `localhost`, `[::1]`).
+   */
   url?: string;
+  /**
+   * Evaluator: accept a plaintext `ws://` URL to a host other than loopback. Default false
+   * (`INVALID_ARGUMENT`): the secrets are sealed either way, but on a plaintext connection the
+   * network sees the circuit and the traffic's shape and can cut or stall the session.
+   */
+  allowPlaintextWebSocket?: boolean;
   /** Evaluator only: the WebSocket constructor (Node 20: `await nodeWebSocket()` from `webmpc/net/node`). */
   WebSocket?: WebSocketConstructor;
   /** Both parties: what the enclave's evidence must show. */
@@ -28,7 +43,8 @@ export interface EnclaveOptions {
    * Both parties: accept the **simulation backend** (`webmpc enclave-server --backend
    * simulation`), which has no hardware protection: whoever runs the server can read the
    * garbler's seeds (hence its inputs) and the evaluator's x2⁰ shares. Default false: its
-   * evidence is refused with `SIMULATED_ENCLAVE_REFUSED`.
+   * evidence is refused with `SIMULATED_ENCLAVE_REFUSED`. When true, the simulation program must
+   * be pinned in `policy.simulatedMeasurements`.
    */
   allowSimulatedEnclave?: boolean;
   /** Evaluator: deadline to reach the server (ms, default 10 000). */
@@ -37,14 +53,23 @@ export interface EnclaveOptions {
   recvTimeoutMs?: number;
 }
 
-/** A pinned evidence policy. */
+/**
+ * A pinned evidence policy. Simulated and Open Enclave pins are kept apart: anyone can sign
+ * simulated evidence claiming any measurement, so a simulated enclave is only ever checked
+ * against `simulatedMeasurements`, never against an Open Enclave MRENCLAVE in `measurements`.
+ */
 export interface EnclavePolicy {
   /**
-   * The accepted enclave measurements, 32 bytes each (hex or bytes): the simulation program's
-   * SHA-256 (`webmpc enclave-server --print-measurement`), or an Open Enclave MRENCLAVE. Required:
-   * an enclave whose code is not pinned protects nothing.
+   * Open Enclave: the accepted MRENCLAVEs, 32 bytes each (hex or bytes; `oesign dump`). Open
+   * Enclave evidence also needs a verifier (`oe_verify_evidence`), which the SDK cannot run in
+   * Wasm: it is refused with `EVIDENCE_REJECTED`, reason `no-verifier`, until one is plugged in.
    */
-  measurements: readonly (string | Uint8Array)[];
+  measurements?: readonly (string | Uint8Array)[];
+  /**
+   * Simulation backend: the accepted programs' SHA-256 (`webmpc enclave-server
+   * --print-measurement`), checked only with `allowSimulatedEnclave: true`.
+   */
+  simulatedMeasurements?: readonly (string | Uint8Array)[];
   /**
    * Simulation backend only: the accepted software evidence keys (the server's
    * `--evidence-key`; `--print-identity` shows its public key). Default: any.
@@ -52,7 +77,10 @@ export interface EnclavePolicy {
   simulationSigners?: readonly (string | Uint8Array)[];
 }
 
-/** The policy as the Wasm calls take it. */
+/**
+ * The policy as the Wasm calls take it (`measurements`: the simulated ones; the Open Enclave pins
+ * cannot be checked in Wasm, see {@link EnclavePolicy.measurements}).
+ */
 export interface PolicyBytes {
   readonly allowSimulated: boolean;
   readonly measurements: Uint8Array;
@@ -81,32 +109,49 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
  */
 export function checkEnclaveOptions(options: unknown, role: 'garbler' | 'evaluator', protocol: string): EnclaveOptions {
   if (typeof options !== 'object' || options === null) {
-    throw invalid(`${protocol} needs the enclave option: { url (the evaluator), policy: { measurements }, allowSimulatedEnclave? }`);
+    throw invalid(
+      `${protocol} needs the enclave option: { url (the evaluator), policy: { measurements | simulatedMeasurements }, allowSimulatedEnclave? }`,
+    );
   }
   const o = options as EnclaveOptions;
-  policyBytes(o);
   if (o.allowSimulatedEnclave !== undefined && typeof o.allowSimulatedEnclave !== 'boolean') {
     throw invalid('enclave.allowSimulatedEnclave must be a boolean');
   }
-  if (role === 'evaluator' && (typeof o.url !== 'string' || !/^wss?:\/\//.test(o.url))) {
-    throw invalid(`the evaluator of ${protocol} needs enclave.url, the enclave-server's ws:// or wss:// URL`);
+  if (o.allowPlaintextWebSocket !== undefined && typeof o.allowPlaintextWebSocket !== 'boolean') {
+    throw invalid('enclave.allowPlaintextWebSocket must be a boolean');
+  }
+  policyBytes(o);
+  if (role === 'evaluator') {
+    const bad = checkEnclaveUrl(o.url, o.allowPlaintextWebSocket);
+    if (bad) throw invalid(`the evaluator of ${protocol} needs a usable enclave.url: ${bad}`);
   }
   return o;
+}
+
+function pins(what: string, list: unknown): Uint8Array[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw invalid(`${what} must be an array`);
+  return list.map((m) => digest(`each ${what} entry`, m));
 }
 
 /** The policy in the form the Wasm calls take. */
 export function policyBytes(o: EnclaveOptions): PolicyBytes {
   const p = o.policy;
-  if (typeof p !== 'object' || p === null || !Array.isArray(p.measurements) || p.measurements.length === 0) {
-    throw invalid('enclave.policy.measurements must list at least one pinned measurement');
+  if (typeof p !== 'object' || p === null) throw invalid('enclave.policy must be an object with the pinned measurements');
+  const oe = pins('enclave.policy.measurements', p.measurements);
+  const simulated = pins('enclave.policy.simulatedMeasurements', p.simulatedMeasurements);
+  if (oe.length + simulated.length === 0) {
+    throw invalid('enclave.policy must list at least one pinned measurement (measurements or simulatedMeasurements)');
   }
-  const measurements = concat(p.measurements.map((m) => digest('each enclave.policy.measurements entry', m)));
-  let signers: Uint8Array | undefined;
-  if (p.simulationSigners !== undefined) {
-    if (!Array.isArray(p.simulationSigners)) throw invalid('enclave.policy.simulationSigners must be an array');
-    signers = concat(p.simulationSigners.map((s) => digest('each enclave.policy.simulationSigners entry', s)));
+  const allowSimulated = o.allowSimulatedEnclave === true;
+  if (allowSimulated && simulated.length === 0) {
+    throw invalid(
+      'allowSimulatedEnclave: true needs the simulation program pinned in enclave.policy.simulatedMeasurements ' +
+        '(policy.measurements pins Open Enclave MRENCLAVEs only, never a simulated enclave)',
+    );
   }
-  return { allowSimulated: o.allowSimulatedEnclave === true, measurements, signers };
+  const signers = p.simulationSigners === undefined ? undefined : concat(pins('enclave.policy.simulationSigners', p.simulationSigners));
+  return { allowSimulated, measurements: concat(simulated), signers };
 }
 
 /** The evaluator's connection: its link and the view of its transport the Wasm protocol uses. */
@@ -124,6 +169,7 @@ export interface EvaluatorLink {
 export async function openEvaluatorLink(transport: Transport, o: EnclaveOptions, signal?: AbortSignal): Promise<EvaluatorLink> {
   const link = await EnclaveLink.connect({
     url: o.url!,
+    ...(o.allowPlaintextWebSocket ? { allowPlaintextWebSocket: true } : {}),
     ...(o.WebSocket ? { WebSocket: o.WebSocket } : {}),
     ...(o.connectTimeoutMs !== undefined ? { connectTimeoutMs: o.connectTimeoutMs } : {}),
     ...(o.recvTimeoutMs !== undefined ? { recvTimeoutMs: o.recvTimeoutMs } : {}),
@@ -137,5 +183,7 @@ export async function openEvaluatorLink(transport: Transport, o: EnclaveOptions,
 export function enclaveKey(o: EnclaveOptions): string {
   const p = policyBytes(o);
   const hex = (b: Uint8Array | undefined) => (b ? Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('') : '-');
-  return [o.url ?? '', p.allowSimulated ? 'sim' : 'hw', hex(p.measurements), hex(p.signers)].join('|');
+  const oe = concat(pins('enclave.policy.measurements', o.policy.measurements));
+  const plain = o.allowPlaintextWebSocket ? 'plain' : '';
+  return [o.url ?? '', p.allowSimulated ? 'sim' : 'hw', hex(p.measurements), hex(oe), hex(p.signers), plain].join('|');
 }

@@ -8,6 +8,10 @@
  * backpressure, deadlines and typed failures, and presents the link as one more party of the
  * evaluator's transport ({@link withEnclaveLink}) so the Wasm protocol reaches it like any peer.
  *
+ * A plaintext `ws://` URL is refused unless it names a loopback host or the caller sets
+ * `allowPlaintextWebSocket` (the secrets on the link are sealed either way; the network could
+ * still watch the circuit and cut or stall the session).
+ *
  * Browser-safe: no Node imports. Node 20 has no global `WebSocket`: pass `await nodeWebSocket()` from
  * `webmpc/net/node` as `WebSocket`.
  */
@@ -24,10 +28,38 @@ import {
   type WebSocketMessageEvent,
 } from '../net/websocket-like.js';
 
+/** Whether `hostname` (as `URL` gives it) is a loopback host: `localhost`, 127.0.0.0/8, `[::1]`. */
+function loopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/**
+ * Checks an enclave-server URL: `wss://`, or `ws://` to a loopback host unless
+ * `allowPlaintext`. Returns why it is refused, or undefined.
+ */
+export function checkEnclaveUrl(url: unknown, allowPlaintext: boolean | undefined): string | undefined {
+  if (typeof url !== 'string' || !/^wss?:\/\//i.test(url)) return "enclave.url must be the enclave-server's ws:// or wss:// URL";
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `enclave.url ${JSON.stringify(url)} is not a URL`;
+  }
+  if (parsed.protocol === 'ws:' && !loopback(parsed.hostname) && allowPlaintext !== true) {
+    return (
+      `enclave.url ${url} is a plaintext ws:// URL to a host other than loopback: use wss://, or set ` +
+      'allowPlaintextWebSocket: true to accept a network that can watch, cut or stall the session'
+    );
+  }
+  return undefined;
+}
+
 /** How to reach an enclave-server. */
 export interface EnclaveLinkOptions {
-  /** The server's WebSocket URL, e.g. `ws://127.0.0.1:8790`. */
+  /** The server's WebSocket URL: `wss://…`, or `ws://` to a loopback host, e.g. `ws://127.0.0.1:8790`. */
   url: string;
+  /** Accept a plaintext `ws://` URL to a host other than loopback (default false: `INVALID_ARGUMENT`). */
+  allowPlaintextWebSocket?: boolean;
   /** The WebSocket constructor (default: the platform's; Node 20: `await nodeWebSocket()` from `webmpc/net/node`). */
   WebSocket?: WebSocketConstructor;
   /** Deadline to open the connection (ms, default 10 000). */
@@ -108,9 +140,8 @@ export class EnclaveLink {
 
   /** Opens a connection (a fresh attested session on the server). */
   static async connect(options: EnclaveLinkOptions): Promise<EnclaveLink> {
-    if (typeof options?.url !== 'string' || !/^wss?:\/\//.test(options.url)) {
-      throw new WebmpcError('INVALID_ARGUMENT', 'enclave.url must be a ws:// or wss:// URL');
-    }
+    const bad = checkEnclaveUrl(options?.url, options?.allowPlaintextWebSocket);
+    if (bad) throw new WebmpcError('INVALID_ARGUMENT', bad);
     const Ctor = defaultWebSocket(options.WebSocket);
     const timeoutMs = options.connectTimeoutMs ?? 10_000;
     const early: Early = { messages: [], close: undefined, error: false };

@@ -4,13 +4,34 @@
  * {@link startEnclaveServer} from code.
  *
  * One WebSocket connection is one **attested session**: the server starts one enclave program
- * for it (the simulation process, or the Open Enclave host with its enclave), whose evidence and
- * X25519 key serve every job the client runs on that connection, so evidence verification and
- * key agreement are paid once per session. The server does no cryptography and holds no secret:
- * each binary WebSocket message is one link frame (peer byte ‖ enclave message), written to the
- * program's stdin as `u32 length ‖ frame`; each frame the program writes on stdout goes back as
- * one WebSocket message. The evaluator (the client) relays the garbler's sealed seeds; the
- * program checks everything that matters (`wasm/crates/teleport`, `enclave-server/README.md`).
+ * for it (the simulation process, or the Open Enclave host with its enclave), whose evidence
+ * (made for the session's challenge: both parties' fresh nonces) and X25519 key serve every job
+ * the client runs on that connection, so evidence verification and key agreement are paid once
+ * per session. The server does no cryptography and holds no secret: each binary WebSocket
+ * message is one link frame (peer byte ‖ enclave message), written to the program's stdin as
+ * `u32 length ‖ frame`; each frame the program writes on stdout goes back as one WebSocket
+ * message. The evaluator (the client) relays the garbler's sealed seeds and seals its own input;
+ * the program checks everything that matters (`wasm/crates/teleport`, `enclave-server/README.md`).
+ *
+ * Who may use it, and how much (nothing here authenticates a client by itself; put the server
+ * behind your own authentication, or use `authorize`):
+ * - **Origins.** A browser page anywhere could open a WebSocket to `ws://127.0.0.1:8790`
+ *   (WebSockets are not subject to CORS), so a request carrying an `Origin` header (every
+ *   browser sends one) is refused with 403 unless the origin is in `allowedOrigins` (default:
+ *   none; `['*']` allows any). Clients without an Origin (Node, native) pass this check.
+ * - **Per client.** At most `maxSessionsPerClient` sessions (default 4) per client identity
+ *   (`clientId`, default the remote address: behind a reverse proxy, derive it from the proxy's
+ *   header), within `maxSessions` (16) in all, so one client cannot hold every slot. A
+ *   connection that sends nothing within `handshakeTimeoutMs` (30 s) is closed.
+ * - **Per session**, enforced by the program before it allocates: wires, gates and ROTs per job,
+ *   jobs per session, and the memory a job declares (`maxMemory`, default 256 MiB): the
+ *   programs use at most about `maxSessions × maxMemory` together.
+ * - **What remains.** Teleportation *is* amplification: the enclave turns a 16-byte sealed seed
+ *   into circuit-sized tables. A client may play both parties (seal a seed itself) and make the
+ *   enclave garble; nothing can tell it from an honest evaluator relaying a garbler. That work is
+ *   bounded per job and per session by the limits above, paced by the client's own reading
+ *   (backpressure: the program stops when the client does not read), and shared across clients
+ *   only by the session caps — there is no per-client rate limit of CPU or bandwidth.
  *
  * Disconnect rules — nothing hangs, and everyone concerned gets a typed abort:
  * - The client leaves: the program's stdin is closed (between jobs it exits quietly; mid-job it
@@ -20,7 +41,10 @@
  *   so the evaluator's run rejects with `ENCLAVE_FAILED` at once and, through the session's
  *   transport, the garbler's too.
  * - A malformed frame from the client closes its session (1008). More sessions than
- *   `maxSessions` are refused (1013, `ENCLAVE_BUSY`). A session idle for `idleTimeoutMs` closes.
+ *   `maxSessions` (or than `maxSessionsPerClient` for one client) are refused (1013,
+ *   `ENCLAVE_BUSY`). A session idle for `idleTimeoutMs` closes.
+ * - A frame from the program over the link's limit (the program never writes one: every
+ *   message fits 4 MiB) is reported to the client as `TOO_LARGE`, never forwarded or waited on.
  *
  * Backends:
  * - `simulation`: `webmpc-enclave-program`, a native process with AES-NI and a **software**
@@ -34,7 +58,8 @@
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
@@ -63,8 +88,32 @@ export interface EnclaveServerOptions {
   evidenceKey?: string;
   /** Largest circuit (wires) a session may garble (the program's default otherwise). */
   maxWires?: number;
+  /** Most gates of one job (its garbling work and output; the program's default otherwise). */
+  maxGates?: number;
+  /** Most random OTs of one job (the program's default otherwise). */
+  maxRots?: number;
+  /** Most jobs of one session (the program's default otherwise). */
+  maxJobs?: number;
+  /** Most memory (bytes) one job may declare (default 256 MiB): bounds each enclave program. */
+  maxMemory?: number;
   /** Concurrent sessions (enclave programs) at most (default 16). */
   maxSessions?: number;
+  /** Concurrent sessions of one client (`clientId`) at most (default 4). */
+  maxSessionsPerClient?: number;
+  /**
+   * Browser origins (`https://app.example`, exact) allowed to connect; `'*'` allows any. Default:
+   * none — a request with an `Origin` header is refused (403); clients without one pass.
+   */
+  allowedOrigins?: readonly string[];
+  /** A client's identity for `maxSessionsPerClient` (default: the remote address). */
+  clientId?: (request: IncomingMessage) => string;
+  /**
+   * Admission, after the Origin check: resolve false to refuse the connection (401), e.g. after
+   * checking a token in the URL. Must answer within 10 s. Default: admit.
+   */
+  authorize?: (request: IncomingMessage) => boolean | Promise<boolean>;
+  /** A connection that sends nothing for this long after opening is closed (ms, default 30 s). */
+  handshakeTimeoutMs?: number;
   /** A session with no traffic for this long is closed (ms, default 15 minutes). */
   idleTimeoutMs?: number;
   /** Where log lines go (default: stderr). */
@@ -81,8 +130,9 @@ export interface EnclaveServer {
   readonly simulated: boolean;
   /**
    * Simulation: the measurement its evidence claims (hex SHA-256 of the program), for clients to
-   * pin in `policy.measurements` — check it against a binary you trust, out of band. Open
-   * Enclave: undefined (pin the MRENCLAVE of your signed image, `oesign dump`).
+   * pin in `policy.simulatedMeasurements` — check it against a binary you trust, out of band.
+   * Open Enclave: undefined (pin the signer, product id and SVN, or the MRENCLAVE, of your signed
+   * image: `oesign dump`).
    */
   readonly measurement: string | undefined;
   /** Simulation with `evidenceKey`: the evidence signer's public key (hex), for `policy.simulationSigners`. */
@@ -100,6 +150,9 @@ export const DEFAULT_ENCLAVE_PORT = 8790;
 
 const PROGRAM = 'webmpc-enclave-program';
 const KILL_AFTER_MS = 5_000;
+/** Default `maxMemory`: 256 MiB per job (the program's own default). */
+const DEFAULT_MAX_MEMORY = 256 * 2 ** 20;
+const AUTHORIZE_TIMEOUT_MS = 10_000;
 
 function unavailable(message: string): WebmpcError {
   return new WebmpcError('ENCLAVE_UNAVAILABLE', message);
@@ -237,16 +290,34 @@ export async function startEnclaveServer(options: EnclaveServerOptions): Promise
     throw new WebmpcError('INVALID_ARGUMENT', "backend must be 'simulation' or 'openenclave'");
   }
   const log = options.log ?? ((line: string) => process.stderr.write(`webmpc enclave-server: ${line}\n`));
-  const maxSessions = options.maxSessions ?? 16;
-  const idleTimeoutMs = options.idleTimeoutMs ?? 15 * 60_000;
+  const count = (name: string, v: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number => {
+    if (v === undefined) return fallback;
+    if (!Number.isSafeInteger(v) || v <= 0 || v > max) throw new WebmpcError('INVALID_ARGUMENT', `${name} must be a positive integer up to ${max}`);
+    return v;
+  };
+  const maxSessions = count('maxSessions', options.maxSessions, 16);
+  const maxSessionsPerClient = count('maxSessionsPerClient', options.maxSessionsPerClient, 4);
+  const idleTimeoutMs = count('idleTimeoutMs', options.idleTimeoutMs, 15 * 60_000);
+  const handshakeTimeoutMs = count('handshakeTimeoutMs', options.handshakeTimeoutMs, 30_000);
+  const maxMemory = count('maxMemory', options.maxMemory, DEFAULT_MAX_MEMORY);
   const host = options.host ?? '127.0.0.1';
-  const extra: string[] = [];
-  if (options.maxWires !== undefined) {
-    if (!Number.isSafeInteger(options.maxWires) || options.maxWires <= 0 || options.maxWires >= 2 ** 32) {
-      throw new WebmpcError('INVALID_ARGUMENT', 'maxWires must be a positive 32-bit integer');
-    }
-    extra.push('--max-wires', String(options.maxWires));
+  const origins = options.allowedOrigins ?? [];
+  if (!Array.isArray(origins) || origins.some((o) => typeof o !== 'string')) {
+    throw new WebmpcError('INVALID_ARGUMENT', "allowedOrigins must be an array of origins (or ['*'])");
   }
+  const originAllowed = (origin: string) => origins.includes('*') || origins.includes(origin);
+  const clientIdOf = options.clientId ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
+  // What one session may make its program do (webmpc_teleport::machine::Config), for both backends.
+  const extra: string[] = [];
+  for (const [flag, name, v, max] of [
+    ['--max-wires', 'maxWires', options.maxWires, 2 ** 32 - 1],
+    ['--max-gates', 'maxGates', options.maxGates, Number.MAX_SAFE_INTEGER],
+    ['--max-rots', 'maxRots', options.maxRots, Number.MAX_SAFE_INTEGER],
+    ['--max-jobs', 'maxJobs', options.maxJobs, 2 ** 20],
+  ] as const) {
+    if (v !== undefined) extra.push(flag, String(count(name, v, 0, max)));
+  }
+  extra.push('--max-memory', String(maxMemory));
 
   let program: string;
   let args: string[];
@@ -266,37 +337,89 @@ export async function startEnclaveServer(options: EnclaveServerOptions): Promise
 
   interface Session {
     id: number;
+    client: string;
     ws: WebSocket;
     child: ChildProcessByStdio<Writable, Readable, Readable>;
     exited: boolean;
   }
   const sessions = new Map<number, Session>();
+  /** Open sessions per client identity. */
+  const perClient = new Map<string, number>();
   let nextId = 1;
 
   const http = createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' }).end('webmpc enclave-server: WebSocket only\n');
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_LINK_FRAME + 16 });
-  http.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
+  /** Refuses an upgrade with an HTTP status, before any enclave program starts. */
+  const refuse = (socket: Duplex, status: number, reason: string) => {
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${reason}\n`);
+  };
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    wss.handleUpgrade(req, socket, head, (ws) => open(ws));
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin)) {
+      log(`refused a connection from origin ${JSON.stringify(origin).slice(0, 200)} (not in allowedOrigins)`);
+      refuse(socket, 403, 'Forbidden');
+      return;
+    }
+    const admitted = options.authorize
+      ? Promise.race([
+          Promise.resolve().then(() => options.authorize!(req)),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), AUTHORIZE_TIMEOUT_MS).unref()),
+        ])
+      : Promise.resolve(true);
+    admitted.then(
+      (ok) => {
+        if (!ok) return refuse(socket, 401, 'Unauthorized');
+        wss.handleUpgrade(req, socket as Socket, head, (ws) => open(ws, clientIdOf(req)));
+      },
+      () => refuse(socket, 401, 'Unauthorized'),
+    );
   });
 
-  function open(ws: WebSocket): void {
+  function busy(ws: WebSocket, detail: string): void {
+    ws.send(errorFrame(1, 'ENCLAVE_BUSY', detail));
+    ws.close(1013, 'busy');
+    setTimeout(() => ws.terminate(), 2_000).unref();
+  }
+
+  function open(ws: WebSocket, client: string): void {
     ws.on('error', () => {
       // Broken sockets end in 'close', handled below.
     });
     if (sessions.size >= maxSessions) {
-      ws.send(errorFrame(1, 'ENCLAVE_BUSY', `the enclave-server runs its maximum of ${maxSessions} sessions`));
-      ws.close(1013, 'busy');
-      setTimeout(() => ws.terminate(), 2_000).unref();
+      busy(ws, `the enclave-server runs its maximum of ${maxSessions} sessions`);
+      return;
+    }
+    if ((perClient.get(client) ?? 0) >= maxSessionsPerClient) {
+      log(`refused a session of client ${client.slice(0, 100)}: it has ${maxSessionsPerClient} open`);
+      busy(ws, `this client already has its maximum of ${maxSessionsPerClient} sessions on the enclave-server`);
       return;
     }
     const id = nextId++;
     const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const s: Session = { id, ws, child, exited: false };
+    const s: Session = { id, client, ws, child, exited: false };
     sessions.set(id, s);
+    perClient.set(client, (perClient.get(client) ?? 0) + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const n = (perClient.get(client) ?? 1) - 1;
+      if (n > 0) perClient.set(client, n);
+      else perClient.delete(client);
+    };
     log(`session ${id}: started ${backend} enclave program (pid ${child.pid ?? '?'})`);
+    // A connection that never speaks holds a slot for nothing: it must start within the deadline.
+    let spoke = false;
+    const handshake = setTimeout(() => {
+      if (!spoke) {
+        log(`session ${id}: nothing sent within ${handshakeTimeoutMs} ms, closing`);
+        ws.close(1008, 'no challenge');
+      }
+    }, handshakeTimeoutMs);
+    handshake.unref();
     let idle: ReturnType<typeof setTimeout> | undefined;
     const touch = () => {
       if (idle) clearTimeout(idle);
@@ -310,14 +433,24 @@ export async function startEnclaveServer(options: EnclaveServerOptions): Promise
 
     // Program → client.
     const reader = new FrameReader();
+    let reported = false;
     child.stdout.on('data', (chunk: Buffer) => {
+      if (reported) return;
       reader.push(chunk);
       try {
         for (let f = reader.next(); f; f = reader.next()) {
           if (ws.readyState === ws.OPEN) ws.send(f, { binary: true });
         }
       } catch (e) {
+        // Reported, never forwarded nor waited on: the client's run fails at once with a reason.
         log(`session ${id}: ${(e as Error).message}; ending the session`);
+        reported = true;
+        if (ws.readyState === ws.OPEN) {
+          const detail = `the enclave program wrote a frame over the link's limit of ${MAX_LINK_FRAME} bytes`;
+          ws.send(errorFrame(0, 'TOO_LARGE', detail));
+          ws.send(errorFrame(1, 'TOO_LARGE', detail));
+          ws.close(1011, 'enclave program failed');
+        }
         child.kill('SIGKILL');
         return;
       }
@@ -348,10 +481,12 @@ export async function startEnclaveServer(options: EnclaveServerOptions): Promise
     child.on('close', (code, signal) => {
       s.exited = true;
       if (idle) clearTimeout(idle);
+      clearTimeout(handshake);
       sessions.delete(id);
+      release();
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
       log(`session ${id}: enclave program ended (${how})`);
-      if (ws.readyState === ws.OPEN) {
+      if (ws.readyState === ws.OPEN && !reported) {
         // The program left first: tell the client why, so its run fails now, not at a deadline.
         const detail = `the enclave program ended (${how})`;
         ws.send(errorFrame(0, 'ENCLAVE_PROGRAM_EXITED', detail));
@@ -370,6 +505,7 @@ export async function startEnclaveServer(options: EnclaveServerOptions): Promise
         return;
       }
       if (s.exited || !child.stdin.writable) return;
+      spoke = true;
       touch();
       const head = Buffer.alloc(4);
       head.writeUInt32LE(frame.length, 0);
@@ -381,6 +517,7 @@ export async function startEnclaveServer(options: EnclaveServerOptions): Promise
     });
     ws.on('close', () => {
       if (idle) clearTimeout(idle);
+      clearTimeout(handshake);
       if (s.exited) return;
       // The client left: end the program's input (it exits; mid-job it reports
       // PEER_DISCONNECTED), and make sure it does not linger.
@@ -414,8 +551,13 @@ export async function startEnclaveServer(options: EnclaveServerOptions): Promise
     );
     log(`measurement ${measurement} (${program})${signer ? `, evidence signer ${signer}` : ', a fresh evidence key per session'}`);
   } else {
-    log(`Open Enclave backend: ${program} with ${args[0]}; clients pin the image's MRENCLAVE (oesign dump -e IMAGE)`);
+    log(`Open Enclave backend: ${program} with ${args[0]}; clients pin the image's MRSIGNER, product id and SVN (oesign dump -e IMAGE)`);
   }
+  log(
+    `limits: ${maxSessions} sessions, ${maxSessionsPerClient} per client; ${maxMemory >> 20} MiB per job ` +
+      `(at most about ${(maxSessions * maxMemory) / 2 ** 30} GiB for all programs); browser origins: ` +
+      `${origins.length ? origins.join(', ') : 'none'}`,
+  );
   log(`listening on ${url}`);
 
   let closing: Promise<void> | undefined;

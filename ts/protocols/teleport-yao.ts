@@ -7,7 +7,8 @@
  * almost no work.
  *
  * ```ts
- * const enclave = { url: 'ws://127.0.0.1:8790', policy: { measurements: [PINNED_HEX] } };
+ * // Open Enclave: pin the MRENCLAVE; the simulation backend (development only): pin the program.
+ * const enclave = { url: 'ws://127.0.0.1:8790', policy: { simulatedMeasurements: [PINNED_HEX] }, allowSimulatedEnclave: true };
  * await s.run(circuit, { inputs, protocol: 'teleport-yao', mode: 'semi-honest', enclave });
  * ```
  *
@@ -31,7 +32,12 @@
  *   output.
  * - Neither mode protects against the enclave **colluding** with a party: with the garbler it
  *   learns the evaluator's input, with the evaluator the garbler's. The simulation backend has no
- *   hardware protection at all: its host can read every seed.
+ *   hardware protection at all: the evaluator's host (the enclave-server's) can read the
+ *   garbler's seed, hence its input, and the evaluator's share.
+ * - Both parties' secrets reach the enclave sealed to its attested key (the garbler's seed, the
+ *   evaluator's x2⁰), and the replies that would reveal the evaluator's input are sealed to the
+ *   evaluator: with a real enclave, the enclave-server's host and the network learn neither.
+ *   The evidence answers both parties' fresh nonces, so a recorded one cannot be replayed.
  *
  * The evaluator learns every output (the enclave hands it every decoding bit): an output revealed
  * to the garbler alone is refused with `INVALID_ARGUMENT`. Circuits must be whole (a
@@ -233,8 +239,10 @@ export const teleportYao: ProtocolModule<TeleportYaoTypes> = {
   security: 'semi-honest',
   protects:
     "Semi-honest mode: inputs stay private against any one curious entity (garbler, evaluator or enclave). " +
-    'Malicious mode: any one deviating entity is caught by the evaluator (abort, no blame). Never against the ' +
-    'enclave colluding with a party, and the simulation backend protects nothing from its host.',
+    'Malicious mode: any one deviating entity is caught by the evaluator (abort, no blame). Both parties\' ' +
+    "secrets are sealed to the attested enclave, so the enclave-server's host and the network see neither. " +
+    'Never against the enclave colluding with a party. With the simulation backend there is no enclave: ' +
+    "the evaluator's host can read the garbler's seed (hence the garbler's input) and the evaluator's share.",
   computes: 'circuit',
   parties: { min: 2, max: 2 },
   wasmModule: 'teleport',

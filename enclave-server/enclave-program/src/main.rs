@@ -3,14 +3,18 @@
 //! ends. The Node enclave-server spawns one per client connection.
 //!
 //! ```text
-//! webmpc-enclave-program [--evidence-key FILE] [--max-wires N]
+//! webmpc-enclave-program [--evidence-key FILE] [--max-wires N] [--max-gates N] [--max-rots N]
+//!                        [--max-jobs N] [--max-memory BYTES]
 //! webmpc-enclave-program --print-measurement        # hex SHA-256 of this binary (pin it)
 //! webmpc-enclave-program --print-identity [--evidence-key FILE]   # hex Ed25519 evidence key
 //! ```
 //!
 //! `FILE` holds 64 hex digits (the Ed25519 seed of the software evidence key); without it a fresh
-//! key is made per process. Exit codes: 0 the input ended between jobs, 1 a job failed (an `Error`
-//! message was sent to both peers), 2 bad usage, broken input, or input that ended mid-job.
+//! key is made per process. The limits bound what one session may make the program do
+//! (`webmpc_teleport::machine::Config`: wires of a circuit, gates and ROTs of a job, jobs of the
+//! session, memory a job declares). Exit codes: 0 the input ended between jobs, 1 a job failed
+//! (an `Error` message was sent to both peers), 2 bad usage, broken input, or input that ended
+//! mid-job.
 
 use std::io::{self, BufReader, BufWriter};
 use std::process::ExitCode;
@@ -35,6 +39,14 @@ fn read_key(path: &str) -> Result<[u8; 32], String> {
     Ok(k)
 }
 
+/// The positive number after `flag`.
+fn number<T: std::str::FromStr + PartialOrd + Default>(it: &mut std::slice::Iter<'_, String>, flag: &str) -> Result<T, String> {
+    it.next()
+        .and_then(|v| v.parse().ok())
+        .filter(|v| *v > T::default())
+        .ok_or_else(|| format!("{flag} needs a positive number"))
+}
+
 fn run() -> Result<ExitCode, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut key = None;
@@ -44,9 +56,11 @@ fn run() -> Result<ExitCode, String> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--evidence-key" => key = Some(read_key(it.next().ok_or("--evidence-key needs a file")?)?),
-            "--max-wires" => {
-                cfg.max_wires = it.next().and_then(|v| v.parse().ok()).ok_or("--max-wires needs a number")?
-            }
+            "--max-wires" => cfg.max_wires = number(&mut it, a)?,
+            "--max-gates" => cfg.max_gates = number(&mut it, a)?,
+            "--max-rots" => cfg.max_rots = number(&mut it, a)?,
+            "--max-jobs" => cfg.max_jobs = number(&mut it, a)?,
+            "--max-memory" => cfg.max_memory = number(&mut it, a)?,
             "--print-measurement" => print_measurement = true,
             "--print-identity" => print_identity = true,
             other => return Err(format!("unknown argument {other}")),
@@ -72,20 +86,23 @@ fn run() -> Result<ExitCode, String> {
     }
     eprintln!(
         "webmpc-enclave-program: SIMULATION BACKEND — no enclave, no hardware protection; the host can read \
-         every seed. Evidence is signed by a software key and marked simulated. AES backend: {}",
-        webmpc_core::aes::Backend::best().name()
+         every seed and every party's input to the enclave. Evidence is signed by a software key and marked \
+         simulated. AES backend: {}. Limits per session: {} wires, {} gates and {} ROTs per job, {} jobs, {} MiB \
+         per job.",
+        webmpc_core::aes::Backend::best().name(),
+        cfg.max_wires,
+        cfg.max_gates,
+        cfg.max_rots,
+        cfg.max_jobs,
+        cfg.max_memory >> 20
     );
     let mut entropy = [0u8; 32];
     webmpc_core::random::fill(&mut entropy).map_err(|e| e.to_string())?;
     let mut machine = EnclaveMachine::new(entropy, cfg);
-    let evidence = webmpc_teleport::frames::evidence(
-        FORMAT_SIMULATED,
-        &machine.public_key(),
-        &signer.evidence(&machine.public_key()),
-    );
+    let attest = |report_data: &[u8; 32]| (FORMAT_SIMULATED, signer.evidence(report_data));
     let mut input = BufReader::with_capacity(1 << 20, io::stdin().lock());
     let mut output = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-    match serve(&mut machine, &evidence, &mut input, &mut output).map_err(|e| format!("stdio: {e}"))? {
+    match serve(&mut machine, attest, &mut input, &mut output).map_err(|e| format!("stdio: {e}"))? {
         Outcome::Closed(_) => Ok(ExitCode::SUCCESS),
         Outcome::Failed(code) => {
             eprintln!("webmpc-enclave-program: job failed: {code}");

@@ -142,7 +142,7 @@ pub fn run_gc_jobs(
             },
             async move {
                 let r = async {
-                    let mut s = EvaluatorSession::connect(&v, &peers, evaluator_policy).await?;
+                    let mut s = EvaluatorSession::connect(&v, &peers, evaluator_policy, &mut Prg::from_entropy().unwrap()).await?;
                     let mut out = Vec::new();
                     for job in jobs {
                         let mut prg = Prg::from_entropy().unwrap();
@@ -198,8 +198,9 @@ pub fn run_rot(
             },
             async {
                 let r = async {
-                    let mut s = EvaluatorSession::connect(&v, &peers, evaluator_policy).await?;
-                    driver::rot_receiver(&v, &peers, &mut s, job, &mut Prg::from_entropy().unwrap(), |_, c, m| {
+                    let mut prg = Prg::from_entropy().unwrap();
+                    let mut s = EvaluatorSession::connect(&v, &peers, evaluator_policy, &mut prg).await?;
+                    driver::rot_receiver(&v, &peers, &mut s, job, &mut prg, |_, c, m| {
                         choices.extend_from_slice(c);
                         outs.extend_from_slice(m);
                     })

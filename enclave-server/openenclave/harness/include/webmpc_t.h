@@ -3,8 +3,7 @@
 #define WEBMPC_T_H
 #include <stddef.h>
 #include <stdint.h>
-int ecall_start(uint32_t max_wires);
-int ecall_evidence(uint8_t *buf, size_t cap, size_t *len);
+int ecall_start(uint32_t max_wires, uint64_t max_gates, uint64_t max_rots, uint64_t max_jobs, uint64_t max_memory);
 int ecall_push(uint8_t from, const uint8_t *msg, size_t len);
 int ecall_pull(uint8_t *to, uint8_t *buf, size_t cap, size_t *len);
 int ecall_status(void);

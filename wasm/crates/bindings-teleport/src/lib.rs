@@ -49,8 +49,11 @@ fn suspect(c: Check) -> Suspect {
 
 /// The JS error for a teleport failure. The SDK's codes: `ENCLAVE_CHECK_FAILED` (with `check`,
 /// the check's name, and `suspect`), `SIMULATED_ENCLAVE_REFUSED`, `EVIDENCE_REJECTED` (with
-/// `reason`: `measurement-mismatch`, `invalid`, `no-verifier`), `ENCLAVE_FAILED` (the enclave or
-/// its host aborted the job; `enclaveCode` says why), and the common protocol codes.
+/// `reason`: `measurement-mismatch`, `signer-mismatch`, `stale` (evidence of another session),
+/// `debug-enclave`, `product-mismatch`, `svn-too-low`, `tcb-status`, `no-verifier`, `no-policy`,
+/// `invalid`), `ENCLAVE_FAILED` (the enclave or its host aborted the job; `enclaveCode` says
+/// why, e.g. `TOO_LARGE`, and the message carries the enclave's detail), and the common protocol
+/// codes.
 fn teleport_error(e: &TeleportError, probe: &JsChannelProbe, peers: &Peers) -> JsValue {
     let transport = matches!(e, TeleportError::Channel(ChannelError::Transport { .. }));
     let mut extra: Vec<(&str, String)> = Vec::new();
@@ -67,15 +70,10 @@ fn teleport_error(e: &TeleportError, probe: &JsChannelProbe, peers: &Peers) -> J
         }
         TeleportError::EvidenceRefused(EvidenceRefusal::SimulatedRefused) => ("SIMULATED_ENCLAVE_REFUSED", None),
         TeleportError::EvidenceRefused(r) => {
-            let reason = match r {
-                EvidenceRefusal::MeasurementMismatch => "measurement-mismatch",
-                EvidenceRefusal::NoVerifier => "no-verifier",
-                _ => "invalid",
-            };
-            extra.push(("reason", reason.into()));
+            extra.push(("reason", r.name().into()));
             ("EVIDENCE_REJECTED", None)
         }
-        TeleportError::Remote(code) => {
+        TeleportError::Remote { code, .. } => {
             extra.push(("enclaveCode", code.clone()));
             ("ENCLAVE_FAILED", None)
         }
@@ -114,27 +112,27 @@ fn digests(what: &str, bytes: &[u8]) -> Result<Vec<[u8; 32]>, JsValue> {
 /// An evidence policy, owned (the crate's [`Policy`] borrows from it).
 struct OwnedPolicy {
     allow_simulated: bool,
-    measurements: Vec<[u8; 32]>,
+    simulated_measurements: Vec<[u8; 32]>,
     signers: Option<Vec<[u8; 32]>>,
 }
 
 impl OwnedPolicy {
-    fn new(allow_simulated: bool, measurements: &[u8], signers: Option<Vec<u8>>) -> Result<Self, JsValue> {
-        let measurements = digests("measurements", measurements)?;
-        if measurements.is_empty() {
-            return Err(invalid("the enclave policy must pin at least one measurement"));
-        }
+    /// `simulated_measurements`: the simulation programs accepted when `allow_simulated` (the SDK
+    /// checks that some pin is given; an Open Enclave MRENCLAVE never pins a simulated enclave).
+    fn new(allow_simulated: bool, simulated_measurements: &[u8], signers: Option<Vec<u8>>) -> Result<Self, JsValue> {
+        let simulated_measurements = digests("simulated measurements", simulated_measurements)?;
         let signers = signers.map(|s| digests("simulation signers", &s)).transpose()?;
-        Ok(OwnedPolicy { allow_simulated, measurements, signers })
+        Ok(OwnedPolicy { allow_simulated, simulated_measurements, signers })
     }
 
     fn policy(&self) -> Policy<'_> {
         Policy {
             allow_simulated: self.allow_simulated,
-            measurements: &self.measurements,
+            simulated_measurements: &self.simulated_measurements,
             simulation_signers: self.signers.as_deref(),
             // Open Enclave quotes need `oe_verify_evidence`, which does not run in Wasm: such
             // evidence is refused (`EVIDENCE_REJECTED`, reason `no-verifier`).
+            open_enclave: None,
             oe_verifier: None,
         }
     }
@@ -250,11 +248,12 @@ pub struct TeleportGarbler {
     enclave_key: [u8; 32],
 }
 
-/// Sets up the garbler's session: receives the enclave's evidence from `evaluator` (who relays
-/// it), checks it against the policy (`allowSimulated`, `measurements`: 32-byte values
-/// concatenated, `signers`: the same for simulation signer keys, or undefined for any), and makes
-/// the session key. `session`: 32 bytes both parties agree on (job ids are derived from it).
-/// Resolves to a `TeleportGarbler`.
+/// Sets up the garbler's session: sends a fresh nonce to `evaluator` (for the enclave's
+/// challenge), receives the enclave's evidence it relays, checks it against the policy
+/// (`allowSimulated`, `measurements`: the accepted simulation programs, 32-byte values
+/// concatenated, `signers`: the same for simulation signer keys, or undefined for any) and the
+/// nonce, and makes the session key. `session`: 32 bytes both parties agree on (job ids are
+/// derived from it). Resolves to a `TeleportGarbler`.
 #[wasm_bindgen(js_name = teleportGarblerConnect)]
 pub fn teleport_garbler_connect(
     transport: JsTransport,
@@ -383,9 +382,11 @@ pub struct TeleportEvaluator {
     enclave_key: [u8; 32],
 }
 
-/// Sets up the evaluator's session: receives the enclave's evidence from the link (`enclave`),
-/// checks its copy against the policy (as for [`teleport_garbler_connect`]) and relays the
-/// garbler's copy to `garbler`. Resolves to a `TeleportEvaluator`.
+/// Sets up the evaluator's session: sends the enclave the challenge (the garbler's nonce and its
+/// own), receives the evidence from the link (`enclave`), checks its copy against the policy (as
+/// for [`teleport_garbler_connect`]) and its nonce, relays the garbler's copy to `garbler`, and
+/// makes its own session key (its k2 and x2⁰ are sealed to the enclave like the garbler's seed).
+/// Resolves to a `TeleportEvaluator`.
 #[wasm_bindgen(js_name = teleportEvaluatorConnect)]
 pub fn teleport_evaluator_connect(
     transport: JsTransport,
@@ -410,14 +411,14 @@ pub fn teleport_evaluator_connect(
             let prg = Prg::from_entropy().map_err(js_error)?;
             Ok((ch, base, policy, prg))
         })();
-        let (ch, base, policy, prg) = match prepared {
+        let (ch, base, policy, mut prg) = match prepared {
             Ok(p) => p,
             Err(e) => return js_sys::Promise::reject(&e),
         };
         let peers = Peers { garbler: garbler as usize, evaluator: ch.party(), enclave: enclave as usize };
         spawn_scrubbed(async move {
             let probe = JsChannelProbe::new(&ch);
-            match EvaluatorSession::connect(&ch, &peers, &policy.policy()).await {
+            match EvaluatorSession::connect(&ch, &peers, &policy.policy(), &mut prg).await {
                 Ok(session) => {
                     let enclave_key = session.enclave_public();
                     let state = EvaluatorState { ch, peers, session, jobs: JobCounter::new(base), prg };

@@ -11,15 +11,23 @@
 //! without its length prefix, and one WebSocket message to the enclave-server. P2 forwards P1's
 //! sealed job message to the enclave as a peer-0 frame and the enclave's peer-0 evidence to P1.
 //! P2 gains nothing from relaying: the seed is sealed to the key the evidence binds (P1 checked
-//! it), and the enclave accepts each job id once per session.
+//! it), and the enclave accepts each job id once per session. P2's own secrets are sealed the same
+//! way ([`crate::seal`], role 1): the enclave-server's host and the network between P2 and it see
+//! neither x2⁰ nor k2, nor the replies that would reveal them or P2's outputs (x2⁰ labels and σ's,
+//! ROT chunks).
 //!
 //! # Attested session, then jobs
 //!
-//! Evidence verification and key agreement are paid **once per session**, not per job:
+//! Evidence verification and key agreement are paid **once per session**, not per job; the
+//! evidence answers both parties' fresh nonces, so it cannot be a recording of another session:
 //!
 //! ```text
-//! E  → P2      Evidence (peer-0 and peer-1 copies); P2 checks its copy against its policy
-//! P2 → P1      the peer-0 copy; P1 checks it against its policy, makes its X25519 key (Sealer)
+//! P1 → P2      the garbler's nonce (32 bytes)
+//! P2 → E       [1] Challenge (the garbler's nonce, the evaluator's nonce)
+//! E  → P2      Evidence (peer-0 and peer-1 copies); P2 checks its copy against its policy and
+//!                its nonce, makes its X25519 key (Sealer, role 1)
+//! P2 → P1      the peer-0 copy; P1 checks it against its policy and its nonce, makes its
+//!                X25519 key (Sealer, role 0)
 //! ```
 //!
 //! A GC job (malicious mode adds τ, the σ's and output labels instead of output bits):
@@ -27,18 +35,18 @@
 //! ```text
 //! P1 ⇄ P2      job header ‖ who learns each output (both send, both compare)
 //! P2 → P1      x2¹ (packed bits)
-//! P2 → E       [1] EvaluatorJob (job header, x2⁰), [1] circuit pieces, [1] CircuitDone
+//! P2 → E       [1] EvaluatorJob (job header, sealed x2⁰), [1] circuit pieces, [1] CircuitDone
 //!                (or [1] CircuitCached when the session keeps this circuit: see below)
 //! P1 → P2      GarblerJob (job header, sealed seed);   P2 → E  [0] GarblerJob
-//! E  → P2      InputLabels (x2⁰ labels [, σ's])
+//! E  → P2      InputLabels (x2⁰ labels [, σ's]: sealed, in parts of at most 1 MiB)
 //! P1 → P2      x1 labels, x2¹ labels [, τ]
 //! P2 ⇄ E       [1] GarblePiece j / Tables j, for each piece ([`WINDOW`] in flight); then Decoding, Done
 //! P2 → P1      the garbler's outputs, after every check passed (possibly none: an empty message)
 //! ```
 //!
-//! A ROT job: header exchange; P2 → E [1] EvaluatorJob (k2); P1 → P2 GarblerJob (sealed k1)
-//! [, the chunk τ's], forwarded as [0]; then [1] RotNext j / RotChunk j, Done; P2 → P1 the end
-//! of the job (an empty message).
+//! A ROT job: header exchange; P2 → E [1] EvaluatorJob (sealed k2); P1 → P2 GarblerJob (sealed
+//! k1) [, the chunk τ's], forwarded as [0]; then [1] RotNext j / RotChunk j (sealed), Done;
+//! P2 → P1 the end of the job (an empty message).
 //!
 //! When the previous upload of the session was this circuit and its encoding is at most
 //! [`CIRCUIT_CACHE_BYTES`](crate::machine::CIRCUIT_CACHE_BYTES), the enclave still has it: P2
@@ -57,13 +65,13 @@
 //! only make P1 abort ([`Check::EvaluatorOutputLabels`](crate::Check::EvaluatorOutputLabels)).
 
 use crate::circuit::{pieces, Header};
-use crate::evidence::{self, Policy};
+use crate::evidence::{self, Challenge, Policy, Verifier};
 use crate::frames::{self, tag};
 use crate::gc::{self, GarblerLabels, GcEvaluation, Layout};
 use crate::job::{JobHeader, JobKind, Mode};
 use crate::machine::{EnclaveMachine, EVALUATOR, GARBLER};
 use crate::rot::{self, RotReceiver, RotSender};
-use crate::seal::Sealer;
+use crate::seal::{Role, Sealer, SEAL_OVERHEAD};
 use crate::TeleportError;
 use sha2::{Digest, Sha256};
 use webmpc_core::channel::{Channel, ChannelError, PartyId};
@@ -178,10 +186,16 @@ pub struct GarblerSession {
     sealer: Sealer,
 }
 
+fn nonce(prg: &mut Prg) -> [u8; 32] {
+    let mut n = [0u8; 32];
+    prg.fill_bytes(&mut n);
+    n
+}
+
 impl GarblerSession {
-    /// Checks the `Evidence` message (as the enclave sent it) against `policy` and makes the
-    /// sealer, with its X25519 key from `prg`.
-    pub fn from_evidence(evidence_msg: &[u8], policy: &Policy<'_>, prg: &mut Prg) -> Result<Self, TeleportError> {
+    /// Checks the `Evidence` message (as the enclave sent it) against `policy` and the nonce this
+    /// party sent for the session, and makes the sealer, with its X25519 key from `prg`.
+    pub fn from_evidence(evidence_msg: &[u8], policy: &Policy<'_>, nonce: &[u8; 32], prg: &mut Prg) -> Result<Self, TeleportError> {
         let (t, payload) = frames::split(evidence_msg)?;
         if t == tag::ERROR {
             return Err(frames::parse_error(payload));
@@ -189,14 +203,17 @@ impl GarblerSession {
         if t != tag::EVIDENCE {
             return Err(TeleportError::UnexpectedMessage { state: "waiting for the enclave's evidence", got: "another message" });
         }
-        let pk = evidence::verify(payload, policy)?;
-        Ok(GarblerSession { sealer: Sealer::new(&pk, entropy(prg))? })
+        let (pk, _) = evidence::verify(payload, policy, Verifier::Garbler, nonce)?;
+        Ok(GarblerSession { sealer: Sealer::new(Role::Garbler, &pk, entropy(prg))? })
     }
 
-    /// Receives the evidence P2 relays and checks it (see [`GarblerSession::from_evidence`]).
+    /// Sends a fresh nonce to P2 (for the enclave's challenge), receives the evidence P2 relays
+    /// and checks it (see [`GarblerSession::from_evidence`]).
     pub async fn connect<C: Channel>(ch: &C, peers: &Peers, policy: &Policy<'_>, prg: &mut Prg) -> Result<Self, TeleportError> {
+        let mine = nonce(prg);
+        ch.send(peers.evaluator, mine.to_vec()).await?;
         let msg = ch.recv(peers.evaluator).await?;
-        Self::from_evidence(&msg, policy, prg)
+        Self::from_evidence(&msg, policy, &mine, prg)
     }
 
     /// The enclave's X25519 key.
@@ -205,18 +222,23 @@ impl GarblerSession {
     }
 }
 
-/// P2's attested session: it checked the enclave's evidence and relayed it to P1.
+/// P2's attested session: it checked the enclave's evidence, relayed it to P1, and seals its own
+/// inputs to the enclave with its [`Sealer`].
 pub struct EvaluatorSession {
-    enclave_pk: [u8; 32],
+    sealer: Sealer,
     /// The content hash of the circuit the enclave keeps, as P2 knows from the cache rule.
     cached: Option<[u8; 32]>,
 }
 
 impl EvaluatorSession {
-    /// Receives the enclave's two `Evidence` frames from the link, checks P2's copy against
-    /// `policy` (P2 relies on the enclave for the privacy of x2 against P1), and forwards P1's
-    /// copy to P1.
-    pub async fn connect<C: Channel>(ch: &C, peers: &Peers, policy: &Policy<'_>) -> Result<Self, TeleportError> {
+    /// Receives P1's nonce, sends the enclave the challenge (P1's nonce and a fresh one of its
+    /// own, from `prg`), receives the enclave's two `Evidence` frames from the link, checks P2's
+    /// copy against `policy` (P2 relies on the enclave for the privacy of x2 against P1) and its
+    /// nonce, and forwards P1's copy to P1.
+    pub async fn connect<C: Channel>(ch: &C, peers: &Peers, policy: &Policy<'_>, prg: &mut Prg) -> Result<Self, TeleportError> {
+        let garbler: [u8; 32] = ch.recv_exact(peers.garbler, 32).await?.try_into().expect("32 bytes");
+        let challenge = Challenge { garbler, evaluator: nonce(prg) };
+        ch.send(peers.enclave, link_frame(EVALUATOR, &frames::challenge(&challenge))).await?;
         let mut copies: [Option<Vec<u8>>; 2] = [None, None];
         while copies.iter().any(Option::is_none) {
             let frame = ch.recv(peers.enclave).await?;
@@ -231,14 +253,18 @@ impl EvaluatorSession {
             copies[peer as usize] = Some(msg.to_vec());
         }
         let [Some(for_garbler), Some(own)] = copies else { unreachable!("both copies arrived") };
-        let enclave_pk = evidence::verify(&own[1..], policy)?;
+        let (enclave_pk, answered) = evidence::verify(&own[1..], policy, Verifier::Evaluator, &challenge.evaluator)?;
+        // The enclave answered P1's nonce as P1 sent it (else P1 would refuse the evidence anyway).
+        if answered != challenge {
+            return Err(TeleportError::EvidenceRefused(crate::EvidenceRefusal::Stale));
+        }
         ch.send(peers.garbler, for_garbler).await?;
-        Ok(EvaluatorSession { enclave_pk, cached: None })
+        Ok(EvaluatorSession { sealer: Sealer::new(Role::Evaluator, &enclave_pk, entropy(prg))?, cached: None })
     }
 
     /// The enclave's X25519 key (as P2's copy of the evidence bound it).
     pub fn enclave_public(&self) -> [u8; 32] {
-        self.enclave_pk
+        self.sealer.enclave_public()
     }
 }
 
@@ -258,10 +284,23 @@ async fn agree<C: Channel>(ch: &C, peer: PartyId, job: &[u8], reveal: &[bool]) -
 /// The circuit's header and layout. The caller guarantees that `circuit` has the job's content
 /// hash (compute it once when preparing the circuit, not per run): the enclave refuses any other
 /// circuit, and in malicious mode a garbler's τ over another circuit fails P2's check.
+///
+/// Both parties also refuse here, before anything is sent, what the enclave would refuse at the
+/// circuit's header by the sizes both sides know ([`frames`]): more output bits than one
+/// `Decoding` message holds, or an evaluator input whose sealed job message exceeds the
+/// enclave's incoming limit.
 fn check_circuit(job: &JobHeader, circuit: &[u8], reveal: &[bool]) -> Result<(Header, Layout), TeleportError> {
     let (_, owners) = gc::gc_parts(job)?;
     let (header, _) = Header::parse(circuit)?;
     let layout = Layout::new(&header, owners)?;
+    let outputs = header.output_bits().unwrap_or(u64::MAX);
+    if outputs > frames::MAX_OUTPUT_BITS {
+        return Err(TeleportError::TooLarge { what: "circuit output bits", got: outputs, limit: frames::MAX_OUTPUT_BITS });
+    }
+    let job_msg = 1 + 4 + job.encode().len() as u64 + 4 + (layout.evaluator.len() as u64).div_ceil(8) + SEAL_OVERHEAD as u64;
+    if job_msg > frames::MAX_INCOMING_MESSAGE as u64 {
+        return Err(TeleportError::TooLarge { what: "evaluator job message (bytes)", got: job_msg, limit: frames::MAX_INCOMING_MESSAGE as u64 });
+    }
     if reveal.len() != header.outputs.len() {
         return Err(TeleportError::InvalidArgument(format!(
             "{} output assignments given; the circuit has {} output values",
@@ -306,7 +345,14 @@ pub async fn gc_garbler<C: Channel>(
     let share = ch.recv(peers.evaluator).await?;
     let x2_1 = crate::unpack_bits(&share, layout.evaluator.len(), "x2¹ share")?;
     let mut seed = prg.next_block();
-    let sealed = session.sealer.seal(&job_bytes, seed)?;
+    let sealed = session.sealer.seal(&job_bytes, &seed.0);
+    let sealed = match sealed {
+        Ok(s) => s,
+        Err(e) => {
+            Block::wipe(core::slice::from_mut(&mut seed));
+            return Err(e);
+        }
+    };
     ch.send(peers.evaluator, frames::garbler_job(&job_bytes, &sealed)).await?;
     let r = gc::garbler_side(seed, job, circuit, x1, &x2_1, reveal);
     Block::wipe(core::slice::from_mut(&mut seed));
@@ -345,7 +391,9 @@ pub async fn gc_evaluator<C: Channel>(
     coins.fill(0);
     ch.send(peers.garbler, crate::pack_bits(&x2_1)).await?;
 
-    link.send(EVALUATOR, &frames::evaluator_gc_job(&job_bytes, &x2_0)).await?;
+    let sealed = session.sealer.seal(&job_bytes, &frames::gc_input(&x2_0))?;
+    link.send(EVALUATOR, &frames::evaluator_job(&job_bytes, &sealed)).await?;
+    let replies = session.sealer.reply_key(&job_bytes);
     let (circuit_hash, _) = gc::gc_parts(job)?;
     let cached = session.cached.as_ref() == Some(circuit_hash);
     if cached {
@@ -363,17 +411,17 @@ pub async fn gc_evaluator<C: Channel>(
         return Err(TeleportError::Malformed("garbler job (wrong message type)"));
     }
     link.send(GARBLER, &sealed).await?;
-    let msg = link.recv(tag::INPUT_LABELS, "waiting for the x2⁰ labels").await?;
+    let mut parts = frames::InputLabelsReader::new(n1, n2, job.mode);
+    while !parts.complete() {
+        let msg = link.recv(tag::INPUT_LABELS, "waiting for the x2⁰ labels").await?;
+        parts.push(&msg[1..], &replies)?;
+    }
     // The enclave accepted the upload (or used its copy): it keeps the circuit if it is small.
     if circuit.len() <= crate::machine::CIRCUIT_CACHE_BYTES {
         session.cached = Some(*circuit_hash);
     }
-    let (share0, sigmas) = frames::parse_input_labels(&msg[2..])?;
-    let sigmas = match job.mode {
-        Mode::Malicious => Some(sigmas),
-        Mode::SemiHonest if sigmas.is_empty() => None,
-        Mode::SemiHonest => return Err(TeleportError::Malformed("input labels (σ's in semi-honest mode)")),
-    };
+    let (share0, sigmas) = parts.finish()?;
+    let sigmas = (job.mode == Mode::Malicious).then_some(sigmas);
     let from_garbler = GarblerLabels::decode(&ch.recv(peers.garbler).await?, n1, n2, job.mode)?;
     let mut eval = GcEvaluation::new(job, header, (x2_0, x2_1), from_garbler, share0)?;
     let gate_pieces = &ranges[1..];
@@ -426,7 +474,7 @@ pub async fn rot_sender<C: Channel>(
     let job_bytes = job.encode();
     agree(ch, peers.evaluator, &job_bytes, &[]).await?;
     let mut k1 = prg.next_block();
-    let sealed = session.sealer.seal(&job_bytes, k1);
+    let sealed = session.sealer.seal(&job_bytes, &k1.0);
     let sender = RotSender::new(job, k1);
     Block::wipe(core::slice::from_mut(&mut k1));
     let (sealed, sender) = (sealed?, sender?);
@@ -452,7 +500,7 @@ pub async fn rot_sender<C: Channel>(
 pub async fn rot_receiver<C: Channel>(
     ch: &C,
     peers: &Peers,
-    _session: &mut EvaluatorSession,
+    session: &mut EvaluatorSession,
     job: &JobHeader,
     prg: &mut Prg,
     mut sink: impl FnMut(u64, &[bool], &[Block]),
@@ -462,7 +510,16 @@ pub async fn rot_receiver<C: Channel>(
     let job_bytes = job.encode();
     agree(ch, peers.garbler, &job_bytes, &[]).await?;
     let mut k2 = prg.next_block();
-    link.send(EVALUATOR, &frames::evaluator_rot_job(&job_bytes, k2)).await?;
+    let sealed = session.sealer.seal(&job_bytes, &frames::rot_input(k2));
+    let sealed = match sealed {
+        Ok(s) => s,
+        Err(e) => {
+            Block::wipe(core::slice::from_mut(&mut k2));
+            return Err(e);
+        }
+    };
+    link.send(EVALUATOR, &frames::evaluator_job(&job_bytes, &sealed)).await?;
+    let replies = session.sealer.reply_key(&job_bytes);
     let sealed = ch.recv(peers.garbler).await?;
     if frames::split(&sealed)?.0 != tag::GARBLER_JOB {
         return Err(TeleportError::Malformed("garbler job (wrong message type)"));
@@ -488,7 +545,7 @@ pub async fn rot_receiver<C: Channel>(
         if j + (WINDOW as u64) < chunks {
             link.send(EVALUATOR, &frames::rot_next(j + WINDOW as u64)).await?;
         }
-        let (index, chunk) = frames::parse_rot_chunk(&msg[2..], job.mode == Mode::Malicious)?;
+        let (index, chunk) = frames::parse_rot_chunk(&msg[1..], job.mode == Mode::Malicious, &replies)?;
         if index != j {
             return Err(TeleportError::Malformed("ROT chunk (index out of order)"));
         }
@@ -500,61 +557,91 @@ pub async fn rot_receiver<C: Channel>(
     Ok(())
 }
 
-/// The enclave's host, beside P2: sends `evidence` (an `Evidence` message) to both parties over
-/// the link, then serves jobs ([`enclave_serve`]) until P2 closes the link.
+/// The host's attestation: evidence (its format byte and bytes) over the report data the machine
+/// asks for ([`EnclaveMachine::evidence_request`]): the software signer in simulation,
+/// `oe_get_evidence` in Open Enclave.
+pub type Attester<'a> = &'a dyn Fn(&[u8; 32]) -> Result<(u8, Vec<u8>), TeleportError>;
+
+/// The enclave's host, beside P2: answers the session's challenge with evidence from `attester`,
+/// then serves jobs ([`enclave_serve`]) until P2 closes the link.
 pub async fn enclave_party<C: Channel>(
     ch: &C,
     peers: &Peers,
     machine: &mut EnclaveMachine,
-    evidence: &[u8],
+    attester: Attester<'_>,
 ) -> Result<(), TeleportError> {
-    send_evidence(ch, peers, evidence).await?;
-    enclave_serve(ch, peers, machine, u64::MAX).await
+    enclave_serve(ch, peers, machine, attester, u64::MAX).await
 }
 
-/// Sends the enclave's `Evidence` message to both parties over the link (the start of a session).
-pub async fn send_evidence<C: Channel>(ch: &C, peers: &Peers, evidence: &[u8]) -> Result<(), TeleportError> {
-    ch.send(peers.evaluator, link_frame(GARBLER, evidence)).await?;
-    ch.send(peers.evaluator, link_frame(EVALUATOR, evidence)).await?;
+/// Tells both parties (through P2) that the enclave failed with `e`.
+async fn report<C: Channel>(ch: &C, peers: &Peers, code: &str, detail: &str) {
+    let msg = frames::error(code, detail);
+    let _ = ch.send(peers.evaluator, link_frame(GARBLER, &msg)).await;
+    let _ = ch.send(peers.evaluator, link_frame(EVALUATOR, &msg)).await;
+}
+
+/// Feeds one link frame from P2 into `machine` (attesting when it asks) and sends its answers
+/// back. `Ok(false)`: P2 closed the link while no job was in progress.
+async fn serve_frame<C: Channel>(ch: &C, peers: &Peers, machine: &mut EnclaveMachine, attester: Attester<'_>) -> Result<bool, TeleportError> {
+    let frame = match ch.recv(peers.evaluator).await {
+        Ok(f) => f,
+        Err(ChannelError::Disconnected { .. }) if machine.is_idle() => return Ok(false),
+        Err(e) => {
+            report(ch, peers, "PEER_DISCONNECTED", "the enclave's input ended before the job did").await;
+            return Err(e.into());
+        }
+    };
+    let (peer, msg) = match split_link_frame(&frame) {
+        Ok(x) => x,
+        Err(e) => {
+            report(ch, peers, e.code(), &e.to_string()).await;
+            return Err(e);
+        }
+    };
+    let r = machine.push(peer, msg);
+    let attested = match (&r, machine.evidence_request()) {
+        (Ok(()), Some(rd)) => attester(&rd).and_then(|(format, ev)| machine.attest(format, &ev)),
+        _ => Ok(()),
+    };
+    while let Some((to, msg)) = machine.pull() {
+        // A party that already left does not stop the other from hearing the outcome.
+        let _ = ch.send(peers.evaluator, link_frame(to, &msg)).await;
+    }
+    if let Err(e) = &attested {
+        report(ch, peers, e.code(), &e.to_string()).await;
+    }
+    r?;
+    attested?;
+    Ok(true)
+}
+
+/// Serves link frames from P2 until the session's evidence went out (the challenge answered).
+pub async fn enclave_attest<C: Channel>(ch: &C, peers: &Peers, machine: &mut EnclaveMachine, attester: Attester<'_>) -> Result<(), TeleportError> {
+    while !machine.is_attested() {
+        if !serve_frame(ch, peers, machine, attester).await? {
+            return Err(TeleportError::UnexpectedMessage { state: "waiting for the challenge", got: "the end of the link" });
+        }
+    }
     Ok(())
 }
 
-/// Feeds every link frame from P2 into `machine` and sends its answers back, until `jobs` more
-/// jobs completed or P2 closes the link (between jobs: `Ok`; mid-job: the parties are told
-/// `PEER_DISCONNECTED` and the channel error is returned). A failed job sends its `Error`
-/// message to both parties and returns the error.
+/// Feeds every link frame from P2 into `machine` (answering the session's challenge with
+/// evidence from `attester`) and sends its answers back, until `jobs` more jobs completed or P2
+/// closes the link (between jobs: `Ok`; mid-job: the parties are told `PEER_DISCONNECTED` and the
+/// channel error is returned). A failed job sends its `Error` message to both parties and
+/// returns the error.
 pub async fn enclave_serve<C: Channel>(
     ch: &C,
     peers: &Peers,
     machine: &mut EnclaveMachine,
+    attester: Attester<'_>,
     jobs: u64,
 ) -> Result<(), TeleportError> {
     let target = machine.completed_jobs().saturating_add(jobs);
     while machine.completed_jobs() < target {
-        let frame = match ch.recv(peers.evaluator).await {
-            Ok(f) => f,
-            Err(ChannelError::Disconnected { .. }) if machine.is_idle() => return Ok(()),
-            Err(e) => {
-                let msg = frames::error("PEER_DISCONNECTED", "the enclave's input ended before the job did");
-                let _ = ch.send(peers.evaluator, link_frame(GARBLER, &msg)).await;
-                let _ = ch.send(peers.evaluator, link_frame(EVALUATOR, &msg)).await;
-                return Err(e.into());
-            }
-        };
-        let r = match split_link_frame(&frame) {
-            Ok((peer, msg)) => machine.push(peer, msg),
-            Err(e) => {
-                let msg = frames::error(e.code(), &e.to_string());
-                let _ = ch.send(peers.evaluator, link_frame(GARBLER, &msg)).await;
-                let _ = ch.send(peers.evaluator, link_frame(EVALUATOR, &msg)).await;
-                return Err(e);
-            }
-        };
-        while let Some((to, msg)) = machine.pull() {
-            // A party that already left does not stop the other from hearing the outcome.
-            let _ = ch.send(peers.evaluator, link_frame(to, &msg)).await;
+        if !serve_frame(ch, peers, machine, attester).await? {
+            return Ok(());
         }
-        r?;
     }
     Ok(())
 }

@@ -56,12 +56,47 @@ impl Check {
 pub enum EvidenceRefusal {
     /// The evidence comes from the simulation backend and the policy does not allow it.
     SimulatedRefused,
-    /// The evidence is well formed, but its measurement is not one the policy pins.
+    /// The evidence is well formed, but its measurement is not one the policy pins (for its
+    /// format: simulated and Open Enclave pins are kept apart).
     MeasurementMismatch,
-    /// The signature or quote does not verify, or it does not bind the enclave's key.
+    /// The signature or quote does not verify, or it does not bind the enclave's key and the
+    /// session's challenge.
     Invalid,
     /// An Open Enclave quote arrived, but no verifier was configured to check it.
     NoVerifier,
+    /// An Open Enclave quote arrived, but the policy pins no Open Enclave identity.
+    NoPolicy,
+    /// The enclave runs in SGX debug mode: its host can read its memory.
+    DebugEnclave,
+    /// The enclave's signer (MRSIGNER, or the simulation signer key) is not a pinned one.
+    SignerMismatch,
+    /// The enclave's product id (ISVPRODID) is not the pinned one.
+    ProductMismatch,
+    /// The enclave's security version (ISVSVN) is below the policy's minimum.
+    SvnTooLow,
+    /// The platform's TCB status is not one the policy accepts (revoked and unknown never are).
+    TcbStatus,
+    /// The evidence does not answer this party's fresh nonce: it was made for another session.
+    Stale,
+}
+
+impl EvidenceRefusal {
+    /// A short stable name (the SDK's `reason`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EvidenceRefusal::SimulatedRefused => "simulated",
+            EvidenceRefusal::MeasurementMismatch => "measurement-mismatch",
+            EvidenceRefusal::Invalid => "invalid",
+            EvidenceRefusal::NoVerifier => "no-verifier",
+            EvidenceRefusal::NoPolicy => "no-policy",
+            EvidenceRefusal::DebugEnclave => "debug-enclave",
+            EvidenceRefusal::SignerMismatch => "signer-mismatch",
+            EvidenceRefusal::ProductMismatch => "product-mismatch",
+            EvidenceRefusal::SvnTooLow => "svn-too-low",
+            EvidenceRefusal::TcbStatus => "tcb-status",
+            EvidenceRefusal::Stale => "stale",
+        }
+    }
 }
 
 /// Everything a teleport party, the enclave program or the C ABI can refuse.
@@ -94,19 +129,25 @@ pub enum TeleportError {
         /// The limit.
         limit: u64,
     },
-    /// The sealed seed does not open: wrong key, tampered ciphertext, or a job header other than
-    /// the one it was sealed for.
-    #[error("the sealed seed does not open for this enclave and job")]
+    /// A sealed secret does not open: wrong key or role, tampered ciphertext, or a job header
+    /// other than the one it was sealed for.
+    #[error("the sealed secret does not open for this enclave, role and job")]
     SealOpenFailed,
     /// The enclave's evidence was refused by the policy.
-    #[error("enclave evidence refused: {0:?}")]
+    #[error("enclave evidence refused: {}", .0.name())]
     EvidenceRefused(EvidenceRefusal),
     /// The caller's own arguments are invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// The enclave program reported an error (its code; the detail stays in its log).
-    #[error("the enclave reported {0}")]
-    Remote(String),
+    /// The enclave program (or its host) reported an error: its code, and its detail (which names
+    /// a limit or a check, never a secret; cut to printable text of bounded length).
+    #[error("the enclave reported {code}: {detail}")]
+    Remote {
+        /// The stable code (`TOO_LARGE`, `PARAMETER_MISMATCH`, `ENCLAVE_PROGRAM_EXITED`, …).
+        code: String,
+        /// What the enclave said about it.
+        detail: String,
+    },
     /// A kernel failed (only the platform CSPRNG can).
     #[error(transparent)]
     Kernel(#[from] webmpc_core::KernelError),
@@ -130,7 +171,7 @@ impl TeleportError {
             TeleportError::EvidenceRefused(EvidenceRefusal::MeasurementMismatch) => "ENCLAVE_MEASUREMENT_MISMATCH",
             TeleportError::EvidenceRefused(_) => "EVIDENCE_INVALID",
             TeleportError::InvalidArgument(_) => "INVALID_ARGUMENT",
-            TeleportError::Remote(_) => "ENCLAVE_FAILED",
+            TeleportError::Remote { .. } => "ENCLAVE_FAILED",
             TeleportError::Kernel(e) => e.code(),
             #[cfg(feature = "std")]
             TeleportError::Channel(e) => e.code(),

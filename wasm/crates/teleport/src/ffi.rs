@@ -26,8 +26,11 @@ pub const WEBMPC_ERR_REJECTED: i32 = -4;
 /// A panic was caught (a bug); the handle must be freed.
 pub const WEBMPC_ERR_PANIC: i32 = -5;
 
-/// Longest message `webmpc_enclave_push` accepts (a gate piece is at most 13 · 65,536 bytes).
-pub const MAX_MESSAGE: usize = 1 << 24;
+/// Longest message `webmpc_enclave_push` accepts ([`crate::frames::MAX_INCOMING_MESSAGE`]).
+pub const MAX_MESSAGE: usize = crate::frames::MAX_INCOMING_MESSAGE;
+/// Longest message `webmpc_enclave_pull` hands out ([`crate::frames::MAX_OUTGOING_MESSAGE`]): a
+/// host buffer of this size never sees [`WEBMPC_ERR_BUFFER_TOO_SMALL`].
+pub const MAX_PULL: usize = crate::frames::MAX_OUTGOING_MESSAGE;
 
 /// An enclave program instance (one attested session: a key and any number of jobs).
 pub struct WebmpcEnclave {
@@ -45,16 +48,48 @@ fn guard(f: impl FnOnce() -> i32) -> i32 {
     f()
 }
 
+/// The limits of [`webmpc_enclave_new`] (see [`Config`]); a field of 0 keeps its default.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WebmpcLimits {
+    /// [`Config::max_wires`].
+    pub max_wires: u32,
+    /// [`Config::max_gates`].
+    pub max_gates: u64,
+    /// [`Config::max_rots`].
+    pub max_rots: u64,
+    /// [`Config::max_jobs`].
+    pub max_jobs: u64,
+    /// [`Config::max_memory`].
+    pub max_memory: u64,
+}
+
+impl WebmpcLimits {
+    /// The machine's configuration: these limits over the defaults.
+    pub fn config(&self) -> Config {
+        let d = Config::default();
+        let pick = |v: u64, default: u64| if v == 0 { default } else { v };
+        Config {
+            max_wires: if self.max_wires == 0 { d.max_wires } else { self.max_wires },
+            max_gates: pick(self.max_gates, d.max_gates),
+            max_rots: pick(self.max_rots, d.max_rots),
+            max_jobs: pick(self.max_jobs, d.max_jobs),
+            max_memory: pick(self.max_memory, d.max_memory),
+        }
+    }
+}
+
 /// Creates an instance whose X25519 key comes from `entropy` (exactly 32 fresh random bytes;
-/// inside Open Enclave, from `oe_random`). `max_wires` = 0 keeps the default limit.
+/// inside Open Enclave, from `oe_random`). `limits` may be null (every default).
 ///
 /// # Safety
-/// `entropy` must point to `entropy_len` readable bytes; `out` must be writable.
+/// `entropy` must point to `entropy_len` readable bytes; `limits` is null or readable; `out` must
+/// be writable.
 #[no_mangle]
 pub unsafe extern "C" fn webmpc_enclave_new(
     entropy: *const u8,
     entropy_len: usize,
-    max_wires: u32,
+    limits: *const WebmpcLimits,
     out: *mut *mut WebmpcEnclave,
 ) -> i32 {
     guard(|| {
@@ -66,10 +101,8 @@ pub unsafe extern "C" fn webmpc_enclave_new(
         }
         // SAFETY: checked non-null; the caller guarantees 32 readable bytes.
         let e: [u8; 32] = unsafe { core::slice::from_raw_parts(entropy, 32) }.try_into().expect("32 bytes");
-        let mut cfg = Config::default();
-        if max_wires != 0 {
-            cfg.max_wires = max_wires;
-        }
+        // SAFETY: null or readable by contract.
+        let cfg = unsafe { limits.as_ref() }.copied().unwrap_or_default().config();
         let b = Box::new(WebmpcEnclave { machine: EnclaveMachine::new(e, cfg), last_error: String::new() });
         // SAFETY: checked non-null and writable by contract.
         unsafe { *out = Box::into_raw(b) };
@@ -113,39 +146,35 @@ pub unsafe extern "C" fn webmpc_enclave_public_key(e: *const WebmpcEnclave, out:
     })
 }
 
-/// Writes the report data the evidence must carry (32 bytes; the custom claims of
-/// `oe_get_evidence`).
+/// After a message from [`webmpc_enclave_push`]: whether the instance wants evidence. If so,
+/// writes the 32-byte report data to attest (`oe_get_evidence`'s custom claims: the enclave's key
+/// and the session's challenge) and returns [`WEBMPC_OK`]; otherwise [`WEBMPC_EMPTY`]. Answer with
+/// [`webmpc_enclave_attest`].
 ///
 /// # Safety
-/// As [`webmpc_enclave_public_key`].
+/// `e` is a live instance; `out` points to `out_len` writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn webmpc_enclave_report_data(e: *const WebmpcEnclave, out: *mut u8, out_len: usize) -> i32 {
+pub unsafe extern "C" fn webmpc_enclave_evidence_request(e: *const WebmpcEnclave, out: *mut u8, out_len: usize) -> i32 {
     guard(|| match unsafe { e.as_ref() } {
         None => WEBMPC_ERR_NULL,
-        Some(e) => write32(out, out_len, e.machine.report_data()),
+        Some(e) => match e.machine.evidence_request() {
+            Some(rd) => write32(out, out_len, rd),
+            None => WEBMPC_EMPTY,
+        },
     })
 }
 
-/// Builds the `Evidence` message for `format` (1 simulated, 2 Open Enclave) around `evidence`,
-/// binding this instance's public key. Writes its length to `*len`; if `cap` is too small, returns
-/// [`WEBMPC_ERR_BUFFER_TOO_SMALL`] with the needed length.
+/// Hands over the evidence of `format` (1 simulated, 2 Open Enclave) for the requested report
+/// data; the instance queues the `Evidence` message for both peers. [`WEBMPC_ERR_REJECTED`] if no
+/// evidence was requested or the evidence is too long.
 ///
 /// # Safety
-/// `e` is a live instance; `evidence` points to `evidence_len` readable bytes; `buf` to `cap`
-/// writable bytes; `len` is writable.
+/// `e` is a live instance; `evidence` points to `evidence_len` readable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn webmpc_enclave_evidence_message(
-    e: *const WebmpcEnclave,
-    format: u8,
-    evidence: *const u8,
-    evidence_len: usize,
-    buf: *mut u8,
-    cap: usize,
-    len: *mut usize,
-) -> i32 {
+pub unsafe extern "C" fn webmpc_enclave_attest(e: *mut WebmpcEnclave, format: u8, evidence: *const u8, evidence_len: usize) -> i32 {
     guard(|| {
-        let Some(e) = (unsafe { e.as_ref() }) else { return WEBMPC_ERR_NULL };
-        if evidence.is_null() || len.is_null() || (buf.is_null() && cap > 0) {
+        let Some(e) = (unsafe { e.as_mut() }) else { return WEBMPC_ERR_NULL };
+        if evidence.is_null() {
             return WEBMPC_ERR_NULL;
         }
         if evidence_len > MAX_MESSAGE {
@@ -153,8 +182,13 @@ pub unsafe extern "C" fn webmpc_enclave_evidence_message(
         }
         // SAFETY: checked non-null; the caller guarantees the length.
         let ev = unsafe { core::slice::from_raw_parts(evidence, evidence_len) };
-        let msg = crate::frames::evidence(format, &e.machine.public_key(), ev);
-        copy_out(&msg, buf, cap, len)
+        match e.machine.attest(format, ev) {
+            Ok(()) => WEBMPC_OK,
+            Err(err) => {
+                e.last_error = String::from(err.code());
+                WEBMPC_ERR_REJECTED
+            }
+        }
     })
 }
 

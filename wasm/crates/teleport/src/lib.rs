@@ -8,15 +8,19 @@
 //!   σ/τ and every check the evaluator makes; [`grr3`] is the garbling scheme.
 //! * [`machine`]: the enclave program as a state machine over the messages of [`frames`]; the
 //!   simulation backend, the C ABI ([`ffi`]) and tests drive it.
-//! * [`seal`] / [`evidence`]: the attested channel (X25519 bound into the evidence, the seed
-//!   sealed with ChaCha20-Poly1305) and the pinned policy the garbler checks.
+//! * [`seal`] / [`evidence`]: the attested channel (X25519 bound into evidence that answers both
+//!   parties' fresh nonces; each party's secret — the garbler's seed, the evaluator's k2 or x2⁰ —
+//!   sealed with ChaCha20-Poly1305, and the enclave's replies that would reveal the evaluator's
+//!   input or outputs sealed back) and the pinned policy both parties check.
 //! * `driver` (feature `std`): the parties over a `webmpc_core::channel::Channel`.
 //!
 //! # What it protects against
 //!
 //! One statically corrupted entity among {enclave, garbler, evaluator} (Lu et al. §3). In
 //! semi-honest mode ([`Mode::SemiHonest`]) all follow the protocol; the enclave sees the garbler's
-//! seed and x2⁰, never x2 (x2¹ goes to the garbler). In malicious mode ([`Mode::Malicious`]) the
+//! seed and x2⁰, never x2 (x2¹ goes to the garbler). The enclave's host and the network see
+//! neither: both reach the enclave sealed to its attested key (with the simulation backend there
+//! is no enclave, and its host sees everything). In malicious mode ([`Mode::Malicious`]) the
 //! evaluator checks the enclave's and the garbler's messages against σ/τ and aborts (security with
 //! abort, no accountability: the error says which check failed and whom it suspects). An enclave
 //! colluding with either party breaks privacy (with the garbler: x2; with the evaluator: x1).

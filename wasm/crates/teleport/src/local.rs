@@ -28,28 +28,26 @@ const LOCAL_SIGNER_SEED: [u8; 32] = *b"webmpc/teleport/local-signer/v01";
 
 /// The policy that accepts the in-process enclave (simulated evidence, [`LOCAL_MEASUREMENT`]).
 pub fn policy() -> Policy<'static> {
-    Policy { allow_simulated: true, measurements: core::slice::from_ref(&LOCAL_MEASUREMENT), ..Policy::default() }
+    Policy { allow_simulated: true, simulated_measurements: core::slice::from_ref(&LOCAL_MEASUREMENT), ..Policy::default() }
 }
 
-/// A fresh in-process enclave and its `Evidence` message.
-pub fn enclave() -> Result<(EnclaveMachine, Vec<u8>), TeleportError> {
+/// A fresh in-process enclave.
+pub fn enclave() -> Result<EnclaveMachine, TeleportError> {
     let mut e = [0u8; 32];
     webmpc_core::random::fill(&mut e)?;
     Ok(enclave_from(e))
 }
 
 /// An in-process enclave with the given key entropy (deterministic, for transcript tests).
-pub fn enclave_from(entropy: [u8; 32]) -> (EnclaveMachine, Vec<u8>) {
-    let m = EnclaveMachine::new(entropy, Config::default());
-    let ev = evidence_for(&m.public_key());
-    (m, ev)
+pub fn enclave_from(entropy: [u8; 32]) -> EnclaveMachine {
+    EnclaveMachine::new(entropy, Config::default())
 }
 
-/// The `Evidence` message [`policy`] accepts for the enclave key `pk` (tests use it to stand up
-/// deliberately deviating enclaves).
-pub fn evidence_for(pk: &[u8; 32]) -> Vec<u8> {
-    let signer = SimulatedSigner::new(LOCAL_SIGNER_SEED, LOCAL_MEASUREMENT);
-    crate::frames::evidence(FORMAT_SIMULATED, pk, &signer.evidence(pk))
+/// The in-process enclave's attestation: simulated evidence over the report data, signed by the
+/// fixed test key [`policy`] accepts (tests also use it to stand up deliberately deviating
+/// enclaves). Use it as the [`driver::Attester`] of [`driver::enclave_party`].
+pub fn attest(report_data: &[u8; 32]) -> Result<(u8, Vec<u8>), TeleportError> {
+    Ok((FORMAT_SIMULATED, SimulatedSigner::new(LOCAL_SIGNER_SEED, LOCAL_MEASUREMENT).evidence(report_data)))
 }
 
 fn stalled() -> TeleportError {
@@ -118,7 +116,7 @@ pub fn run_gc(job: &JobHeader, circuit: &[u8], x1: &[bool], x2: &[bool]) -> Resu
 pub fn run_gc_session(jobs: &[JobHeader], circuit: &[u8], x1: &[bool], x2: &[bool], reveal: &[bool]) -> Result<LocalRun, TeleportError> {
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().expect("3"), net.next().expect("3"), net.next().expect("3"));
-    let (mut machine, ev) = enclave()?;
+    let mut machine = enclave()?;
     let (mut pg, mut pe) = (Prg::from_entropy()?, Prg::from_entropy()?);
     let peers = Peers::default();
     let times = [Cell::new(Duration::ZERO), Cell::new(Duration::ZERO), Cell::new(Duration::ZERO)];
@@ -146,7 +144,7 @@ pub fn run_gc_session(jobs: &[JobHeader], circuit: &[u8], x1: &[bool], x2: &[boo
             Timed::new(
                 async move {
                     let r = async {
-                        let mut s = EvaluatorSession::connect(&e, &peers, &pol).await?;
+                        let mut s = EvaluatorSession::connect(&e, &peers, &pol, &mut pe).await?;
                         let mut out = Vec::with_capacity(jobs.len());
                         for job in jobs {
                             out.push(driver::gc_evaluator(&e, &peers, &mut s, job, circuit, x2, reveal, &mut pe, |_| {}).await?);
@@ -161,7 +159,7 @@ pub fn run_gc_session(jobs: &[JobHeader], circuit: &[u8], x1: &[bool], x2: &[boo
             ),
             Timed::new(
                 async move {
-                    let r = driver::enclave_party(&x, &peers, &mut machine, &ev).await;
+                    let r = driver::enclave_party(&x, &peers, &mut machine, &attest).await;
                     drop(x);
                     r
                 },
@@ -200,7 +198,6 @@ pub struct TeleportRotReceiver {
     ch: MemoryChannel,
     enclave_ch: MemoryChannel,
     machine: EnclaveMachine,
-    evidence: Vec<u8>,
     mode: Mode,
     jobs: JobCounter,
     session: Option<EvaluatorSession>,
@@ -212,14 +209,13 @@ pub fn rot_pair(mode: Mode) -> Result<(TeleportRotSender, TeleportRotReceiver), 
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().expect("3"), net.next().expect("3"), net.next().expect("3"));
     let sid = random_sid()?;
-    let (machine, evidence) = enclave()?;
+    let machine = enclave()?;
     Ok((
         TeleportRotSender { ch: g, mode, jobs: JobCounter::new(sid), session: None, prg: Prg::from_entropy()? },
         TeleportRotReceiver {
             ch: e,
             enclave_ch: x,
             machine,
-            evidence,
             mode,
             jobs: JobCounter::new(sid),
             session: None,
@@ -259,8 +255,8 @@ impl RotReceiver for TeleportRotReceiver {
         if self.session.is_none() {
             let pol = policy();
             let (s, x) = futures::join!(
-                EvaluatorSession::connect(&self.ch, &peers, &pol),
-                driver::send_evidence(&self.enclave_ch, &peers, &self.evidence)
+                EvaluatorSession::connect(&self.ch, &peers, &pol, &mut self.prg),
+                driver::enclave_attest(&self.enclave_ch, &peers, &mut self.machine, &attest)
             );
             x.map_err(ot_err)?;
             self.session = Some(s.map_err(ot_err)?);
@@ -273,7 +269,7 @@ impl RotReceiver for TeleportRotReceiver {
                 choices.extend_from_slice(c);
                 outs.extend_from_slice(m);
             }),
-            driver::enclave_serve(&self.enclave_ch, &peers, &mut self.machine, 1)
+            driver::enclave_serve(&self.enclave_ch, &peers, &mut self.machine, &attest, 1)
         );
         r.map_err(ot_err)?;
         e.map_err(ot_err)?;

@@ -3,12 +3,18 @@
 //! Enclave build) and the in-process test party all drive this one type: [`push`] a message from
 //! a peer, then [`pull`] what the enclave sends back.
 //!
-//! One machine is one **attested session**: one X25519 key (bound into the evidence the host sends
-//! once, at start) and any number of jobs, one after the other, so the parties verify the evidence
-//! and agree on a key once rather than per job. For each job it accepts the garbler's and the
-//! evaluator's job messages in either order and checks that they carry the **same job header**
-//! (session, mode, kind, ROT count or circuit hash and owners); the sealed seed must open under
-//! that header. A job id (the header's session id) is accepted **once per session**: a seed
+//! One machine is one **attested session**: one X25519 key and any number of jobs, one after the
+//! other, so the parties verify the evidence and agree on a key once rather than per job. The
+//! session opens with the verifiers' **challenge** (their fresh nonces, `Challenge`): the machine
+//! then asks its host for evidence over the report data that binds its key and both nonces
+//! ([`evidence_request`](EnclaveMachine::evidence_request)), and sends it to both parties once the
+//! host hands it over ([`attest`](EnclaveMachine::attest): `oe_get_evidence` inside Open Enclave,
+//! the software signer in simulation). Nothing else is accepted before. For each job it accepts
+//! the garbler's and the evaluator's job messages in either order and checks that they carry the
+//! **same job header** (session, mode, kind, ROT count or circuit hash and owners); each party's
+//! sealed input (the garbler's seed, the evaluator's k2 or x2⁰) must open under that header and
+//! that party's role, and the replies that would reveal the evaluator's input or outputs are
+//! sealed to it ([`crate::seal`]). A job id (the header's session id) is accepted **once per session**: a seed
 //! sealed for one job cannot be replayed into a later one (which would let an evaluator see the
 //! same garbling with two different x2⁰ shares), and the garbler's per-job AEAD key is never
 //! reused ([`crate::seal`]). At most [`MAX_SESSION_JOBS`] jobs per session.
@@ -27,6 +33,13 @@
 //! checked against the hash when it was uploaded. Repeated evaluations of one circuit (the
 //! common case) then cost the evaluator no circuit traffic at all.
 //!
+//! **Bounded by the declared job.** Before allocating for a job the machine checks what its header
+//! declares against [`Config`]: wires, gates and ROTs per job, jobs per session, and the memory
+//! the job needs ([`gc_job_memory`]: wire labels, the input labels and σ's, the piece digests, the
+//! kept circuit, one piece in flight) against the session's budget. Everything it sends fits
+//! [`frames::MAX_OUTGOING_MESSAGE`]; a circuit whose decoding bits would not is refused at its
+//! header (`TOO_LARGE`), before any garbling.
+//!
 //! Any error ends the session: the machine sends an `Error` message to both peers and refuses
 //! everything after it.
 //!
@@ -34,12 +47,14 @@
 //! [`pull`]: EnclaveMachine::pull
 
 use crate::circuit::{decode_gates, Gate, Header, PIECE_GATES};
+use crate::evidence::{self, Challenge};
 use crate::frames::{self, tag};
-use crate::gc::GcGarbling;
+use crate::gc::{GcGarbling, Layout};
 use crate::job::{JobHeader, JobKind, Mode};
 use crate::rot::RotMachine;
-use crate::seal::{EnclaveKeys, MAX_SESSION_JOBS};
+use crate::seal::{EnclaveKeys, ReplyKey, Role, MAX_SESSION_JOBS};
 use crate::TeleportError;
+use alloc::boxed::Box;
 use alloc::collections::{BTreeSet, VecDeque};
 use alloc::string::ToString;
 use alloc::vec::Vec;
@@ -51,25 +66,66 @@ pub const GARBLER: u8 = 0;
 /// The evaluator's peer number.
 pub const EVALUATOR: u8 = 1;
 
-/// Limits the enclave enforces before allocating.
+/// Limits the enclave enforces before allocating: what one session may make it do.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
-    /// Most wires of a circuit (16 bytes of label memory each).
+    /// Most wires of a circuit (24 bytes of label memory each).
     pub max_wires: u32,
-    /// Most gates of a circuit.
+    /// Most gates of a circuit (one job's garbling work and table output: 48 bytes per AND).
     pub max_gates: u64,
+    /// Most ROTs of one job (its work and output: 16 or 32 bytes per ROT).
+    pub max_rots: u64,
+    /// Most jobs of one session (at most [`MAX_SESSION_JOBS`]).
+    pub max_jobs: u64,
+    /// The memory (bytes) one job may declare ([`gc_job_memory`]); ROT jobs need a few MiB.
+    pub max_memory: u64,
 }
+
+/// Default [`Config::max_memory`]: 256 MiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 256 << 20;
 
 impl Default for Config {
     fn default() -> Self {
-        Config { max_wires: 1 << 25, max_gates: 1 << 36 }
+        Config {
+            max_wires: 1 << 25,
+            max_gates: 1 << 36,
+            max_rots: crate::job::MAX_ROTS,
+            max_jobs: MAX_SESSION_JOBS as u64,
+            max_memory: DEFAULT_MAX_MEMORY,
+        }
     }
+}
+
+/// An upper bound of the memory (bytes) the enclave allocates for a GC job on the circuit with
+/// `header` and input `layout`: wire labels and their stamps (24 per wire), the input labels and
+/// σ's (up to four copies while they are hashed, cut and sealed), a digest per piece, the kept
+/// circuit (and the one it replaces), and one piece with its tables in flight.
+pub fn gc_job_memory(header: &Header, layout: &Layout, mode: Mode) -> u64 {
+    let labels = 24 * header.wires as u64;
+    let inputs = 4 * frames::input_labels_len(layout.garbler.len(), layout.evaluator.len(), mode);
+    let pieces = header.gates.div_ceil(PIECE_GATES as u64) + 1;
+    let encoding = 64 + 4 * (header.inputs.len() + header.outputs.len()) as u64 + 13 * header.gates;
+    let kept = 2 * encoding.min(CIRCUIT_CACHE_BYTES as u64);
+    let in_flight = (2 * 13 + 2 * crate::grr3::AND_TABLE_BYTES as u64) * PIECE_GATES as u64;
+    labels.saturating_add(inputs).saturating_add(32 * pieces).saturating_add(kept).saturating_add(in_flight)
 }
 
 enum EvalInput {
     Rot(Block),
     Gc(Vec<bool>),
 }
+
+impl Drop for EvalInput {
+    fn drop(&mut self) {
+        match self {
+            EvalInput::Rot(k2) => Block::wipe(core::slice::from_mut(k2)),
+            EvalInput::Gc(bits) => bits.iter_mut().for_each(|b| *b = false),
+        }
+    }
+}
+
+/// Edits a sealed reply's plaintext (message type, counter, message): a deviating enclave.
+type Deviation = Box<dyn FnMut(u8, u64, &mut Vec<u8>)>;
 
 /// Largest circuit encoding (bytes) a session keeps for later jobs (see the module docs).
 pub const CIRCUIT_CACHE_BYTES: usize = 16 << 20;
@@ -95,6 +151,10 @@ struct Cached {
 }
 
 enum State {
+    /// Waiting for the session's challenge (nothing else is accepted before the evidence).
+    Challenge,
+    /// The challenge arrived: the host is to attest.
+    Attesting(Challenge),
     /// Waiting for the job messages (and, for GC, the upload).
     Start,
     Upload(Upload),
@@ -102,13 +162,15 @@ enum State {
     /// `cached`: the pieces come from the session's cache, not from the evaluator.
     Uploaded { header: Header, digests: Vec<[u8; 32]>, cached: bool },
     Garbling { g: GcGarbling, digests: Vec<[u8; 32]>, next: u64, cached: bool },
-    Rot { m: RotMachine, next: u64, chunks: u64 },
+    Rot { m: RotMachine, next: u64, chunks: u64, key: ReplyKey },
     Failed,
 }
 
 impl State {
     fn name(&self) -> &'static str {
         match self {
+            State::Challenge => "waiting for the challenge",
+            State::Attesting(_) => "attesting",
             State::Start => "waiting for the jobs",
             State::Upload(_) => "receiving the circuit",
             State::Uploaded { .. } => "waiting for the garbler's seed",
@@ -124,13 +186,14 @@ pub struct EnclaveMachine {
     keys: EnclaveKeys,
     cfg: Config,
     garbler: Option<(Vec<u8>, Block)>,
-    evaluator: Option<(Vec<u8>, JobHeader, EvalInput)>,
+    evaluator: Option<(Vec<u8>, JobHeader, EvalInput, ReplyKey)>,
     state: State,
     out: VecDeque<(u8, Vec<u8>)>,
     /// Session ids of the jobs started in this session (refused if named again).
     seen: BTreeSet<[u8; 32]>,
     completed: u64,
     cache: Option<Cached>,
+    deviation: Option<Deviation>,
 }
 
 impl EnclaveMachine {
@@ -142,12 +205,50 @@ impl EnclaveMachine {
             cfg,
             garbler: None,
             evaluator: None,
-            state: State::Start,
+            state: State::Challenge,
             out: VecDeque::new(),
             seen: BTreeSet::new(),
             completed: 0,
             cache: None,
+            deviation: None,
         }
+    }
+
+    /// Makes this enclave **deviate**: `edit` changes each sealed reply's plaintext (message type,
+    /// counter, bytes) before it is sealed. Tests use it to model a malicious enclave, which holds
+    /// the reply keys and can seal anything; an honest host never calls it, and the C ABI does
+    /// not expose it.
+    #[doc(hidden)]
+    pub fn deviate(&mut self, edit: impl FnMut(u8, u64, &mut Vec<u8>) + 'static) {
+        self.deviation = Some(Box::new(edit));
+    }
+
+    /// The report data the host must attest (evidence over it, `oe_get_evidence`'s custom
+    /// claims), once the challenge arrived and until [`attest`](Self::attest).
+    pub fn evidence_request(&self) -> Option<[u8; 32]> {
+        match &self.state {
+            State::Attesting(c) => Some(evidence::report_data(&self.keys.public(), c)),
+            _ => None,
+        }
+    }
+
+    /// Sends the host's evidence (of `format`, over [`evidence_request`](Self::evidence_request)'s
+    /// report data) to both parties; the session then takes jobs. Evidence that does not fit a
+    /// message ends the session like a refused message.
+    pub fn attest(&mut self, format: u8, evidence_bytes: &[u8]) -> Result<(), TeleportError> {
+        let State::Attesting(c) = &self.state else {
+            return Err(TeleportError::UnexpectedMessage { state: self.state.name(), got: "evidence" });
+        };
+        let msg = frames::evidence(format, &self.keys.public(), c, evidence_bytes);
+        if msg.len() > frames::MAX_OUTGOING_MESSAGE {
+            let e = TeleportError::TooLarge { what: "evidence message", got: msg.len() as u64, limit: frames::MAX_OUTGOING_MESSAGE as u64 };
+            self.fail(&e);
+            return Err(e);
+        }
+        self.out.push_back((GARBLER, msg.clone()));
+        self.out.push_back((EVALUATOR, msg));
+        self.state = State::Start;
+        Ok(())
     }
 
     /// The enclave's X25519 public key (bound into the evidence).
@@ -155,16 +256,11 @@ impl EnclaveMachine {
         self.keys.public()
     }
 
-    /// The report data the evidence must carry.
-    pub fn report_data(&self) -> [u8; 32] {
-        self.keys.report_data()
-    }
-
     /// Whether no job is in progress: the session is fresh, or its last job completed (everything
     /// was handed out once `pull` returns `None`) and the next has not started. A host whose input
     /// ends while idle closes normally; mid-job, the parties are told `PEER_DISCONNECTED`.
     pub fn is_idle(&self) -> bool {
-        matches!(self.state, State::Start) && self.garbler.is_none() && self.evaluator.is_none()
+        matches!(self.state, State::Start | State::Challenge) && self.garbler.is_none() && self.evaluator.is_none()
     }
 
     /// Whether at least one job completed and no other is in progress.
@@ -175,6 +271,11 @@ impl EnclaveMachine {
     /// Number of jobs completed in this session.
     pub fn completed_jobs(&self) -> u64 {
         self.completed
+    }
+
+    /// Whether the session's evidence went out (or the session failed): jobs may follow.
+    pub fn is_attested(&self) -> bool {
+        !matches!(self.state, State::Challenge | State::Attesting(_))
     }
 
     /// Whether the job failed (the error messages were queued).
@@ -200,12 +301,17 @@ impl EnclaveMachine {
         }
         let r = self.handle(from, msg);
         if let Err(e) = &r {
-            self.state = State::Failed;
-            let msg = frames::error(e.code(), &e.to_string());
-            self.out.push_back((GARBLER, msg.clone()));
-            self.out.push_back((EVALUATOR, msg));
+            self.fail(e);
         }
         r
+    }
+
+    /// Ends the session: an `Error` message to both peers, and every later call refused.
+    fn fail(&mut self, e: &TeleportError) {
+        self.state = State::Failed;
+        let msg = frames::error(e.code(), &e.to_string());
+        self.out.push_back((GARBLER, msg.clone()));
+        self.out.push_back((EVALUATOR, msg));
     }
 
     fn unexpected(&self, got: &'static str) -> TeleportError {
@@ -214,6 +320,13 @@ impl EnclaveMachine {
 
     fn handle(&mut self, from: u8, msg: &[u8]) -> Result<(), TeleportError> {
         let (t, p) = frames::split(msg)?;
+        if matches!(self.state, State::Challenge | State::Attesting(_)) {
+            if (from, t) != (EVALUATOR, tag::CHALLENGE) || !matches!(self.state, State::Challenge) {
+                return Err(self.unexpected("a message before the session's evidence"));
+            }
+            self.state = State::Attesting(Challenge::decode(p)?);
+            return Ok(());
+        }
         match (from, t) {
             (GARBLER, tag::GARBLER_JOB) => {
                 if self.garbler.is_some() {
@@ -221,25 +334,27 @@ impl EnclaveMachine {
                 }
                 let (job, sealed) = frames::parse_garbler_job(p)?;
                 self.fresh(&JobHeader::decode(job)?)?;
-                let seed = self.keys.open(job, sealed)?;
-                self.garbler = Some((job.to_vec(), seed));
+                let (plain, _) = self.keys.open(Role::Garbler, job, sealed)?;
+                let seed: [u8; 16] = plain[..].try_into().map_err(|_| TeleportError::Malformed("garbler job (seed)"))?;
+                self.garbler = Some((job.to_vec(), Block(seed)));
             }
             (EVALUATOR, tag::EVALUATOR_JOB) => {
                 if self.evaluator.is_some() {
                     return Err(self.unexpected("a second evaluator job"));
                 }
-                let (job, rest) = frames::parse_evaluator_job(p)?;
+                let (job, sealed) = frames::parse_evaluator_job(p)?;
                 let header = JobHeader::decode(job)?;
                 self.fresh(&header)?;
-                let input = match header.kind {
-                    JobKind::Rot { .. } => {
-                        let k2: [u8; 16] = rest.try_into().map_err(|_| TeleportError::Malformed("evaluator job"))?;
-                        EvalInput::Rot(Block(k2))
+                if let JobKind::Rot { count } = header.kind {
+                    if count > self.cfg.max_rots {
+                        return Err(TeleportError::TooLarge { what: "ROTs in one job", got: count, limit: self.cfg.max_rots });
                     }
+                }
+                let (plain, key) = self.keys.open(Role::Evaluator, job, sealed)?;
+                let input = match header.kind {
+                    JobKind::Rot { .. } => EvalInput::Rot(frames::parse_rot_input(&plain)?),
                     JobKind::Gc { .. } => {
-                        let mut r = crate::bytes::Reader::new(rest, "evaluator job");
-                        let n = r.u32()? as usize;
-                        let bits = crate::bytes::unpack_bits(r.rest(), n, "evaluator job (x2⁰ bits)")?;
+                        let bits = frames::parse_gc_input(&plain)?;
                         self.state = State::Upload(Upload {
                             hasher: Sha256::new(),
                             header: None,
@@ -253,17 +368,18 @@ impl EnclaveMachine {
                         EvalInput::Gc(bits)
                     }
                 };
-                self.evaluator = Some((job.to_vec(), header, input));
+                self.evaluator = Some((job.to_vec(), header, input, key));
             }
             (EVALUATOR, tag::CIRCUIT_PIECE) => {
                 let State::Upload(up) = &mut self.state else { return Err(self.unexpected("a circuit piece")) };
-                upload_piece(up, p, &self.cfg)?;
+                let Some((_, job, _, _)) = &self.evaluator else { return Err(TeleportError::UnexpectedMessage { state: "receiving the circuit", got: "a circuit piece" }) };
+                upload_piece(up, p, &self.cfg, job)?;
             }
             (EVALUATOR, tag::CIRCUIT_DONE) => {
                 let State::Upload(up) = core::mem::replace(&mut self.state, State::Start) else {
                     return Err(self.unexpected("the end of the circuit"));
                 };
-                let Some((_, job, EvalInput::Gc(x2_0))) = &self.evaluator else {
+                let Some((_, job, EvalInput::Gc(x2_0), _)) = &self.evaluator else {
                     return Err(self.unexpected("the end of the circuit"));
                 };
                 let JobKind::Gc { circuit_hash, .. } = &job.kind else { unreachable!("GC upload") };
@@ -291,14 +407,14 @@ impl EnclaveMachine {
                 if !p.is_empty() {
                     return Err(TeleportError::Malformed("cached-circuit request"));
                 }
-                let Some((_, job, EvalInput::Gc(x2_0))) = &self.evaluator else {
+                let Some((_, job, EvalInput::Gc(x2_0), _)) = &self.evaluator else {
                     return Err(self.unexpected("a cached-circuit request"));
                 };
                 let JobKind::Gc { circuit_hash, .. } = &job.kind else { unreachable!("GC upload") };
                 let Some(c) = self.cache.as_ref().filter(|c| &c.hash == circuit_hash) else {
                     return Err(TeleportError::ParameterMismatch("circuit (not the one this session keeps)"));
                 };
-                let layout = crate::gc::Layout::new(&c.header, crate::gc::gc_parts(job)?.1)?;
+                let layout = check_declared(&c.header, job, &self.cfg)?;
                 if layout.evaluator.len() != x2_0.len() {
                     return Err(TeleportError::ParameterMismatch("number of evaluator input bits"));
                 }
@@ -335,14 +451,20 @@ impl EnclaveMachine {
                 }
             }
             (EVALUATOR, tag::ROT_NEXT) => {
-                let State::Rot { m, next, chunks } = &mut self.state else {
+                let State::Rot { m, next, chunks, key } = &mut self.state else {
                     return Err(self.unexpected("a ROT chunk request"));
                 };
                 let index = u64::from_le_bytes(p.try_into().map_err(|_| TeleportError::Malformed("ROT chunk request"))?);
                 if index != *next {
                     return Err(TeleportError::Malformed("ROT chunk request (out of order)"));
                 }
-                self.out.push_back((EVALUATOR, frames::rot_chunk(index, &m.chunk(index))));
+                let deviation = &mut self.deviation;
+                let msg = frames::rot_chunk(index, &m.chunk(index), key, |t, k, v| {
+                    if let Some(d) = deviation {
+                        d(t, k, v)
+                    }
+                });
+                self.out.push_back((EVALUATOR, msg));
                 *next += 1;
                 if *next == *chunks {
                     self.job_done();
@@ -358,12 +480,9 @@ impl EnclaveMachine {
         if self.seen.contains(&job.sid) {
             return Err(TeleportError::ParameterMismatch("job id (already used in this session: a replay)"));
         }
-        if self.seen.len() >= MAX_SESSION_JOBS {
-            return Err(TeleportError::TooLarge {
-                what: "jobs in one attested session",
-                got: self.seen.len() as u64 + 1,
-                limit: MAX_SESSION_JOBS as u64,
-            });
+        let limit = self.cfg.max_jobs.min(MAX_SESSION_JOBS as u64);
+        if self.seen.len() as u64 >= limit {
+            return Err(TeleportError::TooLarge { what: "jobs in one attested session", got: self.seen.len() as u64 + 1, limit });
         }
         Ok(())
     }
@@ -379,7 +498,7 @@ impl EnclaveMachine {
 
     /// Compares the two job headers once both arrived, and starts what can start.
     fn advance(&mut self) -> Result<(), TeleportError> {
-        let (Some((g_job, seed)), Some((e_job, job, input))) = (&self.garbler, &self.evaluator) else {
+        let (Some((g_job, seed)), Some((e_job, job, input, _))) = (&self.garbler, &self.evaluator) else {
             return Ok(());
         };
         if g_job != e_job {
@@ -394,10 +513,11 @@ impl EnclaveMachine {
                     JobKind::Rot { count } => count,
                     JobKind::Gc { .. } => unreachable!("ROT input"),
                 });
+                let (_, _, _, key) = self.evaluator.take().expect("both jobs arrived");
                 if chunks == 0 {
                     self.job_done();
                 } else {
-                    self.state = State::Rot { m, next: 0, chunks };
+                    self.state = State::Rot { m, next: 0, chunks, key };
                 }
             }
             (State::Uploaded { .. }, EvalInput::Gc(x2_0)) => {
@@ -410,7 +530,14 @@ impl EnclaveMachine {
                     Mode::Malicious => crate::gc::sigmas(g.keys(), &job.sid, g.layout()).iter().copied().collect(),
                     Mode::SemiHonest => Vec::new(),
                 };
-                self.out.push_back((EVALUATOR, frames::input_labels(&labels, &sigmas)));
+                let (_, _, _, key) = self.evaluator.as_ref().expect("both jobs arrived");
+                let deviation = &mut self.deviation;
+                let parts = frames::input_labels(&labels, &sigmas, key, |t, k, v| {
+                    if let Some(d) = deviation {
+                        d(t, k, v)
+                    }
+                });
+                self.out.extend(parts.into_iter().map(|m| (EVALUATOR, m)));
                 if digests.is_empty() {
                     let bits = g.header().output_bits().unwrap_or(0) as u32;
                     self.out.push_back((EVALUATOR, frames::decoding(bits, &g.decoding())));
@@ -425,19 +552,35 @@ impl EnclaveMachine {
     }
 }
 
-fn upload_piece(up: &mut Upload, piece: &[u8], cfg: &Config) -> Result<(), TeleportError> {
+/// Checks what a GC job declares — the circuit's size and output bits against the limits, its
+/// memory against the session's budget — before anything is allocated for it; returns its layout.
+fn check_declared(h: &Header, job: &JobHeader, cfg: &Config) -> Result<Layout, TeleportError> {
+    if h.wires > cfg.max_wires {
+        return Err(TeleportError::TooLarge { what: "circuit wires", got: h.wires as u64, limit: cfg.max_wires as u64 });
+    }
+    if h.gates > cfg.max_gates {
+        return Err(TeleportError::TooLarge { what: "circuit gates", got: h.gates, limit: cfg.max_gates });
+    }
+    let outputs = h.output_bits().unwrap_or(u64::MAX);
+    if outputs > frames::MAX_OUTPUT_BITS {
+        return Err(TeleportError::TooLarge { what: "circuit output bits", got: outputs, limit: frames::MAX_OUTPUT_BITS });
+    }
+    let layout = Layout::new(h, crate::gc::gc_parts(job)?.1)?;
+    let memory = gc_job_memory(h, &layout, job.mode);
+    if memory > cfg.max_memory {
+        return Err(TeleportError::TooLarge { what: "memory the job needs (bytes)", got: memory, limit: cfg.max_memory });
+    }
+    Ok(layout)
+}
+
+fn upload_piece(up: &mut Upload, piece: &[u8], cfg: &Config, job: &JobHeader) -> Result<(), TeleportError> {
     match &up.header {
         None => {
             let (h, len) = Header::parse(piece)?;
             if len != piece.len() {
                 return Err(TeleportError::Malformed("circuit header piece (trailing bytes)"));
             }
-            if h.wires > cfg.max_wires {
-                return Err(TeleportError::TooLarge { what: "circuit wires", got: h.wires as u64, limit: cfg.max_wires as u64 });
-            }
-            if h.gates > cfg.max_gates {
-                return Err(TeleportError::TooLarge { what: "circuit gates", got: h.gates, limit: cfg.max_gates });
-            }
+            check_declared(&h, job, cfg)?;
             up.header = Some(h);
             up.bytes = piece.len();
         }

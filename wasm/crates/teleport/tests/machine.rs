@@ -14,13 +14,44 @@ use webmpc_teleport::circuit::{pieces, Header, PIECE_GATES};
 use webmpc_teleport::ffi::*;
 use webmpc_teleport::frames::{self, tag};
 use webmpc_teleport::gc::{self, GcEvaluation};
+use webmpc_teleport::evidence::Challenge;
+use webmpc_teleport::local;
 use webmpc_teleport::machine::{Config, EnclaveMachine, EVALUATOR, GARBLER};
-use webmpc_teleport::seal::seal;
+use webmpc_teleport::seal::{seal, Role, Sealer};
 use webmpc_teleport::{JobHeader, JobKind, Mode, Owner, TeleportError};
 
 fn garbler_job(m: &EnclaveMachine, job: &JobHeader, seed: Block) -> Vec<u8> {
     let bytes = job.encode();
-    frames::garbler_job(&bytes, &seal(&m.public_key(), &bytes, seed, [1; 32]).unwrap())
+    frames::garbler_job(&bytes, &seal(Role::Garbler, &m.public_key(), &bytes, &seed.0, [1; 32]).unwrap())
+}
+
+/// The evaluator's GC job message: x2⁰ sealed to `m`.
+fn evaluator_gc(m: &EnclaveMachine, job: &JobHeader, x2_0: &[bool]) -> Vec<u8> {
+    let bytes = job.encode();
+    frames::evaluator_job(&bytes, &seal(Role::Evaluator, &m.public_key(), &bytes, &frames::gc_input(x2_0), [2; 32]).unwrap())
+}
+
+/// The evaluator's ROT job message: k2 sealed to `m`.
+fn evaluator_rot(m: &EnclaveMachine, job: &JobHeader, k2: Block) -> Vec<u8> {
+    let bytes = job.encode();
+    frames::evaluator_job(&bytes, &seal(Role::Evaluator, &m.public_key(), &bytes, &frames::rot_input(k2), [2; 32]).unwrap())
+}
+
+/// The key of the enclave's sealed replies to the evaluator helpers above.
+fn evaluator_replies(m: &EnclaveMachine, job: &JobHeader) -> webmpc_teleport::seal::ReplyKey {
+    Sealer::new(Role::Evaluator, &m.public_key(), [2; 32]).unwrap().reply_key(&job.encode())
+}
+
+const CHALLENGE: Challenge = Challenge { garbler: [1; 32], evaluator: [2; 32] };
+
+/// A machine whose session is attested (challenge answered, evidence drained): ready for jobs.
+fn attested(entropy: [u8; 32], cfg: Config) -> EnclaveMachine {
+    let mut m = EnclaveMachine::new(entropy, cfg);
+    m.push(EVALUATOR, &frames::challenge(&CHALLENGE)).unwrap();
+    let (format, ev) = local::attest(&m.evidence_request().unwrap()).unwrap();
+    m.attest(format, &ev).unwrap();
+    assert_eq!(drain(&mut m).len(), 2, "the evidence, to both parties");
+    m
 }
 
 fn drain(m: &mut EnclaveMachine) -> Vec<(u8, Vec<u8>)> {
@@ -41,21 +72,21 @@ fn adder_job(sid: [u8; 32]) -> (JobHeader, Vec<u8>) {
 
 #[test]
 fn parties_naming_different_jobs_are_refused_with_an_error_to_both() {
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let mut m = attested([1; 32], Config::default());
     let (job, _) = adder_job([1; 32]);
     let (other, _) = adder_job([2; 32]);
     m.push(GARBLER, &garbler_job(&m, &job, Block::from_u128(5))).unwrap();
-    let e = m.push(EVALUATOR, &frames::evaluator_gc_job(&other.encode(), &[false; 64])).unwrap_err();
+    let e = m.push(EVALUATOR, &evaluator_gc(&m, &other, &[false; 64])).unwrap_err();
     assert_eq!(e.code(), "PARAMETER_MISMATCH");
     let errors = error_code(&drain(&mut m));
     assert_eq!(errors.iter().map(|(to, _)| *to).collect::<Vec<_>>(), [GARBLER, EVALUATOR]);
     assert!(m.is_failed());
     assert!(m.push(EVALUATOR, &frames::circuit_done()).is_err());
     // ROT jobs: the counts must match too.
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let mut m = attested([1; 32], Config::default());
     let a = JobHeader { sid: [1; 32], mode: Mode::SemiHonest, kind: JobKind::Rot { count: 10 } };
     let b = JobHeader { kind: JobKind::Rot { count: 11 }, ..a.clone() };
-    m.push(EVALUATOR, &frames::evaluator_rot_job(&b.encode(), Block::ZERO)).unwrap();
+    m.push(EVALUATOR, &evaluator_rot(&m, &b, Block::ZERO)).unwrap();
     assert_eq!(m.push(GARBLER, &garbler_job(&m, &a, Block::ZERO)).unwrap_err().code(), "PARAMETER_MISMATCH");
 }
 
@@ -63,9 +94,9 @@ fn parties_naming_different_jobs_are_refused_with_an_error_to_both() {
 fn a_circuit_other_than_the_named_one_is_refused_before_anything_is_released() {
     let (job, _) = adder_job([1; 32]);
     let other = circuit("sub64.txt").to_binary();
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let mut m = attested([1; 32], Config::default());
     m.push(GARBLER, &garbler_job(&m, &job, Block::from_u128(5))).unwrap();
-    m.push(EVALUATOR, &frames::evaluator_gc_job(&job.encode(), &[true; 64])).unwrap();
+    m.push(EVALUATOR, &evaluator_gc(&m, &job, &[true; 64])).unwrap();
     for r in pieces(&other).unwrap() {
         m.push(EVALUATOR, &frames::circuit_piece(&other[r])).unwrap();
     }
@@ -77,8 +108,8 @@ fn a_circuit_other_than_the_named_one_is_refused_before_anything_is_released() {
 #[test]
 fn a_second_pass_piece_that_differs_from_the_upload_is_refused() {
     let (job, bin) = adder_job([1; 32]);
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
-    m.push(EVALUATOR, &frames::evaluator_gc_job(&job.encode(), &[true; 64])).unwrap();
+    let mut m = attested([1; 32], Config::default());
+    m.push(EVALUATOR, &evaluator_gc(&m, &job, &[true; 64])).unwrap();
     let ranges = pieces(&bin).unwrap();
     for r in &ranges {
         m.push(EVALUATOR, &frames::circuit_piece(&bin[r.clone()])).unwrap();
@@ -97,13 +128,13 @@ fn a_second_pass_piece_that_differs_from_the_upload_is_refused() {
 fn a_seed_sealed_for_another_job_or_enclave_does_not_open() {
     let (job, _) = adder_job([1; 32]);
     let (other, _) = adder_job([2; 32]);
-    let m = EnclaveMachine::new([1; 32], Config::default());
-    let mut m2 = EnclaveMachine::new([2; 32], Config::default());
+    let m = attested([1; 32], Config::default());
+    let mut m2 = attested([2; 32], Config::default());
     // Sealed to m's key, replayed to m2.
     assert_eq!(m2.push(GARBLER, &garbler_job(&m, &job, Block::ZERO)).unwrap_err().code(), "SEAL_OPEN_FAILED");
     // Sealed for `other`'s header but presented with `job`'s.
-    let mut m3 = EnclaveMachine::new([1; 32], Config::default());
-    let sealed = seal(&m3.public_key(), &other.encode(), Block::ZERO, [1; 32]).unwrap();
+    let mut m3 = attested([1; 32], Config::default());
+    let sealed = seal(Role::Garbler, &m3.public_key(), &other.encode(), &[0; 16], [1; 32]).unwrap();
     let e = m3.push(GARBLER, &frames::garbler_job(&job.encode(), &sealed)).unwrap_err();
     assert_eq!(e, TeleportError::SealOpenFailed);
 }
@@ -115,17 +146,17 @@ fn out_of_order_and_misaddressed_messages_are_refused() {
         (EVALUATOR, frames::circuit_piece(&bin[..10])),
         (EVALUATOR, frames::garble_piece(0, &[])),
         (EVALUATOR, frames::rot_next(0)),
-        (GARBLER, frames::evaluator_gc_job(&job.encode(), &[true; 64])),
+        (GARBLER, frames::evaluator_job(&job.encode(), &[0; 64])),
         (EVALUATOR, vec![]),
         (EVALUATOR, vec![0x7f]),
     ] {
-        let mut m = EnclaveMachine::new([1; 32], Config::default());
+        let mut m = attested([1; 32], Config::default());
         assert!(m.push(from, &msg).is_err());
         assert!(m.is_failed());
     }
     // Wires beyond the configured limit are refused at the header, before any allocation.
-    let mut m = EnclaveMachine::new([1; 32], Config { max_wires: 100, ..Config::default() });
-    m.push(EVALUATOR, &frames::evaluator_gc_job(&job.encode(), &[true; 64])).unwrap();
+    let mut m = attested([1; 32], Config { max_wires: 100, ..Config::default() });
+    m.push(EVALUATOR, &evaluator_gc(&m, &job, &[true; 64])).unwrap();
     let header = &bin[pieces(&bin).unwrap()[0].clone()];
     assert_eq!(m.push(EVALUATOR, &frames::circuit_piece(header)).unwrap_err().code(), "TOO_LARGE");
 }
@@ -134,14 +165,15 @@ proptest! {
     #[test]
     fn random_messages_never_panic(msgs in proptest::collection::vec((0u8..2, proptest::collection::vec(any::<u8>(), 0..200)), 1..8), first in 0u8..8) {
         let (job, _) = adder_job([1; 32]);
-        let mut m = EnclaveMachine::new([1; 32], Config::default());
-        // Sometimes start from a valid job so deeper states see noise too.
+        // Sometimes a fresh session (before its evidence), sometimes an attested one, sometimes
+        // one with a valid job started, so every state sees noise.
+        let mut m = if first == 1 { EnclaveMachine::new([1; 32], Config::default()) } else { attested([1; 32], Config::default()) };
         if first == 0 {
-            m.push(EVALUATOR, &frames::evaluator_gc_job(&job.encode(), &[true; 64])).unwrap();
+            m.push(EVALUATOR, &evaluator_gc(&m, &job, &[true; 64])).unwrap();
         }
         for (from, mut msg) in msgs {
             if let Some(t) = msg.first_mut() {
-                *t = [tag::GARBLER_JOB, tag::EVALUATOR_JOB, tag::CIRCUIT_PIECE, tag::CIRCUIT_DONE, tag::GARBLE_PIECE, tag::ROT_NEXT, 0, 0xee][(*t % 8) as usize];
+                *t = [tag::GARBLER_JOB, tag::EVALUATOR_JOB, tag::CIRCUIT_PIECE, tag::CIRCUIT_DONE, tag::GARBLE_PIECE, tag::ROT_NEXT, tag::CHALLENGE, 0xee][(*t % 8) as usize];
             }
             let _ = m.push(from, &msg);
             while m.pull().is_some() {}
@@ -218,10 +250,10 @@ fn ten_million_gates_stream_through_in_bounded_memory() {
     let (x1, x2) = (0xbeefu32, 0x1234u32);
     let bits = |v: u32| (0..16).map(|i| (v >> i) & 1 == 1).collect::<Vec<bool>>();
     let seed = Block::from_u128(77);
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let mut m = attested([1; 32], Config::default());
     let (x2_0, x2_1) = gc::split_input(&bits(x2), &[0x5a, 0xa5]).unwrap();
     m.push(GARBLER, &garbler_job(&m, &job, seed)).unwrap();
-    m.push(EVALUATOR, &frames::evaluator_gc_job(&job.encode(), &x2_0)).unwrap();
+    m.push(EVALUATOR, &evaluator_gc(&m, &job, &x2_0)).unwrap();
     m.push(EVALUATOR, &frames::circuit_piece(&big.header())).unwrap();
     for j in 0..big.pieces() {
         m.push(EVALUATOR, &frames::circuit_piece(&big.piece(j))).unwrap();
@@ -229,7 +261,9 @@ fn ten_million_gates_stream_through_in_bounded_memory() {
     m.push(EVALUATOR, &frames::circuit_done()).unwrap();
     let (to, msg) = m.pull().unwrap();
     assert_eq!((to, msg[0]), (EVALUATOR, tag::INPUT_LABELS));
-    let (share0, sigmas) = frames::parse_input_labels(&msg[1..]).unwrap();
+    let mut parts = frames::InputLabelsReader::new(16, 16, Mode::Malicious);
+    parts.push(&msg, &evaluator_replies(&m, &job)).unwrap();
+    let (share0, sigmas) = parts.finish().unwrap();
     // The garbler's side, streamed the same way (it garbles too in malicious mode, for τ).
     let mut g = gc::GcGarbling::new(seed, &job, Header::parse(&big.header()).unwrap().0).unwrap();
     let mut tau = gc::TauHasher::new(&job);
@@ -284,13 +318,14 @@ fn tiny_with_header(big: &Big) -> Vec<u8> {
 fn the_c_abi_checks_pointers_and_lengths() {
     unsafe {
         let mut e: *mut WebmpcEnclave = std::ptr::null_mut();
-        assert_eq!(webmpc_enclave_new(std::ptr::null(), 32, 0, &mut e), WEBMPC_ERR_NULL);
-        assert_eq!(webmpc_enclave_new([0u8; 31].as_ptr(), 31, 0, &mut e), WEBMPC_ERR_LENGTH);
-        assert_eq!(webmpc_enclave_new([7u8; 32].as_ptr(), 32, 0, &mut e), WEBMPC_OK);
+        let no_limits = std::ptr::null();
+        assert_eq!(webmpc_enclave_new(std::ptr::null(), 32, no_limits, &mut e), WEBMPC_ERR_NULL);
+        assert_eq!(webmpc_enclave_new([0u8; 31].as_ptr(), 31, no_limits, &mut e), WEBMPC_ERR_LENGTH);
+        assert_eq!(webmpc_enclave_new([7u8; 32].as_ptr(), 32, no_limits, &mut e), WEBMPC_OK);
         let mut pk = [0u8; 32];
         assert_eq!(webmpc_enclave_public_key(e, pk.as_mut_ptr(), 31), WEBMPC_ERR_LENGTH);
         assert_eq!(webmpc_enclave_public_key(e, pk.as_mut_ptr(), 32), WEBMPC_OK);
-        assert_eq!(pk, EnclaveMachine::new([7; 32], Config::default()).public_key());
+        assert_eq!(pk, attested([7; 32], Config::default()).public_key());
         let (mut to, mut len) = (0u8, 0usize);
         let mut buf = vec![0u8; 4];
         assert_eq!(webmpc_enclave_pull(e, &mut to, buf.as_mut_ptr(), buf.len(), &mut len), WEBMPC_EMPTY);
@@ -314,31 +349,30 @@ fn the_c_abi_checks_pointers_and_lengths() {
 
 #[test]
 fn one_session_serves_many_jobs_and_refuses_a_replayed_job_id() {
-    use webmpc_teleport::seal::Sealer;
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let mut m = attested([1; 32], Config::default());
     assert!(m.is_idle() && !m.is_finished());
-    let mut sealer = Sealer::new(&m.public_key(), [2; 32]).unwrap();
+    let mut sealer = Sealer::new(Role::Garbler, &m.public_key(), [2; 32]).unwrap();
     let mut first_garbler_msg = Vec::new();
     for (i, sid) in [[1u8; 32], [2u8; 32], [3u8; 32]].into_iter().enumerate() {
         let job = JobHeader { sid, mode: Mode::Malicious, kind: JobKind::Rot { count: 10 } };
         let (k1, k2) = (Block::from_u128(100 + i as u128), Block::from_u128(200 + i as u128));
-        let g = frames::garbler_job(&job.encode(), &sealer.seal(&job.encode(), k1).unwrap());
+        let g = frames::garbler_job(&job.encode(), &sealer.seal(&job.encode(), &k1.0).unwrap());
         if i == 0 {
             first_garbler_msg = g.clone();
         }
         // Either order of the two job messages.
         if i % 2 == 0 {
             m.push(GARBLER, &g).unwrap();
-            m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), k2)).unwrap();
+            m.push(EVALUATOR, &evaluator_rot(&m, &job, k2)).unwrap();
         } else {
-            m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), k2)).unwrap();
+            m.push(EVALUATOR, &evaluator_rot(&m, &job, k2)).unwrap();
             m.push(GARBLER, &g).unwrap();
         }
         assert!(!m.is_idle());
         m.push(EVALUATOR, &frames::rot_next(0)).unwrap();
         let out = drain(&mut m);
         assert_eq!(out.len(), 2);
-        let (_, chunk) = frames::parse_rot_chunk(&out[0].1[1..], true).unwrap();
+        let (_, chunk) = frames::parse_rot_chunk(&out[0].1, true, &evaluator_replies(&m, &job)).unwrap();
         assert_eq!(chunk, webmpc_teleport::rot::m_rot(&job, k1, k2).unwrap()[0], "job {i} used its own seeds");
         assert_eq!(out[1].1, frames::done());
         assert!(m.is_finished());
@@ -352,18 +386,19 @@ fn one_session_serves_many_jobs_and_refuses_a_replayed_job_id() {
     assert!(m.is_failed());
 
     // A job id reused by the evaluator alone is refused too.
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let mut m = attested([1; 32], Config::default());
     let job = JobHeader { sid: [9; 32], mode: Mode::SemiHonest, kind: JobKind::Rot { count: 0 } };
     m.push(GARBLER, &garbler_job(&m, &job, Block::ZERO)).unwrap();
-    m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), Block::ZERO)).unwrap();
+    m.push(EVALUATOR, &evaluator_rot(&m, &job, Block::ZERO)).unwrap();
     assert_eq!(drain(&mut m), vec![(EVALUATOR, frames::done())]);
-    let e = m.push(EVALUATOR, &frames::evaluator_rot_job(&job.encode(), Block::ZERO)).unwrap_err();
+    let e = m.push(EVALUATOR, &evaluator_rot(&m, &job, Block::ZERO)).unwrap_err();
     assert_eq!(e.code(), "PARAMETER_MISMATCH");
 }
 
 /// Runs one GC job on `m` (the circuit cached or uploaded), returns its tables and decoding bits.
 fn gc_job_on(m: &mut EnclaveMachine, job: &JobHeader, bin: &[u8], cached: bool, seed: Block) -> Result<Vec<u8>, TeleportError> {
-    m.push(EVALUATOR, &frames::evaluator_gc_job(&job.encode(), &[true; 64]))?;
+    let msg = evaluator_gc(m, job, &[true; 64]);
+    m.push(EVALUATOR, &msg)?;
     let ranges = pieces(bin).unwrap();
     if cached {
         m.push(EVALUATOR, &frames::circuit_cached())?;
@@ -390,17 +425,17 @@ fn gc_job_on(m: &mut EnclaveMachine, job: &JobHeader, bin: &[u8], cached: bool, 
 fn a_session_keeps_its_last_circuit_and_garbles_it_again_without_an_upload() {
     let (job1, bin) = adder_job([1; 32]);
     let (job2, _) = adder_job([2; 32]);
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let mut m = attested([1; 32], Config::default());
     // Nothing is cached before an upload.
     let e = gc_job_on(&mut m, &job1, &bin, true, Block::from_u128(5)).unwrap_err();
     assert_eq!(e.code(), "PARAMETER_MISMATCH");
 
-    let mut m = EnclaveMachine::new([1; 32], Config::default());
+    let mut m = attested([1; 32], Config::default());
     let uploaded = gc_job_on(&mut m, &job1, &bin, false, Block::from_u128(5)).unwrap();
     // Same seed, cached circuit: the same garbling, bit for bit (the job id differs only in the
     // tweak tag, so compare with an uploaded run of that job in a fresh session instead).
     let cached = gc_job_on(&mut m, &job2, &bin, true, Block::from_u128(6)).unwrap();
-    let mut fresh = EnclaveMachine::new([1; 32], Config::default());
+    let mut fresh = attested([1; 32], Config::default());
     assert_eq!(cached, gc_job_on(&mut fresh, &job2, &bin, false, Block::from_u128(6)).unwrap());
     assert_ne!(uploaded, cached);
     assert_eq!(m.completed_jobs(), 2);
@@ -408,20 +443,20 @@ fn a_session_keeps_its_last_circuit_and_garbles_it_again_without_an_upload() {
     // A job naming another circuit cannot use the cache; a cached job's piece must come bare.
     let other = circuit("sub64.txt");
     let job3 = gc_job(other, &[Owner::Garbler, Owner::Evaluator], Mode::Malicious, [3; 32]);
-    let mut m2 = EnclaveMachine::new([1; 32], Config::default());
+    let mut m2 = attested([1; 32], Config::default());
     gc_job_on(&mut m2, &job1, &bin, false, Block::from_u128(5)).unwrap();
     assert_eq!(gc_job_on(&mut m2, &job3, &other.to_binary(), true, Block::ZERO).unwrap_err().code(), "PARAMETER_MISMATCH");
-    let mut m3 = EnclaveMachine::new([1; 32], Config::default());
+    let mut m3 = attested([1; 32], Config::default());
     gc_job_on(&mut m3, &job1, &bin, false, Block::from_u128(5)).unwrap();
-    m3.push(EVALUATOR, &frames::evaluator_gc_job(&job2.encode(), &[true; 64])).unwrap();
+    m3.push(EVALUATOR, &evaluator_gc(&m3, &job2, &[true; 64])).unwrap();
     m3.push(EVALUATOR, &frames::circuit_cached()).unwrap();
     m3.push(GARBLER, &garbler_job(&m3, &job2, Block::ZERO)).unwrap();
     let r = pieces(&bin).unwrap();
     assert_eq!(m3.push(EVALUATOR, &frames::garble_piece(0, &bin[r[1].clone()])).unwrap_err().code(), "MALFORMED_MESSAGE");
     // CircuitCached after an upload began is out of place.
-    let mut m4 = EnclaveMachine::new([1; 32], Config::default());
+    let mut m4 = attested([1; 32], Config::default());
     gc_job_on(&mut m4, &job1, &bin, false, Block::from_u128(5)).unwrap();
-    m4.push(EVALUATOR, &frames::evaluator_gc_job(&job2.encode(), &[true; 64])).unwrap();
+    m4.push(EVALUATOR, &evaluator_gc(&m4, &job2, &[true; 64])).unwrap();
     m4.push(EVALUATOR, &frames::circuit_piece(&bin[r[0].clone()])).unwrap();
     assert_eq!(m4.push(EVALUATOR, &frames::circuit_cached()).unwrap_err().code(), "UNEXPECTED_MESSAGE");
 }

@@ -4,6 +4,11 @@
 //! of the wrong x2¹ value, garbage labels for x2¹ or x1, a wrong τ) and a malicious evaluator
 //! (a forged output label for an output revealed to the garbler). In semi-honest mode the same
 //! tampering goes unnoticed and corrupts the output, which is why the checks exist.
+//!
+//! The enclave's sealed replies (x2⁰ labels and σ's) can only be forged by the enclave, which
+//! holds their key: a deviating enclave edits them before sealing
+//! ([`EnclaveMachine::deviate`](webmpc_teleport::machine::EnclaveMachine)); a host that edits them
+//! on the link fails their authentication instead.
 
 mod common;
 
@@ -16,8 +21,9 @@ use webmpc_core::prg::Prg;
 use webmpc_teleport::driver::{self, link_frame, split_link_frame};
 use webmpc_teleport::frames::{self, tag};
 use webmpc_teleport::gc;
+use webmpc_teleport::evidence::{report_data, Challenge};
 use webmpc_teleport::local::{self, random_sid};
-use webmpc_teleport::seal::EnclaveKeys;
+use webmpc_teleport::seal::{EnclaveKeys, Role};
 use webmpc_teleport::{Check, JobHeader, Mode, Owner, TeleportError};
 
 type Out = Result<Vec<Vec<bool>>, TeleportError>;
@@ -83,8 +89,9 @@ fn out_hex(out: &[Vec<bool>]) -> String {
     webmpc_circuit::bytes_be_from_bits(&out[0]).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Runs AES with the enclave's messages to the evaluator edited by `edit(index, message)` (the
-/// message inside the link frame; index 0 is the evidence).
+/// Runs AES with the enclave's messages to the evaluator edited on the link by `edit(index,
+/// message)` (the message inside the link frame; index 0 is the evidence): a host or network
+/// in the middle, or — for the messages the enclave sends in the clear — a deviating enclave.
 fn with_tampered_enclave(mode: Mode, edit: impl Fn(usize, &mut Vec<u8>) + Clone) -> (Out, String) {
     let (c, key, pt, want) = aes();
     let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], mode, random_sid().unwrap());
@@ -96,9 +103,27 @@ fn with_tampered_enclave(mode: Mode, edit: impl Fn(usize, &mut Vec<u8>) + Clone)
             edit_link(m, 1, |inner| edit(i - 1, inner))
         }
     });
-    let (mut machine, ev) = local::enclave().unwrap();
+    let mut machine = local::enclave().unwrap();
     let enclave = async move {
-        let r = driver::enclave_party(&x, &PEERS, &mut machine, &ev).await;
+        let r = driver::enclave_party(&x, &PEERS, &mut machine, &local::attest).await;
+        drop(x);
+        r
+    };
+    let (_, out) = run(g, e, enclave, &job, c, &key, &pt);
+    (out, want)
+}
+
+/// Runs AES with a deviating enclave: `edit(type, counter, plaintext)` changes each sealed reply
+/// before the enclave seals it.
+fn with_deviating_enclave(mode: Mode, edit: impl FnMut(u8, u64, &mut Vec<u8>) + 'static) -> (Out, String) {
+    let (c, key, pt, want) = aes();
+    let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], mode, random_sid().unwrap());
+    let mut net = network(3).into_iter();
+    let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    let mut machine = local::enclave().unwrap();
+    machine.deviate(edit);
+    let enclave = async move {
+        let r = driver::enclave_party(&x, &PEERS, &mut machine, &local::attest).await;
         drop(x);
         r
     };
@@ -142,8 +167,8 @@ fn a_tampered_table_fails_tau_and_goes_unnoticed_without_it() {
 
 #[test]
 fn a_wrong_sigma_fails_tau() {
-    let (out, _) = with_tampered_enclave(Mode::Malicious, |i, m| {
-        if i == INPUT_LABELS {
+    let (out, _) = with_deviating_enclave(Mode::Malicious, |t, _, m| {
+        if t == tag::INPUT_LABELS {
             let n = m.len();
             m[n - 7] ^= 1;
         }
@@ -153,12 +178,30 @@ fn a_wrong_sigma_fails_tau() {
 
 #[test]
 fn a_wrong_x2_share_label_from_the_enclave_fails_its_sigma() {
-    let (out, _) = with_tampered_enclave(Mode::Malicious, |i, m| {
-        if i == INPUT_LABELS {
+    let (out, _) = with_deviating_enclave(Mode::Malicious, |t, _, m| {
+        if t == tag::INPUT_LABELS {
+            // Type byte, part index, then the labels.
             m[1 + 4 + 16 * 3 + 2] ^= 0x40;
         }
     });
     assert_eq!(check_of(&out), Check::EnclaveLabels);
+}
+
+#[test]
+fn a_host_that_edits_the_sealed_input_labels_is_caught_by_their_authentication() {
+    // Whatever byte a host or the network flips, in either mode, the reply no longer opens.
+    for mode in MODES {
+        for at in [0usize, 3, 5, 40] {
+            let (out, _) = with_tampered_enclave(mode, move |i, m| {
+                if i == INPUT_LABELS {
+                    assert_eq!(m[0], tag::INPUT_LABELS);
+                    let k = (1 + at).min(m.len() - 1);
+                    m[k] ^= 1;
+                }
+            });
+            assert_eq!(out.unwrap_err(), TeleportError::Malformed("input labels"), "{mode:?}, byte {at}");
+        }
+    }
 }
 
 #[test]
@@ -197,30 +240,38 @@ fn an_enclave_that_garbles_a_different_circuit_with_the_right_seed_fails_tau() {
         let mut net = network(3).into_iter();
         let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
         let job2 = job.clone();
-        // The deviating enclave: opens the seed like an honest one, then runs M^GC on `other`.
+        // The deviating enclave: attests and opens both parties' inputs like an honest one, then
+        // runs M^GC on `other`.
         let enclave = async move {
             let mut keys = EnclaveKeys::from_entropy([7; 32]);
-            let ev = local::evidence_for(&keys.public());
             let to_p2 = |peer: u8, msg: Vec<u8>| x.send(PEERS.evaluator, link_frame(peer, &msg));
             let from_p2 = || async {
                 let f = x.recv(PEERS.evaluator).await?;
                 let (peer, msg) = split_link_frame(&f)?;
                 Ok::<(u8, Vec<u8>), TeleportError>((peer, msg.to_vec()))
             };
+            let (_, msg) = from_p2().await?;
+            let challenge = Challenge::decode(&msg[1..])?;
+            let (format, ev) = local::attest(&report_data(&keys.public(), &challenge))?;
+            let ev = frames::evidence(format, &keys.public(), &challenge, &ev);
             to_p2(0, ev.clone()).await?;
             to_p2(1, ev).await?;
             let (_, msg) = from_p2().await?;
-            let (_, rest) = frames::parse_evaluator_job(&msg[1..])?;
-            let x2_0 = webmpc_teleport::unpack_bits(&rest[4..], 128, "x2⁰")?;
+            let (job_bytes, sealed) = frames::parse_evaluator_job(&msg[1..])?;
+            let (input, replies) = keys.open(Role::Evaluator, job_bytes, sealed)?;
+            let x2_0 = frames::parse_gc_input(&input)?;
             while from_p2().await?.1[0] != tag::CIRCUIT_DONE {}
             let (peer, msg) = from_p2().await?;
             assert_eq!(peer, 0);
             let (job_bytes, sealed) = frames::parse_garbler_job(&msg[1..])?;
             assert_eq!(job_bytes, job2.encode());
-            let seed = keys.open(job_bytes, sealed)?;
+            let (seed, _) = keys.open(Role::Garbler, job_bytes, sealed)?;
+            let seed = webmpc_core::Block(seed[..].try_into().unwrap());
             let m = gc::m_gc(seed, &other_job, &other.to_binary(), &x2_0)?;
             let sigmas: Vec<[u8; 32]> = m.sigmas.map(|s| s.iter().copied().collect()).unwrap_or_default();
-            to_p2(1, frames::input_labels(&m.share0_labels, &sigmas)).await?;
+            for part in frames::input_labels(&m.share0_labels, &sigmas, &replies, |_, _, _| {}) {
+                to_p2(1, part).await?;
+            }
             let (_, msg) = from_p2().await?;
             assert_eq!(msg[0], tag::GARBLE_PIECE);
             let mut t = frames::tables_header(0, m.tables.len());
@@ -246,14 +297,15 @@ fn with_tampered_garbler_labels(edit: impl Fn(&mut Vec<u8>) + Clone) -> Out {
     let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], Mode::Malicious, random_sid().unwrap());
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
+    // P1 → P2: 0 its nonce, 1 job header, 2 sealed seed, 3 labels.
     let g = Tamper::new(g, move |to: PartyId, i, m: &mut Vec<u8>| {
-        if to == PEERS.evaluator && i == 2 {
+        if to == PEERS.evaluator && i == 3 {
             edit(m)
         }
     });
-    let (mut machine, ev) = local::enclave().unwrap();
+    let mut machine = local::enclave().unwrap();
     let enclave = async move {
-        let r = driver::enclave_party(&x, &PEERS, &mut machine, &ev).await;
+        let r = driver::enclave_party(&x, &PEERS, &mut machine, &local::attest).await;
         drop(x);
         r
     };
@@ -284,7 +336,7 @@ fn a_garbler_sending_the_label_of_the_other_x2_share_value_is_caught() {
     let job = gc_job(c, &[Owner::Garbler, Owner::Evaluator], Mode::Malicious, random_sid().unwrap());
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().unwrap(), net.next().unwrap(), net.next().unwrap());
-    let (mut machine, ev) = local::enclave().unwrap();
+    let mut machine = local::enclave().unwrap();
     let pol = local::policy();
     let job_bytes = job.encode();
     let (job, bin) = (&job, &bin);
@@ -292,15 +344,17 @@ fn a_garbler_sending_the_label_of_the_other_x2_share_value_is_caught() {
         join!(
             async move {
                 let mut prg = Prg::from_entropy().unwrap();
+                let nonce = [42u8; 32];
+                g.send(PEERS.evaluator, nonce.to_vec()).await?;
                 let ev = g.recv(PEERS.evaluator).await?;
-                let pk = webmpc_teleport::evidence::verify(&ev[1..], &pol)?;
+                let (pk, _) = webmpc_teleport::evidence::verify(&ev[1..], &pol, webmpc_teleport::evidence::Verifier::Garbler, &nonce)?;
                 let mut agreed = job_bytes.clone();
                 agreed.push(0);
                 g.send(PEERS.evaluator, agreed).await?;
                 g.recv(PEERS.evaluator).await?;
                 let mut x2_1 = webmpc_teleport::unpack_bits(&g.recv(PEERS.evaluator).await?, 128, "x2¹")?;
                 let seed = prg.next_block();
-                let sealed = webmpc_teleport::seal::seal(&pk, &job_bytes, seed, [5; 32])?;
+                let sealed = webmpc_teleport::seal::seal(Role::Garbler, &pk, &job_bytes, &seed.0, [5; 32])?;
                 g.send(PEERS.evaluator, frames::garbler_job(&job_bytes, &sealed)).await?;
                 x2_1[17] = !x2_1[17];
                 let labels = gc::garbler_labels(seed, job, bin, &key, &x2_1)?;
@@ -314,7 +368,7 @@ fn a_garbler_sending_the_label_of_the_other_x2_share_value_is_caught() {
                 r
             },
             async move {
-                let r = driver::enclave_party(&x, &PEERS, &mut machine, &ev).await;
+                let r = driver::enclave_party(&x, &PEERS, &mut machine, &local::attest).await;
                 drop(x);
                 r
             }
@@ -345,9 +399,9 @@ fn garbler_output_with(mode: Mode, edit: impl Fn(&mut Vec<u8>) + Clone) -> (Garb
             edit(m)
         }
     });
-    let (mut machine, ev) = local::enclave().unwrap();
+    let mut machine = local::enclave().unwrap();
     let enclave = async move {
-        let r = driver::enclave_party(&x, &PEERS, &mut machine, &ev).await;
+        let r = driver::enclave_party(&x, &PEERS, &mut machine, &local::attest).await;
         drop(x);
         r
     };

@@ -77,7 +77,7 @@ pub async fn evaluator<C: Channel>(
     reveal: &[bool],
     prg: &mut Prg,
 ) -> Result<Vec<Vec<bool>>, TeleportError> {
-    let mut s = EvaluatorSession::connect(ch, &PEERS, &local::policy()).await?;
+    let mut s = EvaluatorSession::connect(ch, &PEERS, &local::policy(), prg).await?;
     driver::gc_evaluator(ch, &PEERS, &mut s, job, bin, x2, reveal, prg, |_| {}).await
 }
 
@@ -89,4 +89,117 @@ pub fn edit_link(frame: &mut Vec<u8>, peer: u8, edit: impl FnOnce(&mut Vec<u8>))
         frame.truncate(1);
         frame.extend_from_slice(&inner);
     }
+}
+
+use core::cell::RefCell;
+use futures::join;
+use webmpc_core::channel::memory::run_local;
+use webmpc_core::channel::{ChannelError, PartyId};
+use webmpc_core::Block;
+use webmpc_teleport::machine::EnclaveMachine;
+
+/// A channel that records every message it sends (`true`) and receives (`false`), in order.
+pub struct Recorder<'a, C> {
+    pub inner: C,
+    pub log: &'a RefCell<Vec<(bool, PartyId, Vec<u8>)>>,
+}
+
+impl<C: Channel> Channel for Recorder<'_, C> {
+    fn party(&self) -> PartyId {
+        self.inner.party()
+    }
+    fn parties(&self) -> usize {
+        self.inner.parties()
+    }
+    async fn send(&self, to: PartyId, msg: Vec<u8>) -> Result<(), ChannelError> {
+        self.log.borrow_mut().push((true, to, msg.clone()));
+        self.inner.send(to, msg).await
+    }
+    async fn recv(&self, from: PartyId) -> Result<Vec<u8>, ChannelError> {
+        let m = self.inner.recv(from).await?;
+        self.log.borrow_mut().push((false, from, m.clone()));
+        Ok(m)
+    }
+}
+
+/// The honest enclave on link `x`, attesting with [`local::attest`], until P2 closes the link.
+async fn enclave<X: Channel>(x: X, machine: &mut EnclaveMachine) -> Result<(), TeleportError> {
+    let r = driver::enclave_party(&x, &PEERS, machine, &local::attest).await;
+    drop(x);
+    r
+}
+
+/// What the garbler and the evaluator of one GC job end with.
+pub type GcOutcome = (Result<Vec<Option<Vec<bool>>>, TeleportError>, Result<Vec<Vec<bool>>, TeleportError>);
+
+/// One GC job over the given channels (garbler `g`, evaluator `e`, enclave link `x`), the enclave
+/// being `machine` attesting with [`local::attest`]; fresh randomness for both parties.
+pub fn gc_run<G: Channel, E: Channel, X: Channel>(
+    g: G,
+    e: E,
+    x: X,
+    machine: &mut EnclaveMachine,
+    job: &JobHeader,
+    bin: &[u8],
+    (x1, x2): (&[bool], &[bool]),
+) -> GcOutcome {
+    let (a, b, _) = run_local(async {
+        join!(
+            async move {
+                let r = garbler(&g, job, bin, x1, &[false], &mut Prg::from_entropy().unwrap()).await;
+                drop(g);
+                r
+            },
+            async move {
+                let r = evaluator(&e, job, bin, x2, &[false], &mut Prg::from_entropy().unwrap()).await;
+                drop(e);
+                r
+            },
+            enclave(x, machine)
+        )
+    })
+    .expect("no deadlock");
+    (a, b)
+}
+
+/// The sender's result, and the receiver's (choices, outputs), of one ROT job.
+pub type RotOutcome = (Result<(), TeleportError>, Result<(Vec<bool>, Vec<Block>), TeleportError>);
+
+/// One ROT job over the given channels, as [`gc_run`].
+pub fn rot_run<G: Channel, E: Channel, X: Channel>(g: G, e: E, x: X, machine: &mut EnclaveMachine, job: &JobHeader) -> RotOutcome {
+    let pol = local::policy();
+    let pol = &pol;
+    let (a, b, _) = run_local(async {
+        join!(
+            async move {
+                let r = async {
+                    let mut prg = Prg::from_entropy().unwrap();
+                    let mut s = GarblerSession::connect(&g, &PEERS, pol, &mut prg).await?;
+                    driver::rot_sender(&g, &PEERS, &mut s, job, &mut prg, |_, _| {}).await
+                }
+                .await;
+                drop(g);
+                r
+            },
+            async move {
+                let r = async {
+                    let mut prg = Prg::from_entropy().unwrap();
+                    let mut s = EvaluatorSession::connect(&e, &PEERS, pol, &mut prg).await?;
+                    let (mut choices, mut outs) = (Vec::new(), Vec::new());
+                    driver::rot_receiver(&e, &PEERS, &mut s, job, &mut prg, |_, c, m| {
+                        choices.extend_from_slice(c);
+                        outs.extend_from_slice(m);
+                    })
+                    .await?;
+                    Ok((choices, outs))
+                }
+                .await;
+                drop(e);
+                r
+            },
+            enclave(x, machine)
+        )
+    })
+    .expect("no deadlock");
+    (a, b)
 }
