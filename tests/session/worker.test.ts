@@ -5,12 +5,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTransports, init, prepareCircuit, session, TransportError, WebmpcError, type Progress, type Session } from '../../dist/index.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
-import { _liveEngineWorkers } from '../../dist/engine/worker-host.js';
+import * as workerHost from '../../dist/engine/worker-host.js';
 import { ProgramBuilder } from '../../dist/program/index.js';
 import { referenceCircuit } from '../helpers.js';
 import { hex, rejection, unhex } from './helpers.js';
 
 const aes = referenceCircuit('aes_128.txt');
+
+// Internal hooks (left out of the published declarations): live workers, and a session's worker.
+const _liveEngineWorkers = (workerHost as unknown as { _liveEngineWorkers(): number })._liveEngineWorkers;
+const engineOf = (s: Session) => (s as unknown as { _engine: Promise<{ _kill(): Promise<void> }> | undefined })._engine;
 
 beforeAll(async () => {
   await init();
@@ -122,7 +126,7 @@ describe('the engine worker', () => {
     const kill = (p: Progress) => {
       if (killedAt || p.phase !== 'function-independent preprocessing') return;
       killedAt = Date.now();
-      void n.s[0]!._engine!.then((e) => e._kill());
+      void engineOf(n.s[0]!)!.then((e) => e._kill());
     };
     const runs = n.s.map((s) =>
       rejection(s.preprocess('authgc', { andGates: 200_000, ...(s.party === 0 ? { onProgress: kill } : {}) })),
