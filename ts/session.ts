@@ -36,7 +36,15 @@
  * rejects at once (`PEER_DISCONNECTED` or the cause) instead of waiting for a timeout, and no
  * timer or socket is left to keep the process alive. Open a new session to continue.
  */
-import { PreparedCircuit, isStreamedCircuit, preparedHandle, prepareCircuit, streamedShape, type CircuitSource, type StreamedCircuit } from './circuit/source.js';
+import {
+  PreparedCircuit,
+  isStreamedCircuit,
+  prepareCircuit,
+  streamedShape,
+  unpreparedForm,
+  type CircuitSource,
+  type StreamedCircuit,
+} from './circuit/source.js';
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from './errors.js';
 import type { Transport } from './net/transport.js';
 import { agree, isSharedVerdict, type ParameterRecord } from './protocols/agreement.js';
@@ -46,7 +54,7 @@ import { plural, sha256, utf8 } from './protocols/util.js';
 import { compileModule } from './engine/modules.js';
 import { compiledModule } from './engine/wasm.js';
 import { EngineWorker, type OperationHooks } from './engine/worker-host.js';
-import type { WireCircuit, WireJob, WorkerOp } from './engine/worker-protocol.js';
+import type { PreparedShape, WireCircuit, WireJob } from './engine/worker-protocol.js';
 
 export type { Protocol } from './protocols/index.js';
 export type { Phase, ProgramSource, SecurityModel } from './protocols/types.js';
@@ -319,7 +327,11 @@ export class Session {
     checkOptionNames(options, RUN_OPTIONS, module, module.roleOptions, 'run');
     const env = { party: this.party, parties: this.parties };
     const roles = module.roles(options, env);
-    const job = module.computes === 'circuit' ? this.#circuitJob(target, options, roles) : this.#programJob(target, options, roles);
+    // In worker mode a circuit is decoded, validated and hashed in the worker (before anything is
+    // sent, as on this thread): this thread only learns its shape and hash.
+    const inWorker = this.#inWorker && runsInWorker(module.name);
+    const source = inWorker && module.computes === 'circuit' ? await this.#prepareInWorker(target) : target;
+    const job = module.computes === 'circuit' ? this.#circuitJob(source, options, roles) : this.#programJob(source, options, roles);
     module.check?.(job, env);
     // Every argument is checked; only now does anything go on the network.
     const record: ParameterRecord = [
@@ -335,10 +347,10 @@ export class Session {
     ];
     const ctx = await this.#context(module, options);
     await agree(this.#counted, this.party, this.parties, record);
-    if (!this.#inWorker || !runsInWorker(module.name)) return module.run(ctx, job);
+    if (!inWorker) return module.run(ctx, job);
     const hooks = this.#hooks(ctx, job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined);
     const engine = await this.#engineUnlessClosed();
-    const wire = this.#wireJob(engine, job);
+    const wire = this.#wireJob(job);
     return (await engine.perform({ op: 'run', protocol: module.name, ctx: this.#contextInit(ctx), job: wire }, hooks, await this.#modulesFor(module))) as Outputs;
   }
 
@@ -438,8 +450,25 @@ export class Session {
     };
   }
 
-  /** A job as it crosses to the worker: a prepared circuit's bytes only if the worker lacks them. */
-  #wireJob(engine: EngineWorker, job: CircuitJob<Params> | ProgramJob<Params>): WireJob {
+  /**
+   * `target` prepared by the engine worker when it is a circuit source this thread has not
+   * prepared (bytes, Bristol text, a builder circuit); anything else as it is.
+   */
+  async #prepareInWorker(target: Computable): Promise<Computable> {
+    if (isProgramSource(target) || isStreamedCircuit(target) || target instanceof PreparedCircuit) return target;
+    if (this.#lastCircuit?.source === target) return this.#lastCircuit.prepared;
+    const form = unpreparedForm(target);
+    const engine = await this.#engineUnlessClosed();
+    const shape = (await engine.perform({ op: 'prepare', source: form }, { transport: this.#counted, progress: () => {} })) as PreparedShape;
+    const binary = 'bristol' in form ? shape.binary! : form.binary;
+    const prepared = new PreparedCircuit(binary, 'bristol' in form ? undefined : form.owners, shape);
+    if (this.#lastCircuit && this.#lastCircuit.prepared !== this.#lastCircuit.source) this.#lastCircuit.prepared.free();
+    this.#lastCircuit = { source: target, prepared };
+    return prepared;
+  }
+
+  /** A job as it crosses to the worker (a prepared circuit as its binary form). */
+  #wireJob(job: CircuitJob<Params> | ProgramJob<Params>): WireJob {
     const common = { hash: job.hash, owners: job.owners, outputs: job.outputs, inputs: job.inputs, roles: job.roles };
     if (job.kind === 'program') {
       const bytes = (job.program as ProgramSource & { bytes?: unknown }).bytes;
@@ -449,10 +478,7 @@ export class Session {
     const c = job.circuit;
     let circuit: WireCircuit;
     if (c instanceof PreparedCircuit) {
-      const key = hex(c.hash);
-      const known = engine.circuits.has(key);
-      engine.circuits.add(key);
-      circuit = { type: 'prepared', hash: c.hash, binary: known ? undefined : c.binary, owners: c.owners };
+      circuit = { type: 'prepared', hash: c.hash, binary: c.binary, owners: c.owners };
     } else {
       circuit = { type: 'streamed', prefix: c.prefix, hash: c.hash, owners: c.owners };
     }
@@ -520,6 +546,8 @@ export class Session {
   }
 
   #prepare(source: CircuitSource | PreparedCircuit): PreparedCircuit {
+    // The caller's own prepared circuit (or one the engine worker prepared): used as it is.
+    if (source instanceof PreparedCircuit) return source;
     if (this.#lastCircuit?.source === source) return this.#lastCircuit.prepared;
     const prepared = prepareCircuit(source);
     if (this.#lastCircuit && this.#lastCircuit.prepared !== this.#lastCircuit.source) this.#lastCircuit.prepared.free();
@@ -533,11 +561,7 @@ export class Session {
     let shape: CircuitJob<R>['shape'];
     let declared: readonly number[] | undefined;
     if (circuit instanceof PreparedCircuit) {
-      try {
-        preparedHandle(circuit);
-      } catch {
-        throw invalid('this PreparedCircuit was freed');
-      }
+      if (circuit.isFreed) throw invalid('this PreparedCircuit was freed');
       shape = circuit;
       declared = circuit.owners;
     } else {

@@ -38,25 +38,34 @@ export class PreparedCircuit {
    * does; Bristol text and binary bytes do not). Not part of the binary form or its hash.
    */
   readonly owners: readonly number[] | undefined;
-  // ES-private, so the Wasm handle's generated types stay out of the published declarations.
-  readonly #raw: RawPrepared;
+  /** Set by {@link free}: the handle must not be made again. */
+  #freed = false;
 
   /**
    * Decodes and validates `binary` (prefer {@link prepareCircuit}, which accepts every source).
    * `owners`, if given, must name a party (a non-negative integer) for each input value.
+   * @param validated Internal: the shape and hash an engine worker found when it decoded and
+   *   validated `binary` there; then nothing is decoded on this thread until a Wasm handle is
+   *   needed here (plaintext evaluation, sizes).
    */
-  constructor(binary: Uint8Array, owners?: readonly number[]) {
+  constructor(binary: Uint8Array, owners?: readonly number[], validated?: ValidatedShape) {
     this.binary = binary;
-    const raw = callWasm((w) => new w.PreparedCircuit(binary));
-    this.#raw = raw;
-    RAW.set(this, raw);
-    this.inputWidths = [...raw.inputWidths];
-    this.outputWidths = [...raw.outputWidths];
-    this.gates = raw.gates;
-    this.hash = raw.hash;
+    let raw: RawPrepared | undefined;
+    let shape: ValidatedShape;
+    if (validated) {
+      shape = validated;
+    } else {
+      raw = callWasm((w) => new w.PreparedCircuit(binary));
+      RAW.set(this, raw);
+      shape = { inputWidths: [...raw.inputWidths], outputWidths: [...raw.outputWidths], gates: raw.gates, hash: raw.hash };
+    }
+    this.inputWidths = [...shape.inputWidths];
+    this.outputWidths = [...shape.outputWidths];
+    this.gates = shape.gates;
+    this.hash = shape.hash;
     if (owners !== undefined) {
       if (owners.length !== this.inputWidths.length || !owners.every((p) => Number.isSafeInteger(p) && p >= 0)) {
-        raw.free();
+        raw?.free();
         RAW.delete(this);
         throw new WebmpcError(
           'INVALID_ARGUMENT',
@@ -80,22 +89,53 @@ export class PreparedCircuit {
 
   /** Releases the Wasm-side copy. */
   free(): void {
+    this.#freed = true;
+    RAW.get(this)?.free();
     RAW.delete(this);
-    this.#raw.free();
   }
+
+  /** @internal Whether {@link free} was called. */
+  get isFreed(): boolean {
+    return this.#freed;
+  }
+}
+
+/** @internal What validation found: the shape and the content hash. */
+export interface ValidatedShape {
+  readonly inputWidths: readonly number[];
+  readonly outputWidths: readonly number[];
+  readonly gates: number;
+  readonly hash: Uint8Array;
 }
 
 const RAW = new WeakMap<PreparedCircuit, RawPrepared>();
 
 /**
  * The Wasm handle of a prepared circuit, for the session code (typed `unknown` so that the
- * generated binding types stay out of the published declarations). Not exported by the package.
+ * generated binding types stay out of the published declarations), made on first use for a
+ * circuit an engine worker validated. Not exported by the package.
  * @internal
  */
 export function preparedHandle(p: PreparedCircuit): unknown {
-  const raw = RAW.get(p);
-  if (!raw) throw new TypeError('this PreparedCircuit was freed');
+  if (p.isFreed) throw new TypeError('this PreparedCircuit was freed');
+  let raw = RAW.get(p);
+  if (!raw) {
+    const binary = p.binary;
+    raw = callWasm((w) => new w.PreparedCircuit(binary));
+    RAW.set(p, raw);
+  }
   return raw;
+}
+
+/**
+ * The bytes to validate for `source` without validating them here: a binary form (from bytes or
+ * a builder circuit) or Bristol text, with the owners a builder circuit declares.
+ * @internal
+ */
+export function unpreparedForm(source: CircuitSource): { binary: Uint8Array; owners: number[] | undefined } | { bristol: string } {
+  if (typeof source === 'string') return { bristol: source };
+  if (source instanceof Uint8Array) return { binary: source, owners: undefined };
+  return { binary: source.toBinary(), owners: declaredOwners(source) };
 }
 
 /** Decodes and validates `source` (a no-op for an already prepared circuit). */

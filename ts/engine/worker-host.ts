@@ -113,8 +113,6 @@ export class EngineWorker {
   #current: { id: number; hooks: OperationHooks; resolve(v: unknown): void; reject(e: Error): void } | undefined;
   /** Modules the worker already has, by name. */
   readonly #shipped = new Set<string>();
-  /** Circuit hashes (hex) the worker holds prepared. */
-  readonly circuits = new Set<string>();
 
   private constructor(w: PlatformWorker) {
     this.#w = w;

@@ -109,7 +109,17 @@ export function workerFailed(message: string, cause?: unknown): WebmpcError {
 export type WorkerOp =
   | { readonly op: 'run'; readonly protocol: string; readonly ctx: ContextInit; readonly job: WireJob }
   | { readonly op: 'preprocess'; readonly protocol: string; readonly ctx: ContextInit; readonly params: unknown }
+  | { readonly op: 'prepare'; readonly source: { readonly binary: Uint8Array; readonly owners: readonly number[] | undefined } | { readonly bristol: string } }
   | { readonly op: 'free' };
+
+/** What `prepare` finds: the shape and hash (and, for Bristol text, the binary form it made). */
+export interface PreparedShape {
+  readonly inputWidths: number[];
+  readonly outputWidths: number[];
+  readonly gates: number;
+  readonly hash: Uint8Array;
+  readonly binary: Uint8Array | undefined;
+}
 
 /** The parts of a protocol context that are plain data. */
 export interface ContextInit {
@@ -118,9 +128,12 @@ export interface ContextInit {
   readonly sessionId: Uint8Array;
 }
 
-/** A circuit as it crosses: its binary form (sent once per worker, then by hash) or a stream. */
+/**
+ * A circuit as it crosses: its binary form (the worker keeps the last few it validated, by hash,
+ * and does not decode them again) or a stream.
+ */
 export type WireCircuit =
-  | { readonly type: 'prepared'; readonly hash: Uint8Array; readonly binary: Uint8Array | undefined; readonly owners: readonly number[] | undefined }
+  | { readonly type: 'prepared'; readonly hash: Uint8Array; readonly binary: Uint8Array; readonly owners: readonly number[] | undefined }
   | { readonly type: 'streamed'; readonly prefix: Uint8Array; readonly hash: Uint8Array; readonly owners: readonly number[] | undefined };
 
 /** A job as it crosses: everything but the circuit or program object is plain data already. */

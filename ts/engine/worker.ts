@@ -10,6 +10,7 @@
  * `send` here is a `send` on the session's transport there, a `recv` likewise.
  */
 import { PreparedCircuit, type StreamedCircuit } from '../circuit/source.js';
+import { parseBristol } from '../circuit/wasm.js';
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from '../errors.js';
 import type { RecvOptions, Transport } from '../net/transport.js';
 import { programOf } from '../program/program.js';
@@ -23,6 +24,7 @@ import {
   transferOf,
   type ContextInit,
   type HostMessage,
+  type PreparedShape,
   type WireCircuit,
   type WireJob,
   type WorkerMessage,
@@ -141,21 +143,29 @@ function circuitOf(w: WireCircuit): PreparedCircuit | StreamedCircuit {
       },
     };
   }
-  const key = hex(w.hash);
-  let prepared = circuits.get(key);
-  if (!prepared) {
-    if (!w.binary) throw new WebmpcError('WORKER_FAILED', 'the engine worker was sent a circuit by hash that it does not hold');
-    prepared = new PreparedCircuit(w.binary, w.owners);
-    circuits.set(key, prepared);
-    for (const [k, old] of circuits) {
-      if (circuits.size <= CIRCUIT_CACHE) break;
-      if (k !== key) {
-        circuits.delete(k);
-        old.free();
-      }
+  return cached(w.binary, w.owners, w.hash);
+}
+
+/** The prepared circuit for `binary` (known by its hash, or decoded and validated now and kept). */
+function cached(binary: Uint8Array, owners: readonly number[] | undefined, hash?: Uint8Array): PreparedCircuit {
+  const have = hash ? circuits.get(hex(hash)) : undefined;
+  if (have && sameOwners(have.owners, owners)) return have;
+  const prepared = new PreparedCircuit(binary, owners);
+  const key = hex(prepared.hash);
+  circuits.get(key)?.free();
+  circuits.set(key, prepared);
+  for (const [k, old] of circuits) {
+    if (circuits.size <= CIRCUIT_CACHE) break;
+    if (k !== key) {
+      circuits.delete(k);
+      old.free();
     }
   }
   return prepared;
+}
+
+function sameOwners(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]));
 }
 
 async function jobOf(w: WireJob): Promise<CircuitJob<never> | ProgramJob<never>> {
@@ -205,6 +215,21 @@ async function perform(op: WorkerOp): Promise<unknown> {
   if (op.op === 'free') {
     freeAll();
     return undefined;
+  }
+  if (op.op === 'prepare') {
+    // Decoding, validating and hashing a circuit is the worker's work too: the caller's thread
+    // only learns its shape and hash (and the binary form of Bristol text).
+    const source = op.source;
+    const binary = 'bristol' in source ? parseBristol(source.bristol).binary : source.binary;
+    const p = cached(binary, 'bristol' in source ? undefined : source.owners);
+    const shape: PreparedShape = {
+      inputWidths: p.inputWidths,
+      outputWidths: p.outputWidths,
+      gates: p.gates,
+      hash: p.hash,
+      binary: 'bristol' in source ? p.binary : undefined,
+    };
+    return shape;
   }
   const module = protocolModule(op.protocol);
   if (!module) throw new WebmpcError('INVALID_ARGUMENT', `unknown protocol '${op.protocol}'`);
