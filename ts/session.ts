@@ -47,14 +47,15 @@ import {
 } from './circuit/source.js';
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from './errors.js';
 import type { Transport } from './net/transport.js';
-import { agree, isSharedVerdict, type ParameterRecord } from './protocols/agreement.js';
+import { agree, isSharedVerdict, type Offers, type ParameterRecord } from './protocols/agreement.js';
+import { splitTransport } from './net/mux.js';
 import { protocolModule, protocols, runsInWorker, type PreprocessOptionsOf, type Protocol, type RoleOptionsOf } from './protocols/index.js';
 import type { CircuitJob, Json, Outputs, Params, Phase, ProgramJob, ProgramSource, ProtocolContext, ProtocolModule } from './protocols/types.js';
 import { plural, sha256, utf8 } from './protocols/util.js';
 import { compileModule } from './engine/modules.js';
-import { compiledModule } from './engine/wasm.js';
+import { compiledModule, isNode } from './engine/wasm.js';
 import { EngineWorker, type OperationHooks } from './engine/worker-host.js';
-import type { PreparedShape, WireCircuit, WireJob } from './engine/worker-protocol.js';
+import type { ContextInit, PreparedShape, WireCircuit, WireJob, WorkerOp } from './engine/worker-protocol.js';
 
 export type { Protocol } from './protocols/index.js';
 export type { Phase, ProgramSource, SecurityModel } from './protocols/types.js';
@@ -90,6 +91,32 @@ export interface SessionOptions {
    * package's own).
    */
   worker?: boolean;
+  /**
+   * How many threads (engine workers) this party offers for a protocol's function-independent
+   * work (OT extension, triple batches): the parties use the smallest offer, and a protocol that
+   * can split its work runs that many independent instances in parallel, each in a worker of its
+   * own over a sub-channel of the transport. Default: this machine's cores − 1, at most 8, at
+   * least 1; 1 disables. Only in worker mode (an in-thread session offers 1).
+   */
+  threads?: number;
+}
+
+/** Most threads a session offers by default. */
+const MAX_DEFAULT_THREADS = 8;
+
+/** This machine's cores − 1, at most {@link MAX_DEFAULT_THREADS}, at least 1. */
+export async function defaultThreads(): Promise<number> {
+  let cores: number | undefined;
+  if (isNode()) {
+    // Hidden from bundlers, like the SDK's other `node:` imports.
+    const specifier = 'node:os';
+    const os = (await import(/* webpackIgnore: true */ /* @vite-ignore */ specifier)) as typeof import('node:os');
+    cores = os.availableParallelism();
+  } else {
+    const nav = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator;
+    cores = typeof nav?.hardwareConcurrency === 'number' ? nav.hardwareConcurrency : undefined;
+  }
+  return Math.max(1, Math.min(MAX_DEFAULT_THREADS, (cores ?? 2) - 1));
 }
 
 /** Progress of a run or preprocessing, as given to `onProgress`. */
@@ -169,6 +196,10 @@ export class Session {
   readonly #states = new Map<string, unknown>();
   /** Whether operations run in an engine worker. */
   readonly #inWorker: boolean;
+  /** The threads this party offers (1 in-thread). */
+  readonly #threads: number;
+  /** Engine workers of parallel instances, by instance index − 1 (kept across operations). */
+  readonly #instanceWorkers: Promise<EngineWorker>[] = [];
   /** The engine worker, once an operation started it (it holds the protocol state then). */
   #engine: Promise<EngineWorker> | undefined;
 
@@ -179,8 +210,10 @@ export class Session {
     readonly parties: number,
     readonly sessionId: Uint8Array,
     worker = true,
+    threads = 1,
   ) {
     this.#inWorker = worker;
+    this.#threads = worker ? threads : 1;
     const t = transport;
     this.#counted = {
       party: t.party,
@@ -346,12 +379,65 @@ export class Session {
       ['outputs', job.outputs.map((o) => [...o])],
     ];
     const ctx = await this.#context(module, options);
-    await agree(this.#counted, this.party, this.parties, record);
+    const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker));
     if (!inWorker) return module.run(ctx, job);
-    const hooks = this.#hooks(ctx, job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined);
-    const engine = await this.#engineUnlessClosed();
+    const streamed = job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined;
     const wire = this.#wireJob(job);
-    return (await engine.perform({ op: 'run', protocol: module.name, ctx: this.#contextInit(ctx), job: wire }, hooks, await this.#modulesFor(module))) as Outputs;
+    return (await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'run', protocol: module.name, ctx: init, job: wire }), streamed)) as Outputs;
+  }
+
+  /** What this party offers for `module`'s operation: threads, if the protocol can use them. */
+  #offers(module: ProtocolModule, inWorker: boolean): Offers {
+    return inWorker && module.instanceTasks ? { threads: this.#threads } : {};
+  }
+
+  /**
+   * Runs an operation in the engine worker. With more than one agreed thread, the transport is
+   * split into sub-channels for it: the primary (the module) on channel 0, parallel instance i on
+   * channel i, each instance in its own worker; the split is closed with the operation.
+   */
+  async #remote(
+    module: ProtocolModule,
+    ctx: ProtocolContext<unknown>,
+    threads: number,
+    op: (init: ContextInit) => WorkerOp,
+    streamed?: StreamedCircuit,
+  ): Promise<unknown> {
+    const engine = await this.#engineUnlessClosed();
+    const modules = await this.#modulesFor(module);
+    if (threads <= 1) return engine.perform(op(this.#contextInit(ctx)), this.#hooks(ctx, streamed), modules);
+    // The instances' workers start now, while the primary does what it does first (its setup).
+    void this.#instancePool(threads - 1).catch(() => {});
+    const mux = splitTransport(ctx.transport, { channels: threads });
+    const progress = new ProgressSum((phase, done, total) => ctx.progress(phase, done, total));
+    const primary: OperationHooks = { ...this.#hooks(ctx, streamed), transport: mux.channels[0]!, progress: progress.source(0) };
+    const instances = async (task: string, args: readonly unknown[]): Promise<unknown[]> => {
+      const workers = await this.#instancePool(threads - 1);
+      return Promise.all(
+        args.map(async (a, i) => {
+          const index = i + 1;
+          const sessionId = await sha256(ctx.sessionId, utf8(`instance/${index}`));
+          const init = { party: this.party, parties: this.parties, sessionId, index };
+          const hooks: OperationHooks = { transport: mux.channels[index]!, progress: progress.source(index) };
+          return workers[i]!.perform({ op: 'instance', protocol: module.name, task, ctx: init, args: a }, hooks, modules);
+        }),
+      );
+    };
+    const value = await engine.perform(op({ ...this.#contextInit(ctx), instances: threads - 1 }), { ...primary, instances }, modules);
+    await mux.close();
+    return value;
+  }
+
+  /** The engine workers of the first `count` parallel instances, started on first use and kept. */
+  async #instancePool(count: number): Promise<EngineWorker[]> {
+    const main = compiledModule('main');
+    if (!main) throw new WebmpcError('NOT_INITIALIZED', 'webmpc: call and await init() before running a session');
+    while (this.#instanceWorkers.length < count) {
+      const w = EngineWorker.start({ main });
+      w.catch(() => {});
+      this.#instanceWorkers.push(w);
+    }
+    return Promise.all(this.#instanceWorkers.slice(0, count));
   }
 
   async #preprocess(name: Protocol, options: PreprocessOptions): Promise<void> {
@@ -368,10 +454,10 @@ export class Session {
       ['params', params as Params as Json],
     ];
     const ctx = await this.#context(module, options);
-    await agree(this.#counted, this.party, this.parties, record);
-    if (!this.#inWorker || !runsInWorker(module.name)) return hook.run(ctx, params);
-    const engine = await this.#engineUnlessClosed();
-    await engine.perform({ op: 'preprocess', protocol: module.name, ctx: this.#contextInit(ctx), params }, this.#hooks(ctx), await this.#modulesFor(module));
+    const inWorker = this.#inWorker && runsInWorker(module.name);
+    const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker));
+    if (!inWorker) return hook.run(ctx, params);
+    await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'preprocess', protocol: module.name, ctx: init, params }));
   }
 
   /** The engine worker, started on first use with the main Wasm module this realm compiled. */
@@ -407,12 +493,15 @@ export class Session {
 
   /** Ends the engine worker, if one was started, releasing its memory. */
   async #stopEngine(): Promise<void> {
-    const engine = this.#engine;
+    const engines = [...(this.#engine ? [this.#engine] : []), ...this.#instanceWorkers.splice(0)];
     this.#engine = undefined;
-    if (!engine) return;
-    await engine.then(
-      (e) => e.terminate(),
-      () => {},
+    await Promise.all(
+      engines.map((engine) =>
+        engine.then(
+          (e) => e.terminate(),
+          () => {},
+        ),
+      ),
     );
   }
 
@@ -525,6 +614,8 @@ export class Session {
         }
       },
       call: (f) => this.#call(f),
+      // Parallel instances exist only in the engine worker (see #remote).
+      instances: undefined,
       get state() {
         return states.get(module.name);
       },
@@ -709,11 +800,41 @@ export async function session(options: SessionOptions): Promise<Session> {
       sid = await sha256(utf8('webmpc/session-id/v1'), ...all);
     }
     if (options.worker !== undefined && typeof options.worker !== 'boolean') throw invalid('worker must be true or false');
-    const s = new Session(transport, party, parties, sid, options.worker ?? true);
+    const threads = options.threads ?? (await defaultThreads());
+    if (!Number.isSafeInteger(threads) || threads < 1 || threads > 64) throw invalid('threads must be a whole number from 1 to 64');
+    const s = new Session(transport, party, parties, sid, options.worker ?? true, threads);
     s.warmUp();
     return s;
   } catch (err) {
     await transport?.close?.(err instanceof Error ? err : undefined);
     throw err;
+  }
+}
+
+/**
+ * Progress of an operation split over parallel instances: per phase, the sum of what each source
+ * (the primary, each instance) last reported.
+ */
+class ProgressSum {
+  readonly #report: (phase: string, done: number, total: number) => void;
+  readonly #last = new Map<string, Map<number, { done: number; total: number }>>();
+
+  constructor(report: (phase: string, done: number, total: number) => void) {
+    this.#report = report;
+  }
+
+  source(index: number): (phase: string, done: number, total: number) => void {
+    return (phase, done, total) => {
+      let byPhase = this.#last.get(phase);
+      if (!byPhase) this.#last.set(phase, (byPhase = new Map()));
+      byPhase.set(index, { done, total });
+      let d = 0;
+      let t = 0;
+      for (const v of byPhase.values()) {
+        d += v.done;
+        t += v.total;
+      }
+      this.#report(phase, d, t);
+    };
   }
 }

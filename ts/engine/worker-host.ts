@@ -102,6 +102,8 @@ export interface OperationHooks {
   progress(phase: string, done: number, total: number): void;
   /** The next piece of a streamed circuit, or null at its end. */
   pull?(): Promise<Uint8Array | null>;
+  /** Runs a task in the operation's parallel instances (see `Instances` in protocols/types.ts). */
+  instances?(task: string, args: readonly unknown[]): Promise<unknown[]>;
 }
 
 /** One engine worker, serving one session, one operation at a time. */
@@ -255,6 +257,18 @@ export class EngineWorker {
       case 'progress':
         current.hooks.progress(m.phase, m.done, m.total);
         return;
+      case 'instances': {
+        const run = current.hooks.instances;
+        if (!run) {
+          this.#replyError(m.id, workerFailed('the engine worker asked for parallel instances in an operation without any'));
+          return;
+        }
+        run(m.task, m.args).then(
+          (results) => this.#reply(m.id, results),
+          (err: unknown) => this.#replyError(m.id, err),
+        );
+        return;
+      }
       default:
         return;
     }

@@ -17,6 +17,7 @@
  *                 recv { id, channel, from, timeoutMs } → reply { value: data }
  *                 close{ channel, reason? }             (a verdict: the host closes that transport)
  *                 pull { id }                           → reply { value: piece | null }  (streamed circuits)
+ *                 instances { id, task, args }          → reply { value: results }  (parallel instances)
  *                 progress { phase, done, total }
  * ```
  */
@@ -109,6 +110,13 @@ export function workerFailed(message: string, cause?: unknown): WebmpcError {
 export type WorkerOp =
   | { readonly op: 'run'; readonly protocol: string; readonly ctx: ContextInit; readonly job: WireJob }
   | { readonly op: 'preprocess'; readonly protocol: string; readonly ctx: ContextInit; readonly params: unknown }
+  | {
+      readonly op: 'instance';
+      readonly protocol: string;
+      readonly task: string;
+      readonly ctx: ContextInit & { readonly index: number };
+      readonly args: unknown;
+    }
   | { readonly op: 'prepare'; readonly source: { readonly binary: Uint8Array; readonly owners: readonly number[] | undefined } | { readonly bristol: string } }
   | { readonly op: 'free' };
 
@@ -126,6 +134,8 @@ export interface ContextInit {
   readonly party: number;
   readonly parties: number;
   readonly sessionId: Uint8Array;
+  /** Parallel instances the primary may use (0: none). */
+  readonly instances?: number;
 }
 
 /**
@@ -171,6 +181,7 @@ export type WorkerMessage =
   | { readonly t: 'recv'; readonly id: number; readonly from: number; readonly timeoutMs: number | undefined }
   | { readonly t: 'close'; readonly reason: WireError | undefined }
   | { readonly t: 'pull'; readonly id: number }
+  | { readonly t: 'instances'; readonly id: number; readonly task: string; readonly args: readonly unknown[] }
   | { readonly t: 'progress'; readonly phase: string; readonly done: number; readonly total: number };
 
 /**

@@ -15,7 +15,7 @@ import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from '../er
 import type { RecvOptions, Transport } from '../net/transport.js';
 import { programOf } from '../program/program.js';
 import { protocolModule } from '../protocols/index.js';
-import type { CircuitJob, ProgramJob, ProtocolContext } from '../protocols/types.js';
+import type { CircuitJob, InstanceContext, ProgramJob, ProtocolContext } from '../protocols/types.js';
 import { setModuleSources } from './modules.js';
 import { loadWasm } from './wasm.js';
 import {
@@ -177,8 +177,32 @@ async function jobOf(w: WireJob): Promise<CircuitJob<never> | ProgramJob<never>>
   return { kind: 'circuit', circuit: circuitOf(w.circuit), shape: w.shape, hash: w.hash, owners: w.owners, outputs: w.outputs, inputs: w.inputs, roles };
 }
 
+/** Maps what a Wasm call throws; a protocol verdict closes the transport at once, so peers abort. */
+function caller(transport: PortTransport) {
+  return async <T>(f: () => Promise<T>): Promise<T> => {
+    try {
+      return await f();
+    } catch (err) {
+      const e = fromWasmError(err);
+      if (e instanceof ProtocolAbort) await transport.close(e);
+      throw e;
+    }
+  };
+}
+
 function contextFor(name: string, init: ContextInit, transport: PortTransport): ProtocolContext<unknown> {
+  const count = init.instances ?? 0;
   return {
+    instances:
+      count > 0
+        ? {
+            count,
+            run: async (task, args) => {
+              if (args.length !== count) throw new WebmpcError('INVALID_ARGUMENT', `instances.run needs one argument per instance (${count})`);
+              return (await request((id) => ({ t: 'instances', id, task, args }))) as unknown[];
+            },
+          }
+        : undefined,
     transport,
     party: init.party,
     parties: init.parties,
@@ -186,15 +210,7 @@ function contextFor(name: string, init: ContextInit, transport: PortTransport): 
     signal: undefined,
     progress: (phase, done, total) => post({ t: 'progress', phase, done, total }),
     // As in the session's own thread: a verdict closes the transport at once, so peers abort.
-    call: async (f) => {
-      try {
-        return await f();
-      } catch (err) {
-        const e = fromWasmError(err);
-        if (e instanceof ProtocolAbort) await transport.close(e);
-        throw e;
-      }
-    },
+    call: caller(transport),
     get state() {
       return states.get(name);
     },
@@ -204,9 +220,32 @@ function contextFor(name: string, init: ContextInit, transport: PortTransport): 
   };
 }
 
+/** Instance states (this worker serves one instance index of the session), by protocol name. */
+const instanceStates = new Map<string, unknown>();
+
+function instanceContextFor(name: string, init: ContextInit & { index: number }, transport: PortTransport): InstanceContext {
+  return {
+    transport,
+    party: init.party,
+    parties: init.parties,
+    sessionId: init.sessionId,
+    index: init.index,
+    progress: (phase, done, total) => post({ t: 'progress', phase, done, total }),
+    call: caller(transport),
+    get state() {
+      return instanceStates.get(name);
+    },
+    set state(value) {
+      instanceStates.set(name, value);
+    },
+  };
+}
+
 function freeAll(): void {
   for (const [name, state] of states) if (state !== undefined) protocolModule(name)?.free?.(state);
   states.clear();
+  for (const [name, state] of instanceStates) if (state !== undefined) protocolModule(name)?.freeInstance?.(state);
+  instanceStates.clear();
   for (const c of circuits.values()) c.free();
   circuits.clear();
 }
@@ -234,6 +273,11 @@ async function perform(op: WorkerOp): Promise<unknown> {
   const module = protocolModule(op.protocol);
   if (!module) throw new WebmpcError('INVALID_ARGUMENT', `unknown protocol '${op.protocol}'`);
   const transport = new PortTransport(op.ctx.party, op.ctx.parties);
+  if (op.op === 'instance') {
+    const task = module.instanceTasks?.[op.task];
+    if (!task) throw new WebmpcError('INVALID_ARGUMENT', `protocol '${module.name}' has no instance task '${op.task}'`);
+    return task(instanceContextFor(module.name, op.ctx, transport), op.args);
+  }
   const ctx = contextFor(module.name, op.ctx, transport);
   if (op.op === 'run') return module.run(ctx, (await jobOf(op.job)) as never);
   if (!module.preprocess) throw new WebmpcError('INVALID_ARGUMENT', `protocol '${module.name}' has no preprocessing`);

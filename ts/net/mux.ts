@@ -57,8 +57,13 @@ export interface SplitOptions extends TransportOptions {
 export interface Mux {
   /** Sub-channel i talks to sub-channel i of every peer. */
   readonly channels: readonly Transport[];
-  /** Ends every sub-channel gracefully and stops reading; the transport underneath stays open. */
-  close(): Promise<void>;
+  /**
+   * Ends every sub-channel gracefully, waits (at most `timeoutMs`, default 10 s) until every peer
+   * has ended every sub-channel too, and stops reading: the transport underneath stays open, with
+   * nothing of the sub-channels left on it, for its owner to use or close. Every party must call
+   * it; rejects with `TIMEOUT` if a peer does not, or with the failure that closed the channels.
+   */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 /** Per (sub-channel, peer): the credit state of both directions. */
@@ -114,7 +119,15 @@ class SubChannel extends BaseTransport {
 
   /** @internal `from` ended this channel. */
   ended(from: number): void {
+    this.#endedBy.add(from);
     this.peerEnded(from);
+  }
+
+  readonly #endedBy = new Set<number>();
+
+  /** @internal Whether `from` has ended this channel. */
+  hasEndedPeer(from: number): boolean {
+    return this.#endedBy.has(from);
   }
 
   /** @internal The session failed underneath. */
@@ -215,11 +228,41 @@ class Hub {
     await this.inner.close(reason ?? error);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Ends every channel here and waits until every peer has ended every channel too, so that no
+   * control message of this mux is left unread on the transport for whoever reads it next (each
+   * peer sends nothing of this mux after its ends, and its transport keeps order).
+   */
+  async stop(timeoutMs: number): Promise<void> {
     if (this.#stopped) return;
     await Promise.all(this.subs.map((s) => s.close()));
+    const peers = this.#peers();
+    const allEnded = () => this.#failed !== undefined || this.subs.every((s) => peers.every((p) => s.hasEndedPeer(p)));
+    if (!allEnded()) {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.#endWaiters.delete(check);
+          reject(transportError('TIMEOUT', `the other parties did not close their sub-channels within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const check = () => {
+          if (!allEnded()) return;
+          clearTimeout(timer);
+          this.#endWaiters.delete(check);
+          resolve();
+        };
+        this.#endWaiters.add(check);
+      });
+    }
     this.#stopped = true;
     this.#stop.abort();
+    if (this.#failed) throw this.#failed;
+  }
+
+  /** Woken when a peer ends a channel (or everything fails). */
+  readonly #endWaiters = new Set<() => void>();
+
+  #wakeEndWaiters(): void {
+    for (const w of [...this.#endWaiters]) w();
   }
 
   #peers(): number[] {
@@ -252,6 +295,7 @@ class Hub {
         // A peer that left the whole transport gracefully has ended every channel.
         if (e.code === 'PEER_DISCONNECTED' && e.remote === undefined) {
           for (const sub of this.subs) sub.ended(peer);
+          this.#wakeEndWaiters();
           return;
         }
         this.#failAll(e);
@@ -286,6 +330,7 @@ class Hub {
       }
       if (kind === KIND_END) {
         this.subs[channel]!.ended(peer);
+        this.#wakeEndWaiters();
         return undefined;
       }
       return `an unknown control message (${kind})`;
@@ -305,6 +350,7 @@ class Hub {
     this.#failed = error;
     this.#stop.abort();
     for (const sub of this.subs) sub.failWith(error);
+    this.#wakeEndWaiters();
   }
 }
 
@@ -326,7 +372,7 @@ export function splitTransport(transport: Transport, options: SplitOptions): Mux
     throw transportError('INVALID_ARGUMENT', 'windowBytes must be a positive integer');
   }
   const hub = new Hub(transport, options);
-  return { channels: hub.subs, close: () => hub.stop() };
+  return { channels: hub.subs, close: (timeoutMs = 10_000) => hub.stop(timeoutMs) };
 }
 
 export type { RecvOptions };

@@ -90,15 +90,29 @@ function describe(field: string, mine: string | undefined, theirs: string | unde
 }
 
 /**
+ * Resources each party offers and the parties settle on the smallest of (e.g. the number of
+ * parallel instances: `threads`). Whole numbers ≥ 1; a party that offers nothing for a name
+ * counts as offering 1.
+ */
+export type Offers = { readonly [name: string]: number };
+
+/**
  * Exchanges `record` with every other party and compares. Rejects with `PARAMETER_MISMATCH`
  * (naming the first differing field and the peer) if any party's record differs, with
  * `MALFORMED_MESSAGE` if a peer sent something that is not a record, and with the transport's
- * error if the exchange itself fails.
+ * error if the exchange itself fails. Resolves with the `offers` every party can meet: for each
+ * name, the smallest any party offered.
  */
-export async function agree(transport: Transport, party: number, parties: number, record: ParameterRecord): Promise<void> {
+export async function agree(
+  transport: Transport,
+  party: number,
+  parties: number,
+  record: ParameterRecord,
+  offers: Offers = {},
+): Promise<Offers> {
   const fields: [string, string][] = [];
   for (const [name, value] of record) fields.push([name, await encodeField(value)]);
-  const message = utf8(JSON.stringify({ magic: MAGIC, fields }));
+  const message = utf8(JSON.stringify({ magic: MAGIC, fields, offers }));
   const peers = [...Array(parties).keys()].filter((p) => p !== party);
   const received: (Uint8Array | Error)[] = [];
   await Promise.all([
@@ -109,8 +123,10 @@ export async function agree(transport: Transport, party: number, parties: number
     })(),
   ]);
   let mismatch: ProtocolAbort | undefined;
+  const settled: { [name: string]: number } = { ...offers };
   peers.forEach((p, k) => {
-    const theirs = parseRecord(received[k] as Uint8Array, p);
+    const { fields: theirs, offers: theirOffers } = parseRecord(received[k] as Uint8Array, p);
+    for (const name of Object.keys(settled)) settled[name] = Math.min(settled[name]!, theirOffers.get(name) ?? 1);
     if (mismatch) return;
     const names = [...new Set([...fields.map(([n]) => n), ...theirs.keys()])];
     const mine = new Map(fields);
@@ -125,9 +141,13 @@ export async function agree(transport: Transport, party: number, parties: number
     SHARED_VERDICTS.add(mismatch);
     throw mismatch;
   }
+  return settled;
 }
 
-function parseRecord(bytes: Uint8Array, peer: number): Map<string, string> {
+/** Largest offer taken from a peer (more is never needed, and keeps a peer's number sane). */
+const MAX_OFFER = 1024;
+
+function parseRecord(bytes: Uint8Array, peer: number): { fields: Map<string, string>; offers: Map<string, number> } {
   const bad = () =>
     new ProtocolAbort('MALFORMED_MESSAGE', `party ${peer} sent something other than its parameter record (another webmpc version?)`, {
       peer,
@@ -139,13 +159,21 @@ function parseRecord(bytes: Uint8Array, peer: number): Map<string, string> {
   } catch {
     throw bad();
   }
-  const { magic, fields } = (parsed ?? {}) as { magic?: unknown; fields?: unknown };
+  const { magic, fields, offers } = (parsed ?? {}) as { magic?: unknown; fields?: unknown; offers?: unknown };
   if (magic !== MAGIC || !Array.isArray(fields)) throw bad();
   const out = new Map<string, string>();
   for (const f of fields as unknown[]) {
     if (!Array.isArray(f) || f.length !== 2 || typeof f[0] !== 'string' || typeof f[1] !== 'string' || out.has(f[0])) throw bad();
     out.set(f[0], f[1]);
   }
-  return out;
+  const offered = new Map<string, number>();
+  if (offers !== undefined) {
+    if (typeof offers !== 'object' || offers === null || Array.isArray(offers)) throw bad();
+    for (const [name, v] of Object.entries(offers)) {
+      if (!Number.isSafeInteger(v) || (v as number) < 1) throw bad();
+      offered.set(name, Math.min(v as number, MAX_OFFER));
+    }
+  }
+  return { fields: out, offers: offered };
 }
 

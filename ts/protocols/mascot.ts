@@ -51,7 +51,7 @@ import { loadModule } from '../engine/modules.js';
 import { WebmpcError } from '../errors.js';
 import type { FieldName } from '../program/format.js';
 import { isProgram, wireInputs, type Program } from '../program/program.js';
-import type { Outputs, PartyEnv, ProgramJob, ProtocolContext, ProtocolModule } from './types.js';
+import type { InstanceContext, Outputs, PartyEnv, ProgramJob, ProtocolContext, ProtocolModule } from './types.js';
 import { sha256, utf8 } from './util.js';
 
 // From the MASCOT module (webmpc_mascot_bg.wasm), loaded by the first setup. Programs cross into
@@ -174,16 +174,94 @@ function stored(raw: RawMascot): { triples: number; bits: number } {
 
 /**
  * Adds (or, with `topUp`, tops the store up to) `triples` triples and `bits` bits. Bits are made
- * from triples in the store, so they go first and the triples they used are replaced.
+ * from triples in the store, so they go first and the triples they used are replaced. With
+ * parallel instances the new items are shared out: this party makes its part while each instance
+ * makes its own (with this party's MAC key, see `Party::setup_with_delta` in the spdz crate), and
+ * the instances' items join the store after this party's, in instance order, at every party.
  */
-async function generate(ctx: ProtocolContext<MascotState>, raw: RawMascot, triples: number, bits: number, topUp: boolean): Promise<void> {
+async function generate(
+  ctx: ProtocolContext<MascotState>,
+  raw: RawMascot,
+  field: FieldName,
+  triples: number,
+  bits: number,
+  topUp: boolean,
+  batch: number | null = null,
+): Promise<void> {
   const progress = (phase: string, done: number, total: number) => ctx.progress(phase, done, total);
   const before = stored(raw);
   const newBits = topUp ? Math.max(0, bits - before.bits) : bits;
-  if (newBits > 0) await ctx.call(() => raw.preprocess(0, newBits, progress) as Promise<void>);
-  const after = stored(raw);
-  const newTriples = topUp ? Math.max(0, triples - after.triples) : triples + (before.triples - after.triples);
-  if (newTriples > 0) await ctx.call(() => raw.preprocess(newTriples, 0, progress) as Promise<void>);
+  const k = (ctx.instances?.count ?? 0) + 1;
+  // Item counts are shared out the same way at every party (the stores are in step).
+  const part = (n: number, i: number) => Math.floor(n / k) + (i < n % k ? 1 : 0);
+  const myBits = part(newBits, 0);
+  // This party's bits use up its stored triples (one each); the new triples are what is missing
+  // after that (top-up) or what was asked for (add).
+  const newTriples = topUp ? Math.max(0, triples - Math.max(0, before.triples - myBits)) : triples;
+  const theirTriples = Array.from({ length: k - 1 }, (_, i) => part(newTriples, i + 1));
+  const mine = async () => {
+    if (myBits > 0) await ctx.call(() => raw.preprocess(0, myBits, progress) as Promise<void>);
+    const after = stored(raw);
+    const brought = theirTriples.reduce((a, b) => a + b, 0);
+    const myTriples = topUp
+      ? Math.max(0, triples - brought - after.triples)
+      : part(triples, 0) + (before.triples - after.triples); // (replacing what the bits used)
+    if (myTriples > 0) await ctx.call(() => raw.preprocess(myTriples, 0, progress) as Promise<void>);
+  };
+  if (k === 1) return mine();
+  const instances = ctx.instances!;
+  const delta = raw.deltaForInstances() as Uint8Array;
+  try {
+    const args = Array.from({ length: k - 1 }, (_, i) => ({
+      field,
+      bits: part(newBits, i + 1),
+      triples: theirTriples[i]!,
+      batch,
+      delta: delta.slice(),
+    }));
+    const [, made] = await Promise.all([mine(), instances.run('preprocess', args)]);
+    for (const m of made as { bytes: Uint8Array; triples: number; bits: number }[]) {
+      await ctx.call(async () => raw.putMaterial(m.bytes, m.triples, m.bits));
+      m.bytes.fill(0);
+    }
+  } finally {
+    delta.fill(0);
+  }
+}
+
+/** A parallel instance's share of the preprocessing: its items, made under the party's MAC key. */
+async function preprocessInstance(
+  ictx: InstanceContext,
+  args: unknown,
+): Promise<{ bytes: Uint8Array; triples: number; bits: number }> {
+  const { field, bits, triples, batch, delta } = args as {
+    field: FieldName;
+    bits: number;
+    triples: number;
+    batch: number | null;
+    delta: Uint8Array;
+  };
+  try {
+    const state = (ictx.state ??= { parties: new Map() }) as MascotState;
+    let raw = state.parties.get(field) as RawMascot | undefined;
+    if (!raw) {
+      ictx.progress('setup', 0, 1);
+      const w = await loadModule('mascot');
+      const sid = await sha256(ictx.sessionId, utf8(field));
+      raw = await ictx.call(() => w.mascotSetupInstance(ictx.transport, field, sid, delta) as Promise<RawMascot>);
+      state.parties.set(field, raw);
+      ictx.progress('setup', 1, 1);
+    }
+    const r = raw;
+    if (batch !== null) await ictx.call(async () => r.setBatch(batch));
+    const progress = (phase: string, done: number, total: number) => ictx.progress(phase, done, total);
+    if (bits > 0) await ictx.call(() => r.preprocess(0, bits, progress) as Promise<void>);
+    const left = stored(r).triples;
+    if (triples > left) await ictx.call(() => r.preprocess(triples - left, 0, progress) as Promise<void>);
+    return r.takeMaterial() as { bytes: Uint8Array; triples: number; bits: number };
+  } finally {
+    delta.fill(0);
+  }
 }
 
 function check(job: ProgramJob<{ readonly field?: FieldName }>, env: PartyEnv): void {
@@ -199,7 +277,7 @@ async function run(ctx: ProtocolContext<MascotState>, job: ProgramJob<{ readonly
   const inputs = wireInputs(program, ctx.party, job.inputs);
   const raw = await party(ctx, program.field);
   const need = program.requirements();
-  await generate(ctx, raw, need.triples, need.bits, true);
+  await generate(ctx, raw, program.field, need.triples, need.bits, true);
   const progress = (_phase: string, done: number, total: number) => ctx.progress('evaluating', done, total);
   const out = await ctx.call(() => raw.run(program.bytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>);
   // The binding speaks little-endian; sessions speak big-endian.
@@ -232,11 +310,15 @@ export const mascot: ProtocolModule<MascotTypes> = {
         const batch = params.batch;
         await ctx.call(async () => raw.setBatch(batch));
       }
-      await generate(ctx, raw, params.triples, params.bits, params.topUp);
+      await generate(ctx, raw, params.field, params.triples, params.bits, params.topUp, params.batch);
     },
   },
   free(state: MascotState): void {
     for (const raw of state.parties.values()) raw.free();
     state.parties.clear();
+  },
+  instanceTasks: { preprocess: preprocessInstance },
+  freeInstance(state: unknown): void {
+    mascot.free!(state as MascotState);
   },
 };

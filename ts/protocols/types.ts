@@ -99,6 +99,48 @@ export interface ProtocolContext<State> extends PartyEnv {
    * triples); `undefined` until the module sets it. Released by {@link ProtocolModule.free}.
    */
   state: State | undefined;
+  /**
+   * The parallel instances of this operation, when the parties agreed on more than one thread
+   * and the protocol has {@link ProtocolModule.instanceTasks}; `undefined` otherwise (then the
+   * module does all the work itself).
+   */
+  readonly instances: Instances | undefined;
+}
+
+/**
+ * Independent instances of a protocol's function-independent work (OT extension, triple
+ * batches), each in an engine worker of its own with its own Wasm instance, talking to instance i
+ * of every other party over sub-channel i of the session's transport (`ts/net/mux.ts`), while the
+ * module itself (the primary) uses sub-channel 0. Each has its own session id, derived from the
+ * protocol's, and its own state, kept across the session's operations; so instances never share
+ * a tweak, a nonce or an OT, and whatever key material they share (a party's MAC key Δ) is handed
+ * to them explicitly by the primary.
+ */
+export interface Instances {
+  /** How many instances there are besides the primary (the agreed threads − 1). */
+  readonly count: number;
+  /**
+   * Runs the module's instance task `task` in every instance at once, instance i with `args[i]`
+   * (`args.length` must be {@link count}); resolves with their results, in order, or rejects
+   * with the first failure (which aborts the session at every party). Arguments and results are
+   * structured-cloned; their buffers are transferred where they are wholly owned.
+   */
+  run(task: string, args: readonly unknown[]): Promise<unknown[]>;
+}
+
+/** What an instance task gets: a protocol context for instance `index` (1-based; 0 is the primary). */
+export interface InstanceContext<State = unknown> extends PartyEnv {
+  /** Sub-channel `index` of the session's transport. */
+  readonly transport: Transport;
+  /** SHA-256 of the protocol's session id and `instance/<index>`: the same at every party. */
+  readonly sessionId: Uint8Array;
+  readonly index: number;
+  /** Reports this instance's progress; the session adds up the instances' figures per phase. */
+  progress(phase: Phase, done: number, total: number): void;
+  /** As {@link ProtocolContext.call}. */
+  call<T>(f: () => Promise<T>): Promise<T>;
+  /** This instance's state, kept in its worker across the session's operations. */
+  state: State | undefined;
 }
 
 /** Settled before a module sees it: the same for every protocol that computes on circuits. */
@@ -193,6 +235,15 @@ export interface ProtocolModule<T extends ProtocolTypes = ProtocolTypes> {
   readonly preprocess?: PreprocessHook<T>;
   /** Releases the per-session state (Wasm objects) when the session is freed or closed. */
   free?(state: T['state']): void;
+  /**
+   * Work the module can hand to parallel instances ({@link ProtocolContext.instances}), by name.
+   * A task runs in an instance's worker with that instance's context and the argument the
+   * primary gave it, and resolves with a result for the primary (structured-clonable: bytes,
+   * numbers, plain objects). Its state is released with `freeInstance`.
+   */
+  readonly instanceTasks?: { readonly [task: string]: (ctx: InstanceContext, args: unknown) => Promise<unknown> };
+  /** Releases an instance's state. */
+  freeInstance?(state: unknown): void;
 }
 
 /** The types a module was written over. */

@@ -88,21 +88,47 @@ pub struct MascotSession {
 /// a `MascotSession` once the base OTs and COPE with every peer are done.
 #[wasm_bindgen(js_name = mascotSetup)]
 pub fn mascot_setup(transport: JsTransport, field: &str, session: &[u8]) -> Promise {
+    setup(transport, field, session, None)
+}
+
+/// [`mascot_setup`] for a parallel instance of a party (in another worker, over a sub-channel):
+/// `delta` is the party's MAC key share (16 bytes, from `MascotSession.deltaForInstances`), so
+/// the instance's triples and bits can join the party's store (`takeMaterial`/`putMaterial`).
+#[wasm_bindgen(js_name = mascotSetupInstance)]
+pub fn mascot_setup_instance(transport: JsTransport, field: &str, session: &[u8], delta: &[u8]) -> Promise {
+    setup(transport, field, session, Some(delta))
+}
+
+fn setup(transport: JsTransport, field: &str, session: &[u8], delta: Option<&[u8]>) -> Promise {
     // The MAC key share and the base-OT secrets pass through the stack: scrubbed like every
     // entry point that touches secrets (see webmpc-bindings-glue).
     scrubbed(|| {
-        let prepared =
-            (|| -> Result<_, JsValue> { Ok((field_kind(field)?, channel(transport)?, session_id(session)?)) })();
-        let (field, ch, sid) = match prepared {
+        let prepared = (|| -> Result<_, JsValue> {
+            let field = field_kind(field)?;
+            let delta = match delta {
+                None => None,
+                Some(d) => Some(<[u8; 16]>::try_from(d).map_err(|_| invalid("delta must be 16 bytes"))?),
+            };
+            Ok((field, channel(transport)?, session_id(session)?, delta))
+        })();
+        let (field, ch, sid, delta) = match prepared {
             Ok(p) => p,
             Err(e) => return Promise::reject(&e),
         };
         let (party, parties) = (webmpc_core::channel::Channel::party(&ch), webmpc_core::channel::Channel::parties(&ch));
         spawn_scrubbed(async move {
             let probe = JsChannelProbe::new(&ch);
-            let role = match field {
-                FieldKind::Prime => Party::<Fp, _>::setup(ch, &sid).await.map(Role::Prime),
-                FieldKind::Binary => Party::<Gf128, _>::setup(ch, &sid).await.map(Role::Binary),
+            let role = match (field, delta) {
+                (FieldKind::Prime, None) => Party::<Fp, _>::setup(ch, &sid).await.map(Role::Prime),
+                (FieldKind::Binary, None) => Party::<Gf128, _>::setup(ch, &sid).await.map(Role::Binary),
+                (FieldKind::Prime, Some(d)) => match Fp::from_bytes(d) {
+                    Some(d) => Party::<Fp, _>::setup_with_delta(ch, &sid, d).await.map(Role::Prime),
+                    None => Err(SpdzError::InvalidArgument("delta is not a canonical field element".into())),
+                },
+                (FieldKind::Binary, Some(d)) => match Gf128::from_bytes(d) {
+                    Some(d) => Party::<Gf128, _>::setup_with_delta(ch, &sid, d).await.map(Role::Binary),
+                    None => Err(SpdzError::InvalidArgument("delta is not a field element".into())),
+                },
             };
             match role {
                 Ok(r) => Ok(MascotSession { inner: Rc::new(RefCell::new(Some(r))), field, party, parties }.into()),
@@ -178,6 +204,54 @@ impl MascotSession {
         let r = match self.inner.borrow_mut().as_mut() {
             Some(Role::Prime(p)) => p.set_batch(b),
             Some(Role::Binary(p)) => p.set_batch(b),
+            None => return Err(busy()),
+        };
+        r.map_err(|e| spdz_error(&e, None))
+    }
+
+    /// This party's MAC key share (16 bytes), for its own parallel instances
+    /// (`mascotSetupInstance`) and nobody else: secret, to be wiped (`fill(0)`) once handed over.
+    #[wasm_bindgen(js_name = deltaForInstances)]
+    pub fn delta_for_instances(&self) -> JsResult<Uint8Array> {
+        let bytes = match self.inner.borrow().as_ref() {
+            Some(Role::Prime(p)) => p.delta_for_instances().to_bytes(),
+            Some(Role::Binary(p)) => p.delta_for_instances().to_bytes(),
+            None => return Err(busy()),
+        };
+        let out = Uint8Array::from(&bytes[..]);
+        let mut bytes = bytes;
+        webmpc_spdz::wipe::wipe(&mut bytes);
+        Ok(out)
+    }
+
+    /// Takes every triple and random bit out of the store, as `{ bytes, triples, bits }`, to move
+    /// them into another instance of this party (`putMaterial`). Secret: wipe the bytes once
+    /// handed over.
+    #[wasm_bindgen(js_name = takeMaterial)]
+    pub fn take_material(&self) -> JsResult<JsValue> {
+        let (bytes, t, b) = match self.inner.borrow_mut().as_mut() {
+            Some(Role::Prime(p)) => p.take_material(),
+            Some(Role::Binary(p)) => p.take_material(),
+            None => return Err(busy()),
+        };
+        let obj = js_sys::Object::new();
+        let mut bytes = bytes;
+        let _ = js_sys::Reflect::set(&obj, &"bytes".into(), &Uint8Array::from(&bytes[..]));
+        webmpc_spdz::wipe::wipe(&mut bytes);
+        let _ = js_sys::Reflect::set(&obj, &"triples".into(), &(t as f64).into());
+        let _ = js_sys::Reflect::set(&obj, &"bits".into(), &(b as f64).into());
+        Ok(obj.into())
+    }
+
+    /// Appends material another instance of this party took (`takeMaterial`): `triples` triples
+    /// then `bits` bits. Every party appends its instances' material in the same order.
+    #[wasm_bindgen(js_name = putMaterial)]
+    pub fn put_material(&self, bytes: &[u8], triples: f64, bits: f64) -> JsResult<()> {
+        let t = js_size("triples", triples, MAX_PREPROCESS)?;
+        let b = js_size("bits", bits, MAX_PREPROCESS)?;
+        let r = match self.inner.borrow_mut().as_mut() {
+            Some(Role::Prime(p)) => p.put_material(bytes, t, b),
+            Some(Role::Binary(p)) => p.put_material(bytes, t, b),
             None => return Err(busy()),
         };
         r.map_err(|e| spdz_error(&e, None))

@@ -117,18 +117,85 @@ impl<F: Field, C: Channel> Party<F, C> {
     /// extensions (base OTs) and both COPE initialisations. `sid` must be the same for all
     /// parties and fresh for every session.
     pub async fn setup(ch: C, sid: &SessionId) -> Result<Self, SpdzError> {
-        Self::setup_inner(ch, sid, false).await
+        Self::setup_inner(ch, sid, None, false).await
+    }
+
+    /// [`Party::setup`] for a parallel instance of a party that already has its MAC key share:
+    /// the instance uses `delta` (the party's Δ^(i), from [`Party::delta_for_instances`]) instead
+    /// of drawing one, so that what it preprocesses is authenticated under the same global key
+    /// and can be moved into the party's store ([`Party::take_material`], [`Party::put_material`]).
+    ///
+    /// **Why sharing Δ^(i) between instances is sound.** An instance runs its own base OTs, OT
+    /// extensions and COPE initialisations with every peer, under its own session id (so its own
+    /// tweaks), with Δ^(i)'s bits as the receiver's choices, exactly as a second session with the
+    /// same key would: each base-OT set hides those choices on its own. The one thing a malicious
+    /// peer could try is a selective failure that tests guesses of Δ^(i)'s bits (COPE, Multiply);
+    /// any failure in any instance aborts the whole session, so guessing c bits still succeeds with
+    /// probability 2^−c however the guesses are spread over instances. Every check (input check,
+    /// sacrifice, MAC checks) runs inside each instance before its material leaves it.
+    pub async fn setup_with_delta(ch: C, sid: &SessionId, delta: F) -> Result<Self, SpdzError> {
+        Self::setup_inner(ch, sid, Some(delta), false).await
+    }
+
+    /// This party's MAC key share, to hand to its own parallel instances
+    /// ([`Party::setup_with_delta`]) and to nobody else. Secret: wipe it after use.
+    pub fn delta_for_instances(&self) -> F {
+        self.delta
+    }
+
+    /// Takes every triple and random bit out of the store, to move them to another instance of
+    /// the same party ([`Party::put_material`]): triples as (a, b, c) and bits as shares, each
+    /// share as its value and MAC, 16 bytes per element. Secret: the caller wipes it.
+    pub fn take_material(&mut self) -> (Vec<u8>, usize, usize) {
+        let triples: Vec<Triple<F>> = self.store.triples.drain(..).collect();
+        let bits: Vec<Share<F>> = self.store.bits.drain(..).collect();
+        let mut out = Vec::with_capacity(96 * triples.len() + 32 * bits.len());
+        for t in &triples {
+            for s in [t.a, t.b, t.c] {
+                out.extend_from_slice(&s.value.to_bytes());
+                out.extend_from_slice(&s.mac.to_bytes());
+            }
+        }
+        for b in &bits {
+            out.extend_from_slice(&b.value.to_bytes());
+            out.extend_from_slice(&b.mac.to_bytes());
+        }
+        let (mut triples, mut bits) = (triples, bits);
+        let counts = (triples.len(), bits.len());
+        wipe(&mut triples);
+        wipe(&mut bits);
+        (out, counts.0, counts.1)
+    }
+
+    /// Appends material taken from another instance of this party ([`Party::take_material`]):
+    /// `triples` triples then `bits` bits. Every party must append the same instances' material in
+    /// the same order, so that item k of every party's store is the same shared item.
+    pub fn put_material(&mut self, bytes: &[u8], triples: usize, bits: usize) -> Result<(), SpdzError> {
+        let bad = || SpdzError::InvalidArgument("material of the wrong length or with a non-canonical element".into());
+        let need = triples.checked_mul(96).and_then(|t| bits.checked_mul(32).and_then(|b| t.checked_add(b))).ok_or_else(bad)?;
+        if bytes.len() != need {
+            return Err(bad());
+        }
+        let elems = Wiping(decode_elems::<F>(self.me(), bytes, bytes.len() / 16, "material").map_err(|_| bad())?);
+        let share = |k: usize| Share { value: elems[2 * k], mac: elems[2 * k + 1] };
+        for t in 0..triples {
+            self.store.triples.push_back(Triple { a: share(3 * t), b: share(3 * t + 1), c: share(3 * t + 2) });
+        }
+        for b in 0..bits {
+            self.store.bits.push_back(share(3 * triples + b));
+        }
+        Ok(())
     }
 
     /// [`Party::setup`] for a party that commits `cheat` (cheating-party tests only).
     #[cfg(any(test, feature = "ideal"))]
     pub async fn setup_cheating(ch: C, sid: &SessionId, cheat: crate::testing::Cheat) -> Result<Self, SpdzError> {
-        let mut p = Self::setup_inner(ch, sid, cheat.wrong_delta()).await?;
+        let mut p = Self::setup_inner(ch, sid, None, cheat.wrong_delta()).await?;
         p.cheat = cheat;
         Ok(p)
     }
 
-    async fn setup_inner(ch: C, sid: &SessionId, wrong_delta: bool) -> Result<Self, SpdzError> {
+    async fn setup_inner(ch: C, sid: &SessionId, delta: Option<F>, wrong_delta: bool) -> Result<Self, SpdzError> {
         let n = ch.parties();
         if n < 2 || ch.party() >= n {
             return Err(SpdzError::InvalidArgument(format!("a MASCOT session needs at least 2 parties (got {n})")));
@@ -137,7 +204,10 @@ impl<F: Field, C: Channel> Party<F, C> {
         let net = Net::new(&mux, sid.0);
         let me = net.me();
         let mut prg = Prg::from_entropy()?;
-        let delta = F::random(&mut prg);
+        let delta = match delta {
+            Some(d) => d,
+            None => F::random(&mut prg),
+        };
         let setups = net.peers().into_iter().map(|j| {
             let mux = mux.clone();
             async move {
