@@ -1,7 +1,6 @@
 // `webmpc eval` and `webmpc party` as a user runs them: `node dist/cli.js ...` in child processes,
 // checked against the known answers of ../shared/circuits (FIPS-197 AES, the SHA-256 "abc"
 // vector) and against BigInt arithmetic; user mistakes must exit 2 with one line on stderr.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,79 +8,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as net from '../../dist/net/node.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
-import { circuitsDir, ROOT } from '../helpers.js';
+import { circuitsDir } from '../helpers.js';
+import { cli, FIPS, live, type Live, type Result } from './helpers.js';
 
-const CLI = join(ROOT, 'dist/cli.js');
 const CIRCUITS = circuitsDir();
 const AES = join(CIRCUITS, 'aes_128.txt');
 const ADDER = join(CIRCUITS, 'adder64.txt');
 const SHA = join(CIRCUITS, 'sha256.txt');
-const FIPS = { key: '000102030405060708090a0b0c0d0e0f', pt: '00112233445566778899aabbccddeeff', ct: '69c4e0d86a7b0430d8cdb78070b4c55a' };
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], timeout = 30_000): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** A CLI process whose stdin the test writes and whose stderr it watches line by line. */
-interface Live {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  /** Resolves with the first match of `pattern` on stderr (waits for it). */
-  waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
-  /** Resolves when the process exited, with its code and the time (performance.now()). */
-  exit: Promise<{ code: number | null; at: number }>;
-}
-
-function live(args: string[]): Live {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  const watchers: (() => void)[] = [];
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => {
-    err += d.toString();
-    for (const w of [...watchers]) w();
-  });
-  const exit = new Promise<{ code: number | null; at: number }>((resolve) =>
-    child.once('exit', (code) => {
-      for (const w of [...watchers]) w();
-      resolve({ code, at: performance.now() });
-    }),
-  );
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exit,
-    waitFor: (pattern) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const m = err.match(pattern);
-          if (m) {
-            watchers.splice(watchers.indexOf(check), 1);
-            resolve(m);
-          } else if (child.exitCode !== null) {
-            watchers.splice(watchers.indexOf(check), 1);
-            reject(new Error(`exited (${child.exitCode}) before printing ${pattern}: ${err}`));
-          }
-        };
-        watchers.push(check);
-        check();
-      }),
-  };
-}
 
 const hex64 = (v: bigint) => v.toString(16).padStart(16, '0');
 const rand64 = () => BigInt(`0x${randomBytes(8).toString('hex')}`);
@@ -167,7 +100,7 @@ describe('webmpc eval', () => {
       [['--circuit', ADDER, '--input', '1=xyz', '--input', '2=2'], /must be a hexadecimal number/],
       [['--circuit', ADDER, '--input', '1=1', '--input', '1=2'], /given twice/],
       [['--circuit', ADDER, '--input', '12'], /--input must be N=HEX/],
-      [['--circuit', ADDER, '--protocol', 'gmw'], /--protocol must be yao2pc, authgc or plain/],
+      [['--circuit', ADDER, '--protocol', 'gmw'], /--protocol must be yao2pc, authgc, plain, mascot or teleport-yao/],
       [['--circuit', join(scratch, 'missing.txt'), '--input', '1=1'], /cannot read circuit .*missing\.txt: no such file/],
       [['--circuit', scratch], /is a directory/],
       [['--circuit', join(scratch, 'bad.txt')], /malformed circuit .*bad\.txt: line 1/],

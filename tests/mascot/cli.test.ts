@@ -1,23 +1,14 @@
 // `webmpc eval --protocol mascot --program FILE` as a user runs it (node dist/cli.js in a child
 // process): a program file written from the builder's bytes, outputs as decimal integers (signed
 // ones negative), against the plain answers; mistakes exit 2 with one line and no input value.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProgramBuilder, vickreyAuction } from '../../dist/program/index.js';
-import { ROOT } from '../helpers.js';
+import { cli as run } from '../cli/helpers.js';
 
-const CLI = join(ROOT, 'dist/cli.js');
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 100_000, encoding: 'utf8' }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[]) => run(args, 100_000);
 
 let dir: string;
 let auction: string;
