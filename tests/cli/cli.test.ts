@@ -3,13 +3,13 @@
 // vector) and against BigInt arithmetic; user mistakes must exit 2 with one line on stderr.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as net from '../../dist/net/node.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
 import { circuitsDir } from '../helpers.js';
-import { cli, FIPS, live, type Live, type Result } from './helpers.js';
+import { cli, FIPS, live, partiesOverWebSockets, type Live, type Result } from './helpers.js';
 
 const CIRCUITS = circuitsDir();
 const AES = join(CIRCUITS, 'aes_128.txt');
@@ -304,3 +304,55 @@ describe('webmpc party', () => {
   });
 });
 
+
+describe('--threads and --no-worker', () => {
+  /** What `session()` offers by default: the cores but one, at most 8. */
+  const DEFAULT_THREADS = Math.max(1, Math.min(8, availableParallelism() - 1));
+  const threads = (n: number) => `offering ${n} thread${n === 1 ? '' : 's'}`;
+
+  it('party says once where it computes and the threads it offers; the answer is the same either way', async () => {
+    const keys = [0, 1].map((p) => join(scratch, `threads${p}.key`));
+    const pubs = await Promise.all(keys.map(async (k) => (await cli(['key', k])).stdout.trim()));
+    const args = (p: number, extra: string[]) => [
+      '--circuit', AES, '--input', p === 0 ? FIPS.key : FIPS.pt, '--identity', keys[p]!, '--peer-key', pubs[1 - p]!, ...extra,
+    ];
+    // Party 0 asks for 3 threads, party 1 computes on its main thread: each says its own.
+    const [a0, a1] = await partiesOverWebSockets(2, `threads-${randomBytes(4).toString('hex')}`, (p) =>
+      args(p, p === 0 ? ['--threads', '3'] : ['--no-worker']),
+    );
+    // By default: in engine workers, with the session's default number of threads.
+    const [b0, b1] = await partiesOverWebSockets(2, `threads-${randomBytes(4).toString('hex')}`, (p) => args(p, []));
+    for (const proc of [a0!, a1!, b0!, b1!]) {
+      expect((await proc.exit).code, proc.stderr()).toBe(0);
+      expect(proc.stdout()).toBe(`${FIPS.ct}\n`);
+      expect(proc.stderr().match(/computing /g), proc.stderr()).toEqual(['computing ']);
+    }
+    expect(a0!.stderr()).toMatch(/webmpc party 0: computing in engine workers, offering 3 threads\n/);
+    expect(a1!.stderr()).toMatch(/webmpc party 1: computing on the main thread \(--no-worker\), offering 1 thread\n/);
+    const inWorkers = new RegExp(`computing in (an engine worker|engine workers), ${threads(DEFAULT_THREADS)}\\n`);
+    for (const proc of [b0!, b1!]) expect(proc.stderr()).toMatch(inWorkers);
+  }, 90_000);
+
+  it('eval gives the same outputs with --threads 1, 4 and --no-worker (yao2pc, authgc)', async () => {
+    for (const extra of [['--threads', '1'], ['--threads', '4'], ['--no-worker']]) {
+      for (const protocol of ['yao2pc', 'authgc']) {
+        const r = await cli(['eval', '--circuit', AES, '--protocol', protocol, '--input', `1=${FIPS.key}`, '--input', `2=${FIPS.pt}`, ...extra], 60_000);
+        expect(r, `${protocol} ${extra.join(' ')}`).toEqual({ code: 0, stdout: `${FIPS.ct}\n`, stderr: '' });
+      }
+    }
+  }, 120_000);
+
+  it('a bad thread count is a usage error (exit 2, one line)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--threads', '0'], /--threads must be an integer in \[1, 64\]/],
+      [['--threads', 'many'], /--threads must be an integer in \[1, 64\]/],
+      [['--threads', '2', '--no-worker'], /--threads above 1 needs engine workers: drop --no-worker/],
+    ];
+    for (const [extra, pattern] of cases) {
+      const r = await cli(['eval', '--circuit', ADDER, '--input', '1=1', '--input', '2=2', ...extra]);
+      expect(r).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/^webmpc eval: [^\n]+\n$/);
+      expect(r.stderr).toMatch(pattern);
+    }
+  });
+});
