@@ -2,10 +2,9 @@
  * Where a party's cryptography runs: `--threads N` and `--no-worker`, handed to `session()`,
  * and the line `party` prints about it.
  */
-import { availableParallelism } from 'node:os';
 import type { Transport } from '../net/transport.js';
 import { runsInWorker } from '../protocols/index.js';
-import type { Session, SessionOptions } from '../session.js';
+import { defaultThreads, type Session, type SessionOptions } from '../session.js';
 import { integerOption } from './args.js';
 import { UsageError } from './errors.js';
 import type { Sdk } from './sdk.js';
@@ -35,22 +34,17 @@ export interface Compute {
   readonly why?: string;
 }
 
-/**
- * The session's own default for `threads`, so that what `party` prints is what it offers: the
- * cores but one (this thread keeps the transports and heartbeats), at most 8.
- */
-function defaultThreads(): number {
-  return Math.max(1, Math.min(8, availableParallelism() - 1));
-}
-
 /** The values of {@link COMPUTE_OPTIONS}. */
 export interface ComputeValues {
   readonly threads?: string | undefined;
   readonly 'no-worker'?: boolean | undefined;
 }
 
-/** `--threads` and `--no-worker` for a run of `protocol`. */
-export function computeOptions(values: ComputeValues, protocol: string): Compute {
+/**
+ * `--threads` and `--no-worker` for a run of `protocol`; without `--threads`, the session's own
+ * default (so that what `party` prints is what it offers).
+ */
+export async function computeOptions(values: ComputeValues, protocol: string): Promise<Compute> {
   const threads = integerOption(values.threads, '--threads', 1, MAX_THREADS);
   if (values['no-worker']) {
     if (threads !== undefined && threads > 1) throw new UsageError('--threads above 1 needs engine workers: drop --no-worker');
@@ -59,7 +53,7 @@ export function computeOptions(values: ComputeValues, protocol: string): Compute
   // A protocol that cannot run in an engine worker (the registry says which) computes on this
   // thread whatever the session is asked: do not start a worker it would not use.
   if (!runsInWorker(protocol)) return { worker: false, threads: 1, why: `${protocol} does not run in engine workers` };
-  return { worker: true, threads: threads ?? defaultThreads() };
+  return { worker: true, threads: threads ?? (await defaultThreads()) };
 }
 
 /** `computing in engine workers, offering 3 threads`: what `party` says once, before computing. */
@@ -71,9 +65,7 @@ export function describeCompute(c: Compute): string {
 
 /** Opens this party's session over `transport`, computing as `c` says. */
 export function openSession(sdk: Sdk, transport: Transport, c: Compute): Promise<Session> {
-  // `threads` is the session's option for parallel instances (issue 18, item 2); `SessionOptions`
-  // does not declare it yet, and a session without it ignores it (one instance).
-  const options: SessionOptions & { threads: number } = {
+  const options: SessionOptions = {
     transport,
     party: transport.party,
     parties: transport.parties,

@@ -44,7 +44,7 @@ export async function plan(
   partiesHere: (parties: number) => readonly number[],
 ): Promise<Plan> {
   const { protocol, module } = protocolNamed(values.protocol);
-  const compute = computeOptions(values, protocol);
+  const compute = await computeOptions(values, protocol);
   const job = await loadJob(sdk, protocol, module, values);
   try {
     const roles = await roleOptions(module, values, { protocol, parties: job.parties });
