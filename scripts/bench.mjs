@@ -24,6 +24,7 @@ const suites = {
   authgc: () => import('./bench/authgc.mjs'),
   baselines: () => import('./bench/baselines.mjs'),
   mascot: () => import('./bench/mascot.mjs'),
+  roofline: () => import('./bench/roofline.mjs'),
 };
 const asked = argv.filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !(s in suites));

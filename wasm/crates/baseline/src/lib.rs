@@ -10,8 +10,10 @@
 //! * `AuthGcRealLocalBench`: every party of an authenticated-garbling session (real F_Pre) inside
 //!   this instance, timed phase by phase, for the `authgc` suite.
 //! * `MascotLocalBench`, `mascotFieldMulLoop` and the example programs: see [`mascot`].
+//! * `rooflinePrimitive`: the roofline suite's primitives, see [`roofline`].
 
 pub mod mascot;
+pub mod roofline;
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use wasm_bindgen::prelude::*;

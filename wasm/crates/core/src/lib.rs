@@ -25,6 +25,7 @@ extern crate alloc;
 
 pub mod aes;
 pub mod block;
+pub mod count;
 #[cfg(feature = "std")]
 pub mod channel;
 pub mod error;
