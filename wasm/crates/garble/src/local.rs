@@ -13,6 +13,18 @@ use webmpc_ot::SessionId;
 /// Garbles `circuit` once, then evaluates the tables, chunk by chunk, as the protocol does.
 /// Returns the garbled bytes; `garble_only` skips evaluation (to time the garbler alone).
 pub fn garble_and_evaluate(circuit: &Circuit, garble_only: bool, tag: u64) -> Result<usize, GarbleError> {
+    garble_and_evaluate_planned(circuit, None, garble_only, tag)
+}
+
+/// [`garble_and_evaluate`] with the chunks' schedules planned once
+/// ([`crate::halfgates::plan_chunks`] with [`crate::yao::CHUNK_GATES`]), as the Yao protocol
+/// does for a [`PreparedCircuit`] it runs more than once; `None` plans every chunk here.
+pub fn garble_and_evaluate_planned(
+    circuit: &Circuit,
+    plans: Option<&[Vec<(u32, u32)>]>,
+    garble_only: bool,
+    tag: u64,
+) -> Result<usize, GarbleError> {
     let delta = Block::from_u128(0x0123_4567_89ab_cdef_0f1e_2d3c_4b5a_6979 | 1);
     let mut g = Garbler::new(delta, circuit.wires, tag)?;
     let mut e = Evaluator::new(circuit.wires, tag)?;
@@ -25,11 +37,12 @@ pub fn garble_and_evaluate(circuit: &Circuit, garble_only: bool, tag: u64) -> Re
     let mut bytes = 0;
     let mut tables = Vec::new();
     let mut base = 0u64;
-    for chunk in circuit.gates.chunks(crate::yao::CHUNK_GATES) {
+    for (k, chunk) in circuit.gates.chunks(crate::yao::CHUNK_GATES).enumerate() {
         tables.clear();
-        g.garble_chunk(chunk, base, &mut tables)?;
+        let plan = plans.and_then(|p| p.get(k)).map(Vec::as_slice);
+        g.garble_chunk_planned(chunk, base, plan, &mut tables)?;
         if !garble_only {
-            e.evaluate_chunk(chunk, base, &tables)?;
+            e.evaluate_chunk_planned(chunk, base, plan, &tables)?;
         }
         bytes += tables.len();
         base += chunk.len() as u64;

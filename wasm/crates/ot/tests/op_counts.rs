@@ -32,10 +32,12 @@ fn random_ot_counts_follow_the_protocol() {
         let (a, k, g, t) = per_chunk(len);
         want = (want.0 + a, want.1 + k, want.2 + g, want.3 + t);
     }
-    // The bench's own input PRG (seeded from entropy) and its sample check add a little: the
-    // counts must match the protocol up to those few blocks.
+    // A PRG read that ends inside a block fills its 64-block buffer, whose rest later reads
+    // take: the 384 base PRGs (and the bench's own input PRG) may have read up to 64 blocks
+    // ahead when a run ends. Beyond that read-ahead the counts must match the protocol.
     let aes = c.get(Op::AesBlock);
-    assert!(aes >= want.0 && aes - want.0 <= 64 * 4, "AES blocks {aes}, protocol {}", want.0);
+    let read_ahead = 64 * (3 * 128 + 1);
+    assert!(aes >= want.0 && aes - want.0 <= read_ahead, "AES blocks {aes}, protocol {}", want.0);
     assert_eq!(c.get(Op::Gf128Mul), want.2);
     assert_eq!(c.get(Op::TransposeBlock), want.3);
     assert!(c.get(Op::AesKeyExpansion) >= want.1);
