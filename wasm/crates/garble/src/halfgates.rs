@@ -736,7 +736,7 @@ impl Evaluator {
         if tables.len() != chunk.table_bytes {
             return Err(GarbleError::TableLength { expected: chunk.table_bytes, got: tables.len() });
         }
-        let Evaluator { labels, tag, hash_in, hash_out, .. } = self;
+        let Evaluator { labels, tag, hash_in, tweaks, hash_out, .. } = self;
         let tag = *tag;
         let blocks = Block::slice_from_bytes(tables).expect("length checked to be a multiple of 16");
         let mut pos = 0usize;
@@ -751,8 +751,12 @@ impl Evaluator {
                     }
                     hash_out.clear();
                     hash_out.resize(hash_in.len(), Block::ZERO);
-                    let gate_tweak = |j: usize| tweak_unchecked(tag, base + ands[j / 2][3] as u64, j as u64 & 1);
-                    Hasher::fixed().tccr_many_with(hash_in, gate_tweak, hash_out).expect("equal lengths");
+                    tweaks.clear();
+                    for &[_, _, _, i] in ands {
+                        let g = base + i as u64;
+                        tweaks.extend_from_slice(&[tweak_unchecked(tag, g, 0), tweak_unchecked(tag, g, 1)]);
+                    }
+                    Hasher::fixed().tccr_many(hash_in, tweaks, hash_out).expect("equal lengths");
                     let rows = &blocks[pos..pos + 2 * ands.len()];
                     pos += 2 * ands.len();
                     for (n, &[_, _, out, _]) in ands.iter().enumerate() {
