@@ -153,8 +153,19 @@ export async function run({ root, emit, quick }) {
   const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   const run1 = (c) => (c.once ? c.once() : once(c.fn, c.units, c.minMs ?? opts.minMs));
   for (const c of Object.values(cases)) run1({ ...c, minMs: 0 });
+  // Each round: the primitives, the units, the primitives again (so the units are bracketed in
+  // time by the primitives they are compared with; a primitive's rate in a round is the mean of
+  // its two samples).
+  const prims = Object.keys(cases).filter((k) => k.startsWith('p:'));
+  const units = Object.keys(cases).filter((k) => k.startsWith('u:'));
   for (let r = 0; r < opts.trials; r++) {
-    for (const [k, c] of Object.entries(cases)) samples[k].push(run1(c));
+    const before = Object.fromEntries(prims.map((k) => [k, run1(cases[k])]));
+    for (const k of units) samples[k].push(run1(cases[k]));
+    for (const k of prims) {
+      const a = before[k];
+      const b = run1(cases[k]);
+      samples[k].push({ cpu: (a.cpu + b.cpu) / 2, wall: (a.wall + b.wall) / 2 });
+    }
   }
   ot.free();
   gb.free();
