@@ -156,10 +156,12 @@ impl GarbleLocalBench {
     pub fn evaluate_only(&mut self, reps: u32) -> Result<u8, JsError> {
         let e = |e: webmpc_garble::GarbleError| JsError::new(&e.to_string());
         self.tag = self.tag.wrapping_add(1);
-        let garbled = webmpc_garble::local::garble_once(&self.circuit, self.compiled.as_deref(), self.tag).map_err(e)?;
+        let garbled =
+            webmpc_garble::local::garble_once(&self.circuit, self.compiled.as_deref(), self.tag).map_err(e)?;
         let mut out = 0;
         for _ in 0..reps {
-            out ^= webmpc_garble::local::evaluate_garbled(&self.circuit, self.compiled.as_deref(), &garbled).map_err(e)?;
+            out ^=
+                webmpc_garble::local::evaluate_garbled(&self.circuit, self.compiled.as_deref(), &garbled).map_err(e)?;
         }
         Ok(out)
     }
@@ -168,8 +170,13 @@ impl GarbleLocalBench {
         let mut bytes = 0;
         for _ in 0..reps {
             self.tag = self.tag.wrapping_add(1);
-            bytes = webmpc_garble::local::garble_and_evaluate_compiled(&self.circuit, self.compiled.as_deref(), garble_only, self.tag)
-                .map_err(|e| JsError::new(&e.to_string()))?;
+            bytes = webmpc_garble::local::garble_and_evaluate_compiled(
+                &self.circuit,
+                self.compiled.as_deref(),
+                garble_only,
+                self.tag,
+            )
+            .map_err(|e| JsError::new(&e.to_string()))?;
         }
         Ok(bytes as f64)
     }
@@ -203,8 +210,11 @@ pub fn fpre_local_run(parties: usize, shares: usize, triples: usize, rho: usize)
         .map(|s| format!("\"{}\":{}", s.name(), r.bytes_by_step[*s as usize]))
         .collect::<Vec<_>>()
         .join(",");
-    let work =
-        Work::ALL.iter().map(|w| format!("\"{}\":{}", w.name(), r.profile.ms[*w as usize])).collect::<Vec<_>>().join(",");
+    let work = Work::ALL
+        .iter()
+        .map(|w| format!("\"{}\":{}", w.name(), r.profile.ms[*w as usize]))
+        .collect::<Vec<_>>()
+        .join(",");
     Ok(format!(
         "{{\"setupMs\":{},\"sharesMs\":{},\"triplesMs\":{},\"shareBytes\":[{}],\"tripleBytes\":[{}],\"bytesByStep\":{{{}}},\"profileMs\":{{{}}}}}",
         r.setup_ms,

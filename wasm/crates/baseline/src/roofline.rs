@@ -22,7 +22,9 @@ fn err(e: impl core::fmt::Display) -> JsError {
 }
 
 fn blocks(n: usize, seed: u128) -> Vec<Block> {
-    (0..n as u128).map(|i| Block::from_u128((i + seed).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835))).collect()
+    (0..n as u128)
+        .map(|i| Block::from_u128((i + seed).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)))
+        .collect()
 }
 
 /// `n` distinct points, cheaply (a chain of additions), so a primitive's setup stays out of its

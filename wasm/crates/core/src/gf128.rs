@@ -144,10 +144,14 @@ impl Raw {
     fn add(&mut self, a: &Prepared, b: &Prepared) {
         for (z, (x, y)) in self.0.iter_mut().zip(a.0.iter().zip(&b.0)) {
             let (x, y) = (&x.0, &y.0);
-            z[0] ^= x[0].wrapping_mul(y[0]) ^ x[1].wrapping_mul(y[3]) ^ x[2].wrapping_mul(y[2]) ^ x[3].wrapping_mul(y[1]);
-            z[1] ^= x[0].wrapping_mul(y[1]) ^ x[1].wrapping_mul(y[0]) ^ x[2].wrapping_mul(y[3]) ^ x[3].wrapping_mul(y[2]);
-            z[2] ^= x[0].wrapping_mul(y[2]) ^ x[1].wrapping_mul(y[1]) ^ x[2].wrapping_mul(y[0]) ^ x[3].wrapping_mul(y[3]);
-            z[3] ^= x[0].wrapping_mul(y[3]) ^ x[1].wrapping_mul(y[2]) ^ x[2].wrapping_mul(y[1]) ^ x[3].wrapping_mul(y[0]);
+            z[0] ^=
+                x[0].wrapping_mul(y[0]) ^ x[1].wrapping_mul(y[3]) ^ x[2].wrapping_mul(y[2]) ^ x[3].wrapping_mul(y[1]);
+            z[1] ^=
+                x[0].wrapping_mul(y[1]) ^ x[1].wrapping_mul(y[0]) ^ x[2].wrapping_mul(y[3]) ^ x[3].wrapping_mul(y[2]);
+            z[2] ^=
+                x[0].wrapping_mul(y[2]) ^ x[1].wrapping_mul(y[1]) ^ x[2].wrapping_mul(y[0]) ^ x[3].wrapping_mul(y[3]);
+            z[3] ^=
+                x[0].wrapping_mul(y[3]) ^ x[1].wrapping_mul(y[2]) ^ x[2].wrapping_mul(y[1]) ^ x[3].wrapping_mul(y[0]);
         }
     }
 
@@ -387,7 +391,10 @@ impl Gf128Coefficients {
         if pclmul::available() {
             return Gf128Coefficients { coefficients: coefficients.to_vec(), prepared: Vec::new() };
         }
-        Gf128Coefficients { coefficients: coefficients.to_vec(), prepared: coefficients.iter().map(|&c| Prepared::of(c)).collect() }
+        Gf128Coefficients {
+            coefficients: coefficients.to_vec(),
+            prepared: coefficients.iter().map(|&c| Prepared::of(c)).collect(),
+        }
     }
 
     /// The number of coefficients.
@@ -403,7 +410,11 @@ impl Gf128Coefficients {
     /// `Σ c_i · v[i]`; `v` must have one block per coefficient.
     pub fn inner_product(&self, v: &[Block]) -> Result<Block, KernelError> {
         if v.len() != self.len() {
-            return Err(KernelError::LengthMismatch { what: "Gf128Coefficients::inner_product", left: self.len(), right: v.len() });
+            return Err(KernelError::LengthMismatch {
+                what: "Gf128Coefficients::inner_product",
+                left: self.len(),
+                right: v.len(),
+            });
         }
         crate::count::add(crate::count::Op::Gf128Mul, v.len() as u64);
         #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
@@ -438,7 +449,11 @@ impl Gf128Coefficients {
     pub fn accumulate(&self, offset: usize, v: &[Block], sum: &mut Gf128Sum) -> Result<(), KernelError> {
         let end = offset.checked_add(v.len()).filter(|&e| e <= self.len());
         let Some(end) = end else {
-            return Err(KernelError::LengthMismatch { what: "Gf128Coefficients::accumulate", left: self.len(), right: offset.saturating_add(v.len()) });
+            return Err(KernelError::LengthMismatch {
+                what: "Gf128Coefficients::accumulate",
+                left: self.len(),
+                right: offset.saturating_add(v.len()),
+            });
         };
         crate::count::add(crate::count::Op::Gf128Mul, v.len() as u64);
         #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
@@ -467,8 +482,11 @@ mod tests {
 
     #[test]
     fn accumulating_in_pieces_is_the_inner_product() {
-        let c: Vec<Block> = (0..37u128).map(|i| Block::from_u128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ 77)).collect();
-        let v: Vec<Block> = (0..37u128).map(|i| Block::from_u128(!i.wrapping_mul(0x2545_f491_4f6c_dd1d_0123_4567_89ab_cdef))).collect();
+        let c: Vec<Block> = (0..37u128)
+            .map(|i| Block::from_u128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ 77))
+            .collect();
+        let v: Vec<Block> =
+            (0..37u128).map(|i| Block::from_u128(!i.wrapping_mul(0x2545_f491_4f6c_dd1d_0123_4567_89ab_cdef))).collect();
         let chi = Gf128Coefficients::new(&c);
         let mut sum = Gf128Sum::default();
         for (k, piece) in v.chunks(5).enumerate() {

@@ -114,7 +114,12 @@ impl<'a> Hasher<'a> {
     /// for callers whose tweaks follow a pattern, e.g. half-gates' `(tag, 2·gate + half)`. The
     /// caller must make `tweak` injective over the batch, and unique across the batches of a
     /// Δ/key, as TCCR requires.
-    pub fn tccr_many_with(&self, input: &[Block], tweak: impl Fn(usize) -> Block, out: &mut [Block]) -> Result<(), KernelError> {
+    pub fn tccr_many_with(
+        &self,
+        input: &[Block],
+        tweak: impl Fn(usize) -> Block,
+        out: &mut [Block],
+    ) -> Result<(), KernelError> {
         check_lengths("tccr_many_with", input.len(), out.len())?;
         tmmo_many(self.pi, input, out, tweak);
         Ok(())

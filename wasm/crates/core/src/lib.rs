@@ -25,9 +25,9 @@ extern crate alloc;
 
 pub mod aes;
 pub mod block;
-pub mod count;
 #[cfg(feature = "std")]
 pub mod channel;
+pub mod count;
 pub mod error;
 pub mod gf128;
 pub mod hash;

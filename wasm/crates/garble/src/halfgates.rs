@@ -300,11 +300,28 @@ pub fn plan_chunks(wires: u32, gates: &[Gate], chunk: usize) -> Result<Vec<Vec<(
 #[derive(Clone, Copy, Debug)]
 enum Step {
     /// AND gates `ands[start..end]`, hashed as one batch.
-    Ands { start: u32, end: u32 },
-    Xor { a: u32, b: u32, out: u32 },
-    Inv { a: u32, out: u32 },
-    Copy { a: u32, out: u32 },
-    Const { value: bool, out: u32, gate: u32 },
+    Ands {
+        start: u32,
+        end: u32,
+    },
+    Xor {
+        a: u32,
+        b: u32,
+        out: u32,
+    },
+    Inv {
+        a: u32,
+        out: u32,
+    },
+    Copy {
+        a: u32,
+        out: u32,
+    },
+    Const {
+        value: bool,
+        out: u32,
+        gate: u32,
+    },
 }
 
 /// A chunk of gates compiled once for repeated garbling or evaluation (a circuit run many
@@ -570,7 +587,12 @@ impl Garbler {
     /// its tables to `tables`: the same labels and tables as
     /// [`garble_chunk_planned`](Self::garble_chunk_planned) with the schedule it was compiled
     /// from.
-    pub fn garble_compiled(&mut self, chunk: &CompiledChunk, base: u64, tables: &mut Vec<u8>) -> Result<(), GarbleError> {
+    pub fn garble_compiled(
+        &mut self,
+        chunk: &CompiledChunk,
+        base: u64,
+        tables: &mut Vec<u8>,
+    ) -> Result<(), GarbleError> {
         chunk.check(self.labels.len(), base)?;
         let Garbler { delta, labels, tag, hash_in, hash_out, .. } = self;
         let (delta, tag) = (*delta, *tag);
@@ -598,8 +620,11 @@ impl Garbler {
                     let at = tables.len();
                     tables.resize(at + 32 * ands.len(), 0);
                     let rows = Block::slice_from_bytes_mut(&mut tables[at..]).expect("whole blocks");
-                    for (((&[_, _, out, _], x), h), row) in
-                        ands.iter().zip(hash_in.chunks_exact(4)).zip(hash_out.chunks_exact(4)).zip(rows.chunks_exact_mut(2))
+                    for (((&[_, _, out, _], x), h), row) in ands
+                        .iter()
+                        .zip(hash_in.chunks_exact(4))
+                        .zip(hash_out.chunks_exact(4))
+                        .zip(rows.chunks_exact_mut(2))
                     {
                         let (a0, b0) = (x[0], x[2]);
                         let (pa, pb) = (a0.lsb(), b0.lsb());

@@ -81,8 +81,9 @@ pub fn garble_once(circuit: &Circuit, compiled: Option<&[CompiledChunk]>, tag: u
     let delta = Block::from_u128(0x0123_4567_89ab_cdef_0f1e_2d3c_4b5a_6979 | 1);
     let mut g = Garbler::new(delta, circuit.wires, tag)?;
     let n_in: u32 = circuit.inputs.iter().sum();
-    let inputs: Vec<Block> =
-        (0..n_in).map(|w| Block::from_u128((w as u128 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835))).collect();
+    let inputs: Vec<Block> = (0..n_in)
+        .map(|w| Block::from_u128((w as u128 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)))
+        .collect();
     for (w, zero) in inputs.iter().enumerate() {
         g.set_label(w as u32, *zero);
     }
@@ -102,7 +103,11 @@ pub fn garble_once(circuit: &Circuit, compiled: Option<&[CompiledChunk]>, tag: u
 
 /// Evaluates a [`Garbled`] circuit (as the protocol's evaluator does, chunk by chunk); returns
 /// a byte of the output labels.
-pub fn evaluate_garbled(circuit: &Circuit, compiled: Option<&[CompiledChunk]>, garbled: &Garbled) -> Result<u8, GarbleError> {
+pub fn evaluate_garbled(
+    circuit: &Circuit,
+    compiled: Option<&[CompiledChunk]>,
+    garbled: &Garbled,
+) -> Result<u8, GarbleError> {
     let mut e = Evaluator::new(circuit.wires, garbled.tag)?;
     for (w, l) in garbled.inputs.iter().enumerate() {
         e.set_label(w as u32, *l);

@@ -30,8 +30,8 @@ use curve25519_dalek::traits::Identity;
 use sha2::{Digest, Sha256, Sha512};
 use subtle::{Choice, ConditionallySelectable};
 use webmpc_core::channel::{Channel, PartyId};
-use webmpc_core::{random, Block};
 use webmpc_core::count::{self, Op};
+use webmpc_core::{random, Block};
 use zeroize_shim::{wipe_compressed, wipe_points, wipe_scalars};
 
 /// Compression-function calls of SHA-256 (`block` 64) or SHA-512 (`block` 128) on `len` bytes,

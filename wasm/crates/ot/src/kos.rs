@@ -89,8 +89,8 @@
 //! kind of error instead of producing outputs.
 
 use crate::kos_core::{
-    challenges, chunk_width, pack_bits, receiver_expand_grouped, receiver_fused, sender_fused, sender_verify_compressed,
-    KAPPA,
+    challenges, chunk_width, pack_bits, receiver_expand_grouped, receiver_fused, sender_fused,
+    sender_verify_compressed, KAPPA,
 };
 use crate::{
     base, check_delta, hashed_outputs_refused, try_vec, CotReceiver, CotSender, OtError, OtReceiver, OtSender,
@@ -153,7 +153,15 @@ fn hash_rows(rows: &[Block], tweak_base: u128) -> Vec<Block> {
 
 /// The sender's two hashes of a group of keys `K_j` (offset `off` in its chunk, tweaks from
 /// `tweak`): `h0[off + j] = tccr(K_j, tweak + off + j)`, `h1[off + j] = tccr(K_j ⊕ Δ, same tweak)`.
-fn hash_pair(keys: &[Block], delta: Block, tweak: u128, off: usize, h0: &mut [Block], h1: &mut [Block], flipped: &mut Vec<Block>) {
+fn hash_pair(
+    keys: &[Block],
+    delta: Block,
+    tweak: u128,
+    off: usize,
+    h0: &mut [Block],
+    h1: &mut [Block],
+    flipped: &mut Vec<Block>,
+) {
     let h = Hasher::fixed();
     let tweak = tweak + off as u128;
     h.tccr_many_counter(keys, tweak, &mut h0[off..off + keys.len()]).expect("tweak range checked");

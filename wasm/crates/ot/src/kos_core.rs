@@ -135,7 +135,14 @@ fn groups(m: usize) -> impl Iterator<Item = (usize, usize)> {
 /// Adds one group's rows (`rows[i·gw..(i+1)·gw]` is row i's blocks `g0..g0+gw`) to the
 /// compressed rows: columns below `w − 1` through the challenges, column `w − 1` (the masking
 /// block) by XOR.
-fn compress_group(chi: &Gf128Coefficients, rows: &[Block], g0: usize, gw: usize, sums: &mut [Gf128Sum], masks: &mut [Block]) {
+fn compress_group(
+    chi: &Gf128Coefficients,
+    rows: &[Block],
+    g0: usize,
+    gw: usize,
+    sums: &mut [Gf128Sum],
+    masks: &mut [Block],
+) {
     let body = chi.len();
     let in_body = body.saturating_sub(g0).min(gw);
     for (i, row) in rows.chunks_exact(gw).enumerate() {

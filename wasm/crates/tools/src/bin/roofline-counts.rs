@@ -19,7 +19,11 @@ use webmpc_core::count::{self, OpCounts, OPS};
 fn emit(unit: &str, per: &str, counts: &OpCounts, units: f64, bytes: f64) {
     let fields: Vec<String> =
         OPS.iter().map(|op| format!("\"{}\":{}", op.name(), counts.get(*op) as f64 / units)).collect();
-    println!("{{\"unit\":\"{unit}\",\"per\":\"{per}\",\"counts\":{{{}}},\"bytes\":{}}}", fields.join(","), bytes / units);
+    println!(
+        "{{\"unit\":\"{unit}\",\"per\":\"{per}\",\"counts\":{{{}}},\"bytes\":{}}}",
+        fields.join(","),
+        bytes / units
+    );
 }
 
 /// Counts and bytes of `f(n2)` minus those of `f(n1)`, per unit.
