@@ -25,6 +25,7 @@ const suites = {
   baselines: () => import('./bench/baselines.mjs'),
   mascot: () => import('./bench/mascot.mjs'),
   workers: () => import('./bench/workers.mjs'),
+  roofline: () => import('./bench/roofline.mjs'),
 };
 const asked = argv.filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !(s in suites));

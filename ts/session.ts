@@ -362,7 +362,7 @@ export class Session {
     const roles = module.roles(options, env);
     // In worker mode a circuit is decoded, validated and hashed in the worker (before anything is
     // sent, as on this thread): this thread only learns its shape and hash.
-    const inWorker = this.#inWorker && runsInWorker(module.name);
+    const inWorker = this.#inWorker && runsInWorker(module.name) && !(await module.localOptions?.bindToCallerThread?.(roles, env));
     const source = inWorker && module.computes === 'circuit' ? await this.#prepareInWorker(target) : target;
     const job = module.computes === 'circuit' ? this.#circuitJob(source, options, roles) : this.#programJob(source, options, roles);
     module.check?.(job, env);
@@ -383,7 +383,8 @@ export class Session {
     if (!inWorker) return module.run(ctx, job);
     const streamed = job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined;
     const wire = this.#wireJob(job);
-    return (await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'run', protocol: module.name, ctx: init, job: wire }), streamed)) as Outputs;
+    const local = module.localOptions?.send(job.roles);
+    return (await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'run', protocol: module.name, ctx: init, job: wire, local }), streamed)) as Outputs;
   }
 
   /** What this party offers for `module`'s operation: threads, if the protocol can use them. */
@@ -454,10 +455,11 @@ export class Session {
       ['params', params as Params as Json],
     ];
     const ctx = await this.#context(module, options);
-    const inWorker = this.#inWorker && runsInWorker(module.name);
+    const inWorker = this.#inWorker && runsInWorker(module.name) && !(await module.localOptions?.bindToCallerThread?.(params, { party: this.party, parties: this.parties }));
     const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker));
     if (!inWorker) return hook.run(ctx, params);
-    await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'preprocess', protocol: module.name, ctx: init, params }));
+    const local = module.localOptions?.send(params);
+    await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'preprocess', protocol: module.name, ctx: init, params, local }));
   }
 
   /** The engine worker, started on first use with the main Wasm module this realm compiled. */

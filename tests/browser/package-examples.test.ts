@@ -98,6 +98,8 @@ console.log(JSON.stringify(warnings));
       expect(result.key).toMatch(/^[0-9a-f]{64}$/);
       expect(server.requests.some((p) => p.endsWith('.wasm'))).toBe(true);
       expect(server.requests).toContain(`/assets/${sodium[0]}`);
+      // The sessions computed in their engine worker, whose script Vite found and bundled.
+      expect(server.requests.some((p) => /^\/assets\/worker-[\w-]+\.js$/.test(p)), server.requests.join(' ')).toBe(true);
       expect(browser.problems).toEqual([]);
     } finally {
       await server.close();
@@ -113,6 +115,8 @@ console.log(JSON.stringify(warnings));
       expect(result).toMatchObject({ ok: true, aliceIsRicher: true });
       expect(result.key).toMatch(/^[0-9a-f]{64}$/);
       expect(server.requests).toContain('/node_modules/webmpc/dist/wasm-gen/webmpc_bg.wasm');
+      // The engine worker loads by relative paths: no mapping needed for it.
+      expect(server.requests).toContain('/node_modules/webmpc/dist/engine/worker.js');
       expect(browser.problems).toEqual([]);
     } finally {
       await server.close();

@@ -2,7 +2,7 @@
 // --parties N` (one process per party over WebRTC, with a pinned key per peer) as a user runs
 // them, checked against the FIPS-197 vector and against BigInt arithmetic; a party killed
 // mid-run makes every other party exit 1 promptly.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,28 +10,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as net from '../../dist/net/node.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
-import { circuitsDir, ROOT } from '../helpers.js';
+import { circuitsDir } from '../helpers.js';
+import { CLI, FIPS, cli as run } from './helpers.js';
 
-const CLI = join(ROOT, 'dist/cli.js');
 const AES = join(circuitsDir(), 'aes_128.txt');
-const FIPS = { key: '000102030405060708090a0b0c0d0e0f', pt: '00112233445566778899aabbccddeeff', ct: '69c4e0d86a7b0430d8cdb78070b4c55a' };
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** performance.now() at exit. */
-  at: number;
-}
-
-function cli(args: string[], timeout = 60_000): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr, at: performance.now() });
-    });
-  });
-}
+const cli = (args: string[], timeout = 60_000) => run(args, timeout);
 
 const hex64 = (v: bigint) => v.toString(16).padStart(16, '0');
 const rand64 = () => BigInt(`0x${randomBytes(8).toString('hex')}`);

@@ -1,87 +1,20 @@
 // `webmpc eval` and `webmpc party` as a user runs them: `node dist/cli.js ...` in child processes,
 // checked against the known answers of ../shared/circuits (FIPS-197 AES, the SHA-256 "abc"
 // vector) and against BigInt arithmetic; user mistakes must exit 2 with one line on stderr.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as net from '../../dist/net/node.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
-import { circuitsDir, ROOT } from '../helpers.js';
+import { circuitsDir } from '../helpers.js';
+import { cli, FIPS, live, partiesOverWebSockets, type Live, type Result } from './helpers.js';
 
-const CLI = join(ROOT, 'dist/cli.js');
 const CIRCUITS = circuitsDir();
 const AES = join(CIRCUITS, 'aes_128.txt');
 const ADDER = join(CIRCUITS, 'adder64.txt');
 const SHA = join(CIRCUITS, 'sha256.txt');
-const FIPS = { key: '000102030405060708090a0b0c0d0e0f', pt: '00112233445566778899aabbccddeeff', ct: '69c4e0d86a7b0430d8cdb78070b4c55a' };
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], timeout = 30_000): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** A CLI process whose stdin the test writes and whose stderr it watches line by line. */
-interface Live {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  /** Resolves with the first match of `pattern` on stderr (waits for it). */
-  waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
-  /** Resolves when the process exited, with its code and the time (performance.now()). */
-  exit: Promise<{ code: number | null; at: number }>;
-}
-
-function live(args: string[]): Live {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  const watchers: (() => void)[] = [];
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => {
-    err += d.toString();
-    for (const w of [...watchers]) w();
-  });
-  const exit = new Promise<{ code: number | null; at: number }>((resolve) =>
-    child.once('exit', (code) => {
-      for (const w of [...watchers]) w();
-      resolve({ code, at: performance.now() });
-    }),
-  );
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exit,
-    waitFor: (pattern) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const m = err.match(pattern);
-          if (m) {
-            watchers.splice(watchers.indexOf(check), 1);
-            resolve(m);
-          } else if (child.exitCode !== null) {
-            watchers.splice(watchers.indexOf(check), 1);
-            reject(new Error(`exited (${child.exitCode}) before printing ${pattern}: ${err}`));
-          }
-        };
-        watchers.push(check);
-        check();
-      }),
-  };
-}
 
 const hex64 = (v: bigint) => v.toString(16).padStart(16, '0');
 const rand64 = () => BigInt(`0x${randomBytes(8).toString('hex')}`);
@@ -167,7 +100,7 @@ describe('webmpc eval', () => {
       [['--circuit', ADDER, '--input', '1=xyz', '--input', '2=2'], /must be a hexadecimal number/],
       [['--circuit', ADDER, '--input', '1=1', '--input', '1=2'], /given twice/],
       [['--circuit', ADDER, '--input', '12'], /--input must be N=HEX/],
-      [['--circuit', ADDER, '--protocol', 'gmw'], /--protocol must be yao2pc, authgc or plain/],
+      [['--circuit', ADDER, '--protocol', 'gmw'], /--protocol must be yao2pc, authgc, plain, mascot or teleport-yao/],
       [['--circuit', join(scratch, 'missing.txt'), '--input', '1=1'], /cannot read circuit .*missing\.txt: no such file/],
       [['--circuit', scratch], /is a directory/],
       [['--circuit', join(scratch, 'bad.txt')], /malformed circuit .*bad\.txt: line 1/],
@@ -371,3 +304,55 @@ describe('webmpc party', () => {
   });
 });
 
+
+describe('--threads and --no-worker', () => {
+  /** What `session()` offers by default: the cores but one, at most 8. */
+  const DEFAULT_THREADS = Math.max(1, Math.min(8, availableParallelism() - 1));
+  const threads = (n: number) => `offering ${n} thread${n === 1 ? '' : 's'}`;
+
+  it('party says once where it computes and the threads it offers; the answer is the same either way', async () => {
+    const keys = [0, 1].map((p) => join(scratch, `threads${p}.key`));
+    const pubs = await Promise.all(keys.map(async (k) => (await cli(['key', k])).stdout.trim()));
+    const args = (p: number, extra: string[]) => [
+      '--circuit', AES, '--input', p === 0 ? FIPS.key : FIPS.pt, '--identity', keys[p]!, '--peer-key', pubs[1 - p]!, ...extra,
+    ];
+    // Party 0 asks for 3 threads, party 1 computes on its main thread: each says its own.
+    const [a0, a1] = await partiesOverWebSockets(2, `threads-${randomBytes(4).toString('hex')}`, (p) =>
+      args(p, p === 0 ? ['--threads', '3'] : ['--no-worker']),
+    );
+    // By default: in engine workers, with the session's default number of threads.
+    const [b0, b1] = await partiesOverWebSockets(2, `threads-${randomBytes(4).toString('hex')}`, (p) => args(p, []));
+    for (const proc of [a0!, a1!, b0!, b1!]) {
+      expect((await proc.exit).code, proc.stderr()).toBe(0);
+      expect(proc.stdout()).toBe(`${FIPS.ct}\n`);
+      expect(proc.stderr().match(/computing /g), proc.stderr()).toEqual(['computing ']);
+    }
+    expect(a0!.stderr()).toMatch(/webmpc party 0: computing in engine workers, offering 3 threads\n/);
+    expect(a1!.stderr()).toMatch(/webmpc party 1: computing on the main thread \(--no-worker\), offering 1 thread\n/);
+    const inWorkers = new RegExp(`computing in (an engine worker|engine workers), ${threads(DEFAULT_THREADS)}\\n`);
+    for (const proc of [b0!, b1!]) expect(proc.stderr()).toMatch(inWorkers);
+  }, 90_000);
+
+  it('eval gives the same outputs with --threads 1, 4 and --no-worker (yao2pc, authgc)', async () => {
+    for (const extra of [['--threads', '1'], ['--threads', '4'], ['--no-worker']]) {
+      for (const protocol of ['yao2pc', 'authgc']) {
+        const r = await cli(['eval', '--circuit', AES, '--protocol', protocol, '--input', `1=${FIPS.key}`, '--input', `2=${FIPS.pt}`, ...extra], 60_000);
+        expect(r, `${protocol} ${extra.join(' ')}`).toEqual({ code: 0, stdout: `${FIPS.ct}\n`, stderr: '' });
+      }
+    }
+  }, 120_000);
+
+  it('a bad thread count is a usage error (exit 2, one line)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--threads', '0'], /--threads must be an integer in \[1, 64\]/],
+      [['--threads', 'many'], /--threads must be an integer in \[1, 64\]/],
+      [['--threads', '2', '--no-worker'], /--threads above 1 needs engine workers: drop --no-worker/],
+    ];
+    for (const [extra, pattern] of cases) {
+      const r = await cli(['eval', '--circuit', ADDER, '--input', '1=1', '--input', '2=2', ...extra]);
+      expect(r).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/^webmpc eval: [^\n]+\n$/);
+      expect(r.stderr).toMatch(pattern);
+    }
+  });
+});

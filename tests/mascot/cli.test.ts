@@ -1,23 +1,15 @@
-// `webmpc eval --protocol mascot --program FILE` as a user runs it (node dist/cli.js in a child
-// process): a program file written from the builder's bytes, outputs as decimal integers (signed
-// ones negative), against the plain answers; mistakes exit 2 with one line and no input value.
-import { execFile } from 'node:child_process';
+// `webmpc eval --protocol mascot --program FILE` and `webmpc party --protocol mascot` as a user
+// runs them (node dist/cli.js in child processes): a program file written from the builder's
+// bytes, outputs as decimal integers (signed ones negative), against the plain answers; mistakes
+// exit 2 with one line and no input value.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProgramBuilder, vickreyAuction } from '../../dist/program/index.js';
-import { ROOT } from '../helpers.js';
+import { cli as run, partiesOverWebSockets } from '../cli/helpers.js';
 
-const CLI = join(ROOT, 'dist/cli.js');
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 100_000, encoding: 'utf8' }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[]) => run(args, 100_000);
 
 let dir: string;
 let auction: string;
@@ -72,4 +64,30 @@ describe('webmpc eval --protocol mascot', () => {
       expect(r.stderr).not.toContain('40000');
     }
   }, 120_000);
+});
+
+describe('webmpc party --protocol mascot', () => {
+  it('two processes over WebSockets: each prints the outputs revealed to it, in decimal', async () => {
+    // signed: x - y to both parties, x < y to party 1 only.
+    const [p0, p1] = await partiesOverWebSockets(2, `mascot-${Date.now()}`, (p) => [
+      // A negative value is written --input=-5 (a bare -5 would read as an option).
+      '--protocol', 'mascot', '--program', signed, '--insecure', p === 0 ? '--input=-5' : '--input=0x7',
+      ...(p === 1 ? ['--json'] : []),
+    ]);
+    expect((await p0!.exit).code, p0!.stderr()).toBe(0);
+    expect((await p1!.exit).code, p1!.stderr()).toBe(0);
+    expect(p0!.stdout()).toBe('-12\n(not revealed to this party)\n');
+    expect(JSON.parse(p1!.stdout())).toMatchObject({ outputs: ['-12', '1'], protocol: 'mascot', party: 1 });
+    expect(p0!.stderr()).toMatch(/computing in (an engine worker|engine workers), offering \d+ threads?\n/);
+  }, 120_000);
+
+  it('the program names the parties: a --party or --input count it contradicts is a usage error', async () => {
+    const r = await cli(['party', '--protocol', 'mascot', '--program', auction, '--party', '0', '--parties', '2', '--insecure', '--room', 'x', '--signal', 'ws://127.0.0.1:1', '--input', '1']);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/^webmpc party: the program is for 3 parties, not --parties 2\n$/);
+    const r2 = await cli(['party', '--protocol', 'mascot', '--program', auction, '--party', '3', '--insecure', '--room', 'x', '--signal', 'ws://127.0.0.1:1', '--input', '1']);
+    expect(r2.stderr).toMatch(/^webmpc party: --party must be a party index from 0 to 2\n$/);
+    const r3 = await cli(['party', '--protocol', 'mascot', '--program', auction, '--party', '1', '--insecure', '--room', 'x', '--signal', 'ws://127.0.0.1:1', '--input', '1', '--input', '2']);
+    expect(r3.stderr).toMatch(/^webmpc party: party 1 owns 1 input value\(s\) \(2\); 2 --input given\n$/);
+  }, 60_000);
 });

@@ -1,12 +1,19 @@
 // `webmpc enclave-server` from the command line: it prints its URL, loudly labelled as the
 // simulation backend, and the measurement to pin; an SDK session runs teleport-yao against it;
 // SIGTERM stops it cleanly; --print-measurement prints the program's hash; the Open Enclave
-// backend refuses (exit 1) saying what it needs.
+// backend refuses (exit 1) saying what it needs. And teleport-yao from `webmpc eval` and
+// `webmpc party` against a simulation server: the FIPS-197 vector, and the enclave options'
+// mistakes refused before anything runs.
 import { spawn, spawnSync } from 'node:child_process';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init } from '../../dist/index.js';
+import { cli, FIPS, partiesOverWebSockets } from '../cli/helpers.js';
 import { DIST } from '../helpers.js';
-import { circuitFile, enclaveFor, hex, pair, programMeasurement, unhex } from './helpers.js';
+import { CIRCUITS, circuitFile, enclaveFor, hex, pair, programMeasurement, startServer, unhex } from './helpers.js';
 
 const CLI = `${DIST}cli.js`;
 
@@ -66,4 +73,94 @@ describe('webmpc enclave-server', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--backend must be simulation or openenclave/);
   });
+});
+
+describe('webmpc eval and party --protocol teleport-yao', () => {
+  const AES = `${CIRCUITS}/aes_128.txt`;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  /** The enclave flags both parties pass (the simulation program pinned, and allowed). */
+  let pins: string[];
+  let scratch: string;
+  beforeAll(async () => {
+    server = await startServer();
+    pins = ['--simulated-measurement', server.measurement!, '--allow-simulated-enclave'];
+    scratch = mkdtempSync(join(tmpdir(), 'webmpc-teleport-cli-'));
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('eval: AES-128 gives the FIPS-197 vector in both modes, with either party garbling', async () => {
+    for (const [mode, garbler] of [['semi-honest', '0'], ['malicious', '1']] as const) {
+      const r = await cli(
+        ['eval', '--protocol', 'teleport-yao', '--mode', mode, '--garbler', garbler, '--enclave', server.url, ...pins,
+          '--circuit', AES, '--input', `1=${FIPS.key}`, '--input', `2=${FIPS.pt}`],
+        60_000,
+      );
+      expect(r, r.stderr).toEqual({ code: 0, stdout: `${FIPS.ct}\n`, stderr: '' });
+    }
+    const j = await cli(
+      ['eval', '--protocol', 'teleport-yao', '--mode', 'malicious', '--enclave', server.url, ...pins, '--circuit', AES,
+        '--input', `1=${FIPS.key}`, '--input', `2=${FIPS.pt}`, '--json'],
+      60_000,
+    );
+    expect(j.code, j.stderr).toBe(0);
+    expect(JSON.parse(j.stdout)).toMatchObject({ outputs: [FIPS.ct], protocol: 'teleport-yao', andGates: 6400 });
+  }, 120_000);
+
+  it('party: two processes over WebSockets with pinned keys; the evaluator alone names the enclave; both get the FIPS-197 vector', async () => {
+    const keys = [0, 1].map((p) => join(scratch, `p${p}.key`));
+    const pubs = await Promise.all(keys.map(async (k) => (await cli(['key', k])).stdout.trim()));
+    const [garbler, evaluator] = await partiesOverWebSockets(2, `teleport-${randomBytes(4).toString('hex')}`, (p) => [
+      '--protocol', 'teleport-yao', '--mode', 'malicious', '--circuit', AES, ...pins,
+      '--identity', keys[p]!, '--peer-key', pubs[1 - p]!, '--input', p === 0 ? FIPS.key : FIPS.pt,
+      // Party 0 garbles (the default) and never reaches the enclave: it is given no URL.
+      ...(p === 1 ? ['--enclave', server.url] : []),
+    ]);
+    for (const proc of [garbler!, evaluator!]) {
+      expect(await proc.exit.then((e) => e.code), proc.stderr()).toBe(0);
+      expect(proc.stdout()).toBe(`${FIPS.ct}\n`);
+      // What was accepted is said, and where it computes (in its engine worker, like the others).
+      expect(proc.stderr()).toMatch(/WARNING: --allow-simulated-enclave: the simulation backend is not an enclave/);
+      expect(proc.stderr()).toMatch(/authenticated \(pinned\)/);
+      expect(proc.stderr().match(/computing /g)).toEqual(['computing ']);
+      expect(proc.stderr()).toMatch(/computing in (an engine worker|engine workers), offering \d+ threads?\n/);
+    }
+    expect(garbler!.stderr() + garbler!.stdout()).not.toContain(FIPS.pt);
+    expect(evaluator!.stderr() + evaluator!.stdout()).not.toContain(FIPS.key);
+  }, 120_000);
+
+  it('mistakes exit 2 with one line before anything runs; an enclave the policy refuses fails the run (exit 1)', async () => {
+    const base = ['eval', '--protocol', 'teleport-yao', '--circuit', AES, '--input', `1=${FIPS.key}`, '--input', `2=${FIPS.pt}`];
+    const cases: [string[], RegExp][] = [
+      [['--enclave', server.url, ...pins], /teleport-yao needs --mode semi-honest or --mode malicious/],
+      [['--mode', 'covert', '--enclave', server.url, ...pins], /--mode must be semi-honest or malicious/],
+      [['--mode', 'malicious', ...pins], /the evaluator of teleport-yao needs a usable --enclave/],
+      [['--mode', 'malicious', '--enclave', server.url], /teleport-yao needs the enclave's measurement pinned: --measurement HEX/],
+      [['--mode', 'malicious', '--enclave', server.url, '--allow-simulated-enclave'], /teleport-yao needs the enclave's measurement pinned/],
+      [['--mode', 'malicious', '--enclave', server.url, '--measurement', 'ab'.repeat(32), '--allow-simulated-enclave'], /--allow-simulated-enclave needs the simulation program pinned: --simulated-measurement HEX/],
+      [['--mode', 'malicious', '--enclave', server.url, '--simulated-measurement', server.measurement!], /refused without --allow-simulated-enclave/],
+      [['--mode', 'malicious', '--enclave', server.url, '--simulated-measurement', 'xyz', '--allow-simulated-enclave'], /--simulated-measurement must be 64 hex digits/],
+      [['--mode', 'malicious', '--enclave', 'ws://192.0.2.1:8790', ...pins], /plaintext ws:\/\/ URL to a host other than loopback: use wss:\/\/, or set --allow-plaintext-websocket/],
+      [['--mode', 'malicious', '--enclave', server.url, ...pins, '--evaluator', '1'], /--evaluator applies to --protocol authgc only/],
+      [['--mode', 'malicious', '--enclave', server.url, ...pins, '--parties', '3'], /teleport-yao has exactly 2 parties/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => cli([...base, ...args])));
+    results.forEach((r, i) => {
+      const [args, pattern] = cases[i]!;
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/^webmpc eval: [^\n]+\n$/);
+      expect(r.stderr).toMatch(pattern);
+    });
+    // --mode belongs to teleport-yao only.
+    const yao = await cli(['eval', '--circuit', AES, '--mode', 'malicious', '--input', '1=0', '--input', '2=0']);
+    expect(yao.code).toBe(2);
+    expect(yao.stderr).toMatch(/^webmpc eval: --mode applies to --protocol teleport-yao only\n$/);
+    // Pinning only an Open Enclave measurement refuses the simulation backend's evidence: the
+    // computation fails (exit 1), naming why.
+    const refused = await cli([...base, '--mode', 'malicious', '--enclave', server.url, '--measurement', server.measurement!], 60_000);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(/SIMULATED_ENCLAVE_REFUSED/);
+  }, 120_000);
 });

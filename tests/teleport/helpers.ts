@@ -69,9 +69,10 @@ export interface Pair {
   close(): Promise<void>;
 }
 
-export async function pair(recvTimeoutMs = 20_000): Promise<Pair> {
+/** Two sessions over in-memory transports (`worker: false`: computing on this thread). */
+export async function pair(recvTimeoutMs = 20_000, options: { worker?: boolean } = {}): Promise<Pair> {
   const transports = createMemoryTransports(2, { recvTimeoutMs }) as [Transport, Transport];
-  const sessions = (await Promise.all(transports.map((t, p) => session({ transport: t, party: p, parties: 2 })))) as [Session, Session];
+  const sessions = (await Promise.all(transports.map((t, p) => session({ transport: t, party: p, parties: 2, ...options })))) as [Session, Session];
   return {
     sessions,
     transports,

@@ -106,7 +106,9 @@ describe('enclave-server (simulation backend)', () => {
   });
 
   it('a program that dies mid-stream aborts both parties with typed errors, well before any deadline', async () => {
-    const { sessions, close } = await pair(60_000);
+    // On this thread: the program is killed from a progress report in the middle of evaluating,
+    // and an engine worker's reports arrive after the fact (it may have finished by then).
+    const { sessions, close } = await pair(60_000, { worker: false });
     const c = circuitFile('sha256.txt');
     const enclave = enclaveFor(server, { recvTimeoutMs: 60_000 });
     let killed = false;

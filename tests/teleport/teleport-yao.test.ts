@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuit as circuits, init, WebmpcError } from '../../dist/index.js';
+import { WebSocket as NodeWs } from 'ws';
 import { both, circuitFile, enclaveFor, hex, pair, startServer, unhex } from './helpers.js';
 
 const MODES = ['semi-honest', 'malicious'] as const;
@@ -193,5 +194,38 @@ describe('teleport-yao sessions', () => {
     }
     for (let i = 0; i < 100 && server.sessions().length > before; i++) await new Promise((r) => setTimeout(r, 20));
     expect(server.sessions().length).toBe(before);
+  });
+});
+
+describe('teleport-yao in the engine worker', () => {
+  it('runs in the worker with the platform WebSocket; an app’s own WebSocket class keeps it on the caller’s thread, where that class is used', async () => {
+    const server = await startServer();
+    const c = circuitFile('aes_128.txt');
+    let constructed = 0;
+    class Own extends NodeWs {
+      constructor(...args: ConstructorParameters<typeof NodeWs>) {
+        super(...args);
+        constructed++;
+      }
+    }
+    try {
+      const key = unhex('000102030405060708090a0b0c0d0e0f');
+      const block = unhex('00112233445566778899aabbccddeeff');
+      // A session each: an evaluator keeps to one WebSocket class within a session.
+      for (const WebSocket of [undefined, Own]) {
+        const { sessions, close } = await pair();
+        const enclave = enclaveFor(server, WebSocket ? { WebSocket: WebSocket as never } : {});
+        const outs = await Promise.all(
+          sessions.map((s, p) => s.run(c, { inputs: [p === 0 ? key : block], protocol: 'teleport-yao', mode: 'malicious', enclave })),
+        );
+        await close();
+        expect(outs.map((o) => hex(o[0]))).toEqual(['69c4e0d86a7b0430d8cdb78070b4c55a', '69c4e0d86a7b0430d8cdb78070b4c55a']);
+        // The evaluator's link to the enclave-server used the app's class only in the second run.
+        expect(constructed).toBe(WebSocket ? 1 : 0);
+      }
+    } finally {
+      c.free();
+      await server.close();
+    }
   });
 });

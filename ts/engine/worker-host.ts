@@ -24,6 +24,12 @@ import {
 
 /** How long a worker may take to load its Wasm and say it is ready. */
 const START_TIMEOUT_MS = 30_000;
+/**
+ * Once an operation's transport has closed (an abort, a peer's death), how long its worker may
+ * take to notice (its next send or receive fails) before it is terminated: a worker in the middle
+ * of a long computation would otherwise run on for nothing.
+ */
+const ABANDON_AFTER_MS = 2_000;
 /** Node: the most a worker's JS heap may grow to (its Wasm memory is counted apart). */
 const NODE_HEAP_LIMIT_MB = 512;
 
@@ -170,13 +176,24 @@ export class EngineWorker {
     if (this.#dead) return Promise.reject(this.#dead);
     if (this.#current) return Promise.reject(new WebmpcError('BUSY', 'the engine worker is already running an operation'));
     const id = this.#nextId++;
+    let abandon: ReturnType<typeof setTimeout> | undefined;
     return new Promise<unknown>((resolve, reject) => {
       this.#current = { id, hooks, resolve, reject };
+      void hooks.transport.closed.then((reason) => {
+        if (this.#current?.id !== id) return;
+        abandon = setTimeout(() => {
+          if (this.#current?.id !== id) return;
+          const why = reason instanceof WebmpcError ? reason : workerFailed('the operation was abandoned: its transport closed');
+          this.#die(why);
+          void this.#w.terminate().catch(() => {});
+        }, ABANDON_AFTER_MS);
+      });
       this.#w.keepAlive(true);
       const shipped = modules ? Object.fromEntries(Object.entries(modules).filter(([n]) => !this.#shipped.has(n))) : undefined;
       for (const name of Object.keys(shipped ?? {})) this.#shipped.add(name);
       this.#w.post({ t: 'op', id, ...op, ...(shipped && Object.keys(shipped).length > 0 ? { modules: shipped } : {}) });
     }).finally(() => {
+      clearTimeout(abandon);
       this.#current = undefined;
       this.#w.keepAlive(false);
     });

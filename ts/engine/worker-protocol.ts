@@ -108,8 +108,8 @@ export function workerFailed(message: string, cause?: unknown): WebmpcError {
 
 /** What the worker is asked to do. */
 export type WorkerOp =
-  | { readonly op: 'run'; readonly protocol: string; readonly ctx: ContextInit; readonly job: WireJob }
-  | { readonly op: 'preprocess'; readonly protocol: string; readonly ctx: ContextInit; readonly params: unknown }
+  | { readonly op: 'run'; readonly protocol: string; readonly ctx: ContextInit; readonly job: WireJob; readonly local?: unknown }
+  | { readonly op: 'preprocess'; readonly protocol: string; readonly ctx: ContextInit; readonly params: unknown; readonly local?: unknown }
   | {
       readonly op: 'instance';
       readonly protocol: string;

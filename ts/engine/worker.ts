@@ -279,9 +279,15 @@ async function perform(op: WorkerOp): Promise<unknown> {
     return task(instanceContextFor(module.name, op.ctx, transport), op.args);
   }
   const ctx = contextFor(module.name, op.ctx, transport);
-  if (op.op === 'run') return module.run(ctx, (await jobOf(op.job)) as never);
+  // This party's own options that ride along with the roles or parameters (see localOptions).
+  const withLocal = async <T>(x: T): Promise<T> =>
+    op.local !== undefined && module.localOptions ? ((await module.localOptions.receive(x as object, op.local)) as T) : x;
+  if (op.op === 'run') {
+    const job = await jobOf(op.job);
+    return module.run(ctx, { ...job, roles: await withLocal(job.roles) } as never);
+  }
   if (!module.preprocess) throw new WebmpcError('INVALID_ARGUMENT', `protocol '${module.name}' has no preprocessing`);
-  await module.preprocess.run(ctx, op.params as never);
+  await module.preprocess.run(ctx, (await withLocal(op.params)) as never);
   return undefined;
 }
 

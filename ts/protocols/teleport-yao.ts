@@ -48,6 +48,7 @@ import { PreparedCircuit } from '../circuit/source.js';
 import { checkEnclaveOptions, enclaveKey, openEvaluatorLink, policyBytes, type EnclaveOptions } from '../enclave/client.js';
 import type { EnclaveLink } from '../enclave/link.js';
 import { callModule, loadModule } from '../engine/modules.js';
+import { isNode } from '../engine/wasm.js';
 import { WebmpcError } from '../errors.js';
 import type { CircuitJob, Outputs, PartyEnv, ProtocolContext, ProtocolModule } from './types.js';
 import { sha256 } from './util.js';
@@ -150,6 +151,15 @@ function roles(options: TeleportYaoRoleOptions, env: PartyEnv): TeleportYaoRoles
   return withLocal({ garbler, mode }, enclave);
 }
 
+/** The WebSocket class a worker has by itself: the global one, or `ws` in Node (loaded on first use). */
+async function platformWebSocket(): Promise<EnclaveOptions['WebSocket']> {
+  if (!isNode()) return (globalThis as { WebSocket?: EnclaveOptions['WebSocket'] }).WebSocket;
+  // Node's entry is hidden from bundlers: a browser build never reaches this branch.
+  const nodeEntry = '../net/node.js';
+  const node = (await import(/* webpackIgnore: true */ /* @vite-ignore */ nodeEntry)) as typeof import('../net/node.js');
+  return node.nodeWebSocket();
+}
+
 /** This party's attested session for `garbler`, set up (evidence checked, key agreed) on first use. */
 async function attest(ctx: ProtocolContext<TeleportYaoState>, garbler: number, enclave: EnclaveOptions): Promise<TeleportSide> {
   const state = (ctx.state ??= { sides: new Map(), circuit: undefined });
@@ -246,8 +256,28 @@ export const teleportYao: ProtocolModule<TeleportYaoTypes> = {
   computes: 'circuit',
   parties: { min: 2, max: 2 },
   wasmModule: 'teleport',
-  // The enclave options (a WebSocket constructor among them) live on the caller's thread.
-  worker: false,
+  localOptions: {
+    // The enclave options go to the engine worker as plain data; a WebSocket constructor cannot
+    // cross, so the worker takes its own (the global one, or `ws` in Node).
+    send(params: object): unknown {
+      const { WebSocket: _drop, ...plain } = localOf(params);
+      return plain;
+    },
+    async receive(params: object, local: unknown): Promise<object> {
+      const WebSocket = await platformWebSocket();
+      return withLocal({ ...params }, { ...(local as EnclaveOptions), ...(WebSocket ? { WebSocket } : {}) });
+    },
+    // An app's own WebSocket class (a proxy, a local address) exists only on its thread. Only
+    // the evaluator opens a socket; the garbler's class, if any, is never used. (An evaluator
+    // that switches between its own class and the platform's within one session starts a new
+    // attested session where the garbler expects the old one: the run fails, typed.)
+    async bindToCallerThread(params: object, env: PartyEnv): Promise<boolean> {
+      const garbler = (params as { garbler?: unknown }).garbler;
+      if (typeof garbler !== 'number' || roleOf(env, garbler) !== 'evaluator') return false;
+      const given = localOf(params).WebSocket;
+      return given !== undefined && given !== (await platformWebSocket());
+    },
+  },
   roleOptions: ['garbler', 'mode', 'enclave'],
   roles,
   check,

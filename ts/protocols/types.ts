@@ -218,11 +218,25 @@ export interface ProtocolModule<T extends ProtocolTypes = ProtocolTypes> {
    */
   readonly wasmModule?: import('../engine/types.js').ProtocolModuleName;
   /**
-   * `false` for a protocol that runs on the session's own thread even in worker mode, with the
-   * reason in its docs (teleport-yao, for now: its enclave options carry a WebSocket constructor,
-   * which cannot cross to a worker).
+   * `false` for a protocol that runs on the session's own thread even in worker mode (none of
+   * the package's protocols; a module an app adds at run time always does).
    */
   readonly worker?: false;
+  /**
+   * For roles or preprocessing parameters that carry options of this party's own beside what the
+   * parties agree on (teleport-yao's enclave options, under a symbol key that a structured clone
+   * would drop): `send` turns them into plain data for the engine worker, `receive` (in the
+   * worker) puts them back, supplying there what cannot cross (a WebSocket constructor).
+   */
+  readonly localOptions?: {
+    send(rolesOrParams: object): unknown;
+    receive(rolesOrParams: object, local: unknown): Promise<object>;
+    /**
+     * True when these options hold something of this thread's that the worker cannot make
+     * itself (an app's own WebSocket class): then the operation runs on the caller's thread.
+     */
+    bindToCallerThread?(rolesOrParams: object, env: PartyEnv): Promise<boolean>;
+  };
   /** The option names of `Session.run` it accepts beyond the common ones. */
   readonly roleOptions: readonly (keyof T['roleOptions'] & string)[];
   /** Checks and normalises the role options, before anything is sent. Throws `INVALID_ARGUMENT`. */

@@ -10,8 +10,10 @@
 //! * `AuthGcRealLocalBench`: every party of an authenticated-garbling session (real F_Pre) inside
 //!   this instance, timed phase by phase, for the `authgc` suite.
 //! * `MascotLocalBench`, `mascotFieldMulLoop` and the example programs: see [`mascot`].
+//! * `rooflinePrimitive`: the roofline suite's primitives, see [`roofline`].
 
 pub mod mascot;
+pub mod roofline;
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use wasm_bindgen::prelude::*;
@@ -93,6 +95,8 @@ impl OtLocalBench {
 pub struct GarbleLocalBench {
     circuit: webmpc_circuit::Circuit,
     tag: u64,
+    /// The chunks compiled once, after `usePlans` (as a prepared circuit keeps them).
+    compiled: Option<Vec<webmpc_garble::halfgates::CompiledChunk>>,
 }
 
 #[wasm_bindgen(js_class = GarbleLocalBench)]
@@ -114,7 +118,7 @@ impl GarbleLocalBench {
     ) -> Result<GarbleLocalBench, JsError> {
         let circuit = parsed.map_err(|e| JsError::new(&e.to_string()))?;
         circuit.validate().map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(GarbleLocalBench { circuit, tag: 0 })
+        Ok(GarbleLocalBench { circuit, tag: 0, compiled: None })
     }
 
     /// AND gates in the circuit.
@@ -136,12 +140,43 @@ impl GarbleLocalBench {
         self.repeat(reps, false)
     }
 
+    /// Compiles the circuit's chunks once and reuses them from now on (what the Yao protocol
+    /// does with a prepared circuit it runs more than once); the default plans every chunk on
+    /// every run.
+    #[wasm_bindgen(js_name = usePlans)]
+    pub fn use_plans(&mut self) -> Result<(), JsError> {
+        let compiled = webmpc_garble::local::compile_chunks(&self.circuit).map_err(|e| JsError::new(&e.to_string()))?;
+        self.compiled = Some(compiled);
+        Ok(())
+    }
+
+    /// Garbles the circuit once, then evaluates those tables `reps` times: the evaluator's work
+    /// alone (all-zero inputs). Returns a byte of the last output label.
+    #[wasm_bindgen(js_name = evaluateOnly)]
+    pub fn evaluate_only(&mut self, reps: u32) -> Result<u8, JsError> {
+        let e = |e: webmpc_garble::GarbleError| JsError::new(&e.to_string());
+        self.tag = self.tag.wrapping_add(1);
+        let garbled =
+            webmpc_garble::local::garble_once(&self.circuit, self.compiled.as_deref(), self.tag).map_err(e)?;
+        let mut out = 0;
+        for _ in 0..reps {
+            out ^=
+                webmpc_garble::local::evaluate_garbled(&self.circuit, self.compiled.as_deref(), &garbled).map_err(e)?;
+        }
+        Ok(out)
+    }
+
     fn repeat(&mut self, reps: u32, garble_only: bool) -> Result<f64, JsError> {
         let mut bytes = 0;
         for _ in 0..reps {
             self.tag = self.tag.wrapping_add(1);
-            bytes = webmpc_garble::local::garble_and_evaluate(&self.circuit, garble_only, self.tag)
-                .map_err(|e| JsError::new(&e.to_string()))?;
+            bytes = webmpc_garble::local::garble_and_evaluate_compiled(
+                &self.circuit,
+                self.compiled.as_deref(),
+                garble_only,
+                self.tag,
+            )
+            .map_err(|e| JsError::new(&e.to_string()))?;
         }
         Ok(bytes as f64)
     }
@@ -175,8 +210,11 @@ pub fn fpre_local_run(parties: usize, shares: usize, triples: usize, rho: usize)
         .map(|s| format!("\"{}\":{}", s.name(), r.bytes_by_step[*s as usize]))
         .collect::<Vec<_>>()
         .join(",");
-    let work =
-        Work::ALL.iter().map(|w| format!("\"{}\":{}", w.name(), r.profile.ms[*w as usize])).collect::<Vec<_>>().join(",");
+    let work = Work::ALL
+        .iter()
+        .map(|w| format!("\"{}\":{}", w.name(), r.profile.ms[*w as usize]))
+        .collect::<Vec<_>>()
+        .join(",");
     Ok(format!(
         "{{\"setupMs\":{},\"sharesMs\":{},\"triplesMs\":{},\"shareBytes\":[{}],\"tripleBytes\":[{}],\"bytesByStep\":{{{}}},\"profileMs\":{{{}}}}}",
         r.setup_ms,

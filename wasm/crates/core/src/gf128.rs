@@ -144,10 +144,14 @@ impl Raw {
     fn add(&mut self, a: &Prepared, b: &Prepared) {
         for (z, (x, y)) in self.0.iter_mut().zip(a.0.iter().zip(&b.0)) {
             let (x, y) = (&x.0, &y.0);
-            z[0] ^= x[0].wrapping_mul(y[0]) ^ x[1].wrapping_mul(y[3]) ^ x[2].wrapping_mul(y[2]) ^ x[3].wrapping_mul(y[1]);
-            z[1] ^= x[0].wrapping_mul(y[1]) ^ x[1].wrapping_mul(y[0]) ^ x[2].wrapping_mul(y[3]) ^ x[3].wrapping_mul(y[2]);
-            z[2] ^= x[0].wrapping_mul(y[2]) ^ x[1].wrapping_mul(y[1]) ^ x[2].wrapping_mul(y[0]) ^ x[3].wrapping_mul(y[3]);
-            z[3] ^= x[0].wrapping_mul(y[3]) ^ x[1].wrapping_mul(y[2]) ^ x[2].wrapping_mul(y[1]) ^ x[3].wrapping_mul(y[0]);
+            z[0] ^=
+                x[0].wrapping_mul(y[0]) ^ x[1].wrapping_mul(y[3]) ^ x[2].wrapping_mul(y[2]) ^ x[3].wrapping_mul(y[1]);
+            z[1] ^=
+                x[0].wrapping_mul(y[1]) ^ x[1].wrapping_mul(y[0]) ^ x[2].wrapping_mul(y[3]) ^ x[3].wrapping_mul(y[2]);
+            z[2] ^=
+                x[0].wrapping_mul(y[2]) ^ x[1].wrapping_mul(y[1]) ^ x[2].wrapping_mul(y[0]) ^ x[3].wrapping_mul(y[3]);
+            z[3] ^=
+                x[0].wrapping_mul(y[3]) ^ x[1].wrapping_mul(y[2]) ^ x[2].wrapping_mul(y[1]) ^ x[3].wrapping_mul(y[0]);
         }
     }
 
@@ -276,6 +280,22 @@ pub(crate) mod pclmul {
         }
     }
 
+    /// `Σ a[i] · b[i]` unreduced, as (low, high) halves.
+    ///
+    /// # Safety
+    /// The CPU must support PCLMULQDQ.
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    pub(crate) unsafe fn inner_product_unreduced(a: &[Block], b: &[Block]) -> (u128, u128) {
+        let mut lo = _mm_setzero_si128();
+        let mut hi = _mm_setzero_si128();
+        for (&x, &y) in a.iter().zip(b) {
+            let (l, h) = clmul_m128(to_m128(x), to_m128(y));
+            lo = _mm_xor_si128(lo, l);
+            hi = _mm_xor_si128(hi, h);
+        }
+        (to_u128(lo), to_u128(hi))
+    }
+
     /// # Safety
     /// The CPU must support PCLMULQDQ.
     #[target_feature(enable = "pclmulqdq,sse2")]
@@ -311,6 +331,7 @@ pub fn reduce(lo: Block, hi: Block) -> Block {
 
 /// `a · b` in GF(2^128).
 pub fn gf128_mul(a: Block, b: Block) -> Block {
+    crate::count::add(crate::count::Op::Gf128Mul, 1);
     #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
     if pclmul::available() {
         // SAFETY: PCLMULQDQ was just detected.
@@ -327,6 +348,7 @@ pub fn gf128_mul_many(a: &[Block], b: &[Block], out: &mut [Block]) -> Result<(),
     if a.len() != out.len() {
         return Err(KernelError::LengthMismatch { what: "gf128_mul_many: a vs out", left: a.len(), right: out.len() });
     }
+    crate::count::add(crate::count::Op::Gf128Mul, a.len() as u64);
     #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
     if pclmul::available() {
         // SAFETY: PCLMULQDQ was just detected.
@@ -343,6 +365,7 @@ pub fn gf128_inner_product(a: &[Block], b: &[Block]) -> Result<Block, KernelErro
     if a.len() != b.len() {
         return Err(KernelError::LengthMismatch { what: "gf128_inner_product", left: a.len(), right: b.len() });
     }
+    crate::count::add(crate::count::Op::Gf128Mul, a.len() as u64);
     #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
     if pclmul::available() {
         // SAFETY: PCLMULQDQ was just detected.
@@ -368,7 +391,10 @@ impl Gf128Coefficients {
         if pclmul::available() {
             return Gf128Coefficients { coefficients: coefficients.to_vec(), prepared: Vec::new() };
         }
-        Gf128Coefficients { coefficients: coefficients.to_vec(), prepared: coefficients.iter().map(|&c| Prepared::of(c)).collect() }
+        Gf128Coefficients {
+            coefficients: coefficients.to_vec(),
+            prepared: coefficients.iter().map(|&c| Prepared::of(c)).collect(),
+        }
     }
 
     /// The number of coefficients.
@@ -384,8 +410,13 @@ impl Gf128Coefficients {
     /// `Σ c_i · v[i]`; `v` must have one block per coefficient.
     pub fn inner_product(&self, v: &[Block]) -> Result<Block, KernelError> {
         if v.len() != self.len() {
-            return Err(KernelError::LengthMismatch { what: "Gf128Coefficients::inner_product", left: self.len(), right: v.len() });
+            return Err(KernelError::LengthMismatch {
+                what: "Gf128Coefficients::inner_product",
+                left: self.len(),
+                right: v.len(),
+            });
         }
+        crate::count::add(crate::count::Op::Gf128Mul, v.len() as u64);
         #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
         if self.prepared.is_empty() && !v.is_empty() {
             // SAFETY: `new` leaves `prepared` empty only after detecting PCLMULQDQ.
@@ -395,10 +426,76 @@ impl Gf128Coefficients {
     }
 }
 
+/// A running sum `Σ c_i · v_i` over [`Gf128Coefficients`], added to in pieces
+/// ([`Gf128Coefficients::accumulate`]) and reduced once ([`Gf128Sum::value`]): the KOS check
+/// accumulates each row's inner product a column group at a time, while that part of the matrix
+/// is in cache, instead of in a separate pass over the whole matrix.
+#[derive(Clone, Copy, Default)]
+pub struct Gf128Sum {
+    lo: u128,
+    hi: u128,
+}
+
+impl Gf128Sum {
+    /// The sum so far, reduced.
+    pub fn value(&self) -> Block {
+        Block::from_u128(reduce_u128(self.lo, self.hi))
+    }
+}
+
+impl Gf128Coefficients {
+    /// `sum += Σ_k c_{offset+k} · v[k]` (unreduced); `offset + v.len()` must not pass the
+    /// coefficients.
+    pub fn accumulate(&self, offset: usize, v: &[Block], sum: &mut Gf128Sum) -> Result<(), KernelError> {
+        let end = offset.checked_add(v.len()).filter(|&e| e <= self.len());
+        let Some(end) = end else {
+            return Err(KernelError::LengthMismatch {
+                what: "Gf128Coefficients::accumulate",
+                left: self.len(),
+                right: offset.saturating_add(v.len()),
+            });
+        };
+        crate::count::add(crate::count::Op::Gf128Mul, v.len() as u64);
+        #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
+        if self.prepared.is_empty() && !v.is_empty() {
+            // SAFETY: `new` leaves `prepared` empty only after detecting PCLMULQDQ.
+            let (lo, hi) = unsafe { pclmul::inner_product_unreduced(&self.coefficients[offset..end], v) };
+            sum.lo ^= lo;
+            sum.hi ^= hi;
+            return Ok(());
+        }
+        let mut acc = Raw::default();
+        for (x, &y) in self.prepared[offset..end].iter().zip(v) {
+            acc.add(x, &Prepared::of(y));
+        }
+        let (lo, hi) = acc.partial().finish();
+        sum.lo ^= lo;
+        sum.hi ^= hi;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn accumulating_in_pieces_is_the_inner_product() {
+        let c: Vec<Block> = (0..37u128)
+            .map(|i| Block::from_u128(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ 77))
+            .collect();
+        let v: Vec<Block> =
+            (0..37u128).map(|i| Block::from_u128(!i.wrapping_mul(0x2545_f491_4f6c_dd1d_0123_4567_89ab_cdef))).collect();
+        let chi = Gf128Coefficients::new(&c);
+        let mut sum = Gf128Sum::default();
+        for (k, piece) in v.chunks(5).enumerate() {
+            chi.accumulate(5 * k, piece, &mut sum).unwrap();
+        }
+        assert_eq!(sum.value(), gf128_inner_product(&c, &v).unwrap());
+        assert_eq!(sum.value(), portable::inner_product(&c, &v));
+        assert!(chi.accumulate(35, &v[..3], &mut sum).is_err());
+    }
 
     /// x^128 mod the field polynomial, i.e. x^7 + x^2 + x + 1.
     const R: u128 = 0x87;

@@ -27,6 +27,7 @@ pub mod aes;
 pub mod block;
 #[cfg(feature = "std")]
 pub mod channel;
+pub mod count;
 pub mod error;
 pub mod gf128;
 pub mod hash;

@@ -141,6 +141,7 @@ fn check(what: &'static str, input: &[u8], n: usize, out: &[u8]) -> Result<(), K
 /// `n` must be a multiple of 8 (0 is allowed); `input` and `out` must both be `16 · n` bytes.
 pub fn transpose_128xn(input: &[u8], n: usize, out: &mut [u8]) -> Result<(), KernelError> {
     check("transpose_128xn", input, n, out)?;
+    crate::count::add(crate::count::Op::TransposeBlock, n.div_ceil(128) as u64);
     t128xn::<BestLane>(input, n, out);
     Ok(())
 }
@@ -151,6 +152,7 @@ pub fn transpose_128xn(input: &[u8], n: usize, out: &mut [u8]) -> Result<(), Ker
 /// `n` must be a multiple of 8 (0 is allowed); `input` and `out` must both be `16 · n` bytes.
 pub fn transpose_nx128(input: &[u8], n: usize, out: &mut [u8]) -> Result<(), KernelError> {
     check("transpose_nx128", input, n, out)?;
+    crate::count::add(crate::count::Op::TransposeBlock, n.div_ceil(128) as u64);
     tnx128::<BestLane>(input, n, out);
     Ok(())
 }

@@ -29,9 +29,11 @@
 //! **Δ and memory.** Point-and-permute needs lsb Δ = 1 (the two labels of a wire then have
 //! different permute bits); an even Δ would make the evaluator pick the wrong table row for half
 //! the gates and return wrong outputs silently, so [`Garbler::new`] refuses it in every build.
-//! Each party keeps 32 bytes per wire (label and schedule record), allocated up front and
-//! fallibly: a circuit above [`MAX_WIRES`] wires, or one whose state does not fit in memory,
-//! is a typed error, never an aborted process or a trapped Wasm instance.
+//! Each party keeps 16 bytes per wire (its label), allocated up front, and 16 more (the schedule's
+//! record) once it plans a chunk itself — a [`CompiledChunk`] needs none, so a prepared circuit
+//! run many times does not allocate and clear them on every run. Both are allocated fallibly: a
+//! circuit above [`MAX_WIRES`] wires, or one whose state does not fit in memory, is a typed
+//! error, never an aborted process or a trapped Wasm instance.
 
 use thiserror::Error;
 use webmpc_circuit::{Gate, MAX_WIRES};
@@ -139,7 +141,10 @@ pub fn table_bytes(gates: &[Gate]) -> usize {
 /// Tables are laid out in processing order.
 #[derive(Default)]
 pub struct Schedule {
-    /// Per wire (one 16-byte record, so a gate touches one cache line per wire).
+    /// The wire count the records are for.
+    capacity: u32,
+    /// Per wire (one 16-byte record, so a gate touches one cache line per wire); empty until
+    /// the first plan.
     wires: Vec<WireState>,
     epoch: u32,
     /// (level·2 + is_not_and, index in chunk), sorted.
@@ -162,9 +167,22 @@ struct WireState {
 }
 
 impl Schedule {
-    /// A schedule for circuits of up to `wires` wires (its per-wire records allocated here).
+    /// A schedule for circuits of up to `wires` wires; its per-wire records are allocated by
+    /// [`ready`](Self::ready), on first use.
     pub(crate) fn new(wires: u32) -> Result<Self, GarbleError> {
-        Ok(Schedule { wires: per_wire(wires)?, ..Schedule::default() })
+        if wires > MAX_WIRES {
+            return Err(GarbleError::TooManyWires { wires, why: "above MAX_WIRES" });
+        }
+        Ok(Schedule { capacity: wires, ..Schedule::default() })
+    }
+
+    /// Allocates the per-wire records if they are not there yet.
+    fn ready(&mut self) -> Result<&mut Self, GarbleError> {
+        if self.wires.len() != self.capacity as usize {
+            self.wires = per_wire(self.capacity)?;
+            self.epoch = 0;
+        }
+        Ok(self)
     }
 
     /// The wire's state in this chunk (fresh if it was last seen in an earlier chunk).
@@ -267,6 +285,7 @@ pub fn plan_chunk(wires: u32, gates: &[Gate]) -> Result<Vec<(u32, u32)>, GarbleE
 /// for all of them (so planning costs the circuit's size, not its size times its chunk count).
 pub fn plan_chunks(wires: u32, gates: &[Gate], chunk: usize) -> Result<Vec<Vec<(u32, u32)>>, GarbleError> {
     let mut schedule = Schedule::new(wires)?;
+    schedule.ready()?;
     let mut base = 0u64;
     let mut plans = Vec::new();
     for c in gates.chunks(chunk.max(1)) {
@@ -275,6 +294,120 @@ pub fn plan_chunks(wires: u32, gates: &[Gate], chunk: usize) -> Result<Vec<Vec<(
         base += c.len() as u64;
     }
     Ok(plans)
+}
+
+/// One step of a [`CompiledChunk`].
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// AND gates `ands[start..end]`, hashed as one batch.
+    Ands {
+        start: u32,
+        end: u32,
+    },
+    Xor {
+        a: u32,
+        b: u32,
+        out: u32,
+    },
+    Inv {
+        a: u32,
+        out: u32,
+    },
+    Copy {
+        a: u32,
+        out: u32,
+    },
+    Const {
+        value: bool,
+        out: u32,
+        gate: u32,
+    },
+}
+
+/// A chunk of gates compiled once for repeated garbling or evaluation (a circuit run many
+/// times): its schedule ([`Schedule`]) resolved into a flat list of steps with the wires of
+/// each gate inline, the AND gates of a level contiguous, the wires checked against the wire
+/// count and the tables' size known. Running a compiled chunk does no planning, no validation
+/// pass over the gates and no indirection through the schedule, so the per-gate work outside
+/// the hashes is a few loads and stores; the result (labels, tables and their order) is exactly
+/// what [`Garbler::garble_chunk_planned`] and [`Evaluator::evaluate_chunk_planned`] produce with
+/// the same schedule.
+#[derive(Clone, Debug)]
+pub struct CompiledChunk {
+    wires: u32,
+    gates: usize,
+    table_bytes: usize,
+    steps: Vec<Step>,
+    /// `(a, b, out, index in chunk)` of every AND gate, in processing order.
+    ands: Vec<[u32; 4]>,
+}
+
+impl CompiledChunk {
+    /// Compiles `gates` of a circuit with `wires` wires.
+    pub fn new(wires: u32, gates: &[Gate]) -> Result<Self, GarbleError> {
+        let plan = plan_chunk(wires, gates)?;
+        Self::from_plan(wires, gates, &plan)
+    }
+
+    /// Compiles `gates` with their schedule `order` (from [`plan_chunk`] / [`plan_chunks`]).
+    pub fn from_plan(wires: u32, gates: &[Gate], order: &[(u32, u32)]) -> Result<Self, GarbleError> {
+        check_wires(gates, wires, 0)?;
+        let order = check_order(order, gates.len())?;
+        let mut steps = Vec::new();
+        let mut ands = Vec::new();
+        let mut k = 0;
+        while k < order.len() {
+            let (end, is_and) = next_step(order, k);
+            if is_and {
+                let start = ands.len() as u32;
+                for &(_, i) in &order[k..end] {
+                    let Gate::And { a, b, out } = gates[i as usize] else { unreachable!("batch holds AND gates") };
+                    ands.push([a, b, out, i]);
+                }
+                steps.push(Step::Ands { start, end: ands.len() as u32 });
+            } else {
+                let i = order[k].1;
+                steps.push(match gates[i as usize] {
+                    Gate::Xor { a, b, out } => Step::Xor { a, b, out },
+                    Gate::Inv { a, out } => Step::Inv { a, out },
+                    Gate::Copy { a, out } => Step::Copy { a, out },
+                    Gate::Const { value, out } => Step::Const { value, out, gate: i },
+                    Gate::And { .. } => unreachable!("ANDs are batched"),
+                });
+            }
+            k = end;
+        }
+        Ok(CompiledChunk { wires, gates: gates.len(), table_bytes: table_bytes(gates), steps, ands })
+    }
+
+    /// Gates in the chunk.
+    pub fn gates(&self) -> usize {
+        self.gates
+    }
+
+    /// Garbled bytes the chunk produces.
+    pub fn table_bytes(&self) -> usize {
+        self.table_bytes
+    }
+
+    /// Refuses a chunk compiled for more wires than `wires`, or whose gate indices from `base`
+    /// leave the tweak space.
+    fn check(&self, wires: usize, base: u64) -> Result<(), GarbleError> {
+        if self.wires as usize > wires {
+            return Err(GarbleError::WireOutOfRange { gate: base, wire: self.wires - 1, wires: wires as u32 });
+        }
+        let last = base.saturating_add(self.gates as u64);
+        if last >= 1 << 62 {
+            return Err(GarbleError::TooManyGates(last));
+        }
+        Ok(())
+    }
+}
+
+/// The tweak of half `half` of gate `gate` (< 2^62, checked by the caller).
+#[inline(always)]
+fn tweak_unchecked(tag: u64, gate: u64, half: u64) -> Block {
+    Block::from_u128(((tag as u128) << 64) | (2 * gate + half) as u128)
 }
 
 /// A cached schedule must cover exactly this chunk's gates (it came from [`plan_chunk`]; this
@@ -393,7 +526,7 @@ impl Garbler {
         let (delta, tag) = (*delta, *tag);
         let order = match planned {
             Some(order) => check_order(order, gates.len())?,
-            None => schedule.plan(gates),
+            None => schedule.ready()?.plan(gates),
         };
         let mut k = 0;
         while k < order.len() {
@@ -444,6 +577,75 @@ impl Garbler {
                 }
             }
             k = end;
+        }
+        Ok(())
+    }
+}
+
+impl Garbler {
+    /// Garbles a [`CompiledChunk`] whose first gate has index `base` in the circuit, appending
+    /// its tables to `tables`: the same labels and tables as
+    /// [`garble_chunk_planned`](Self::garble_chunk_planned) with the schedule it was compiled
+    /// from.
+    pub fn garble_compiled(
+        &mut self,
+        chunk: &CompiledChunk,
+        base: u64,
+        tables: &mut Vec<u8>,
+    ) -> Result<(), GarbleError> {
+        chunk.check(self.labels.len(), base)?;
+        let Garbler { delta, labels, tag, hash_in, hash_out, .. } = self;
+        let (delta, tag) = (*delta, *tag);
+        tables.reserve(chunk.table_bytes);
+        for step in &chunk.steps {
+            match *step {
+                Step::Ands { start, end } => {
+                    let ands = &chunk.ands[start as usize..end as usize];
+                    // Every input label of the batch is read before any output is written (a
+                    // gate of the batch may overwrite a wire another one reads).
+                    hash_in.clear();
+                    hash_in.resize(4 * ands.len(), Block::ZERO);
+                    for (x, &[a, b, _, _]) in hash_in.chunks_exact_mut(4).zip(ands) {
+                        let (a0, b0) = (labels[a as usize], labels[b as usize]);
+                        x.copy_from_slice(&[a0, a0 ^ delta, b0, b0 ^ delta]);
+                    }
+                    hash_out.clear();
+                    hash_out.resize(hash_in.len(), Block::ZERO);
+                    // Tweaks (tag, 2·gate + half), half = 0 for the A pair and 1 for the B pair.
+                    let gate_tweak = |j: usize| {
+                        let i = ands[j / 4][3] as u64;
+                        tweak_unchecked(tag, base + i, (j as u64 / 2) & 1)
+                    };
+                    Hasher::fixed().tccr_many_with(hash_in, gate_tweak, hash_out).expect("equal lengths");
+                    let at = tables.len();
+                    tables.resize(at + 32 * ands.len(), 0);
+                    let rows = Block::slice_from_bytes_mut(&mut tables[at..]).expect("whole blocks");
+                    for (((&[_, _, out, _], x), h), row) in ands
+                        .iter()
+                        .zip(hash_in.chunks_exact(4))
+                        .zip(hash_out.chunks_exact(4))
+                        .zip(rows.chunks_exact_mut(2))
+                    {
+                        let (a0, b0) = (x[0], x[2]);
+                        let (pa, pb) = (a0.lsb(), b0.lsb());
+                        let tg = h[0] ^ h[1] ^ (delta & mask(pb));
+                        let wg = h[0] ^ (tg & mask(pa));
+                        let te = h[2] ^ h[3] ^ a0;
+                        let we = h[2] ^ ((te ^ a0) & mask(pb));
+                        labels[out as usize] = wg ^ we;
+                        row[0] = tg;
+                        row[1] = te;
+                    }
+                }
+                Step::Xor { a, b, out } => labels[out as usize] = labels[a as usize] ^ labels[b as usize],
+                Step::Inv { a, out } => labels[out as usize] = labels[a as usize] ^ delta,
+                Step::Copy { a, out } => labels[out as usize] = labels[a as usize],
+                Step::Const { value, out, gate } => {
+                    let zero = webmpc_core::hash::tccr(delta, tweak_unchecked(tag, base + gate as u64, 0));
+                    labels[out as usize] = zero;
+                    tables.extend_from_slice(&(zero ^ (delta & mask(value))).0);
+                }
+            }
         }
         Ok(())
     }
@@ -505,7 +707,7 @@ impl Evaluator {
         let tag = *tag;
         let order = match planned {
             Some(order) => check_order(order, gates.len())?,
-            None => schedule.plan(gates),
+            None => schedule.ready()?.plan(gates),
         };
         let blocks = Block::slice_from_bytes(tables).expect("length checked to be a multiple of 16");
         let mut pos = 0usize;
@@ -545,6 +747,59 @@ impl Evaluator {
                 }
             }
             k = end;
+        }
+        Ok(())
+    }
+}
+
+impl Evaluator {
+    /// Evaluates a [`CompiledChunk`] (first gate index `base`) with its garbled `tables`: the
+    /// same labels as [`evaluate_chunk_planned`](Self::evaluate_chunk_planned) with the schedule
+    /// it was compiled from.
+    pub fn evaluate_compiled(&mut self, chunk: &CompiledChunk, base: u64, tables: &[u8]) -> Result<(), GarbleError> {
+        chunk.check(self.labels.len(), base)?;
+        if tables.len() != chunk.table_bytes {
+            return Err(GarbleError::TableLength { expected: chunk.table_bytes, got: tables.len() });
+        }
+        let Evaluator { labels, tag, hash_in, tweaks, hash_out, .. } = self;
+        let tag = *tag;
+        let blocks = Block::slice_from_bytes(tables).expect("length checked to be a multiple of 16");
+        let mut pos = 0usize;
+        for step in &chunk.steps {
+            match *step {
+                Step::Ands { start, end } => {
+                    let ands = &chunk.ands[start as usize..end as usize];
+                    hash_in.clear();
+                    hash_in.resize(2 * ands.len(), Block::ZERO);
+                    for (x, &[a, b, _, _]) in hash_in.chunks_exact_mut(2).zip(ands) {
+                        x.copy_from_slice(&[labels[a as usize], labels[b as usize]]);
+                    }
+                    hash_out.clear();
+                    hash_out.resize(hash_in.len(), Block::ZERO);
+                    tweaks.clear();
+                    for &[_, _, _, i] in ands {
+                        let g = base + i as u64;
+                        tweaks.extend_from_slice(&[tweak_unchecked(tag, g, 0), tweak_unchecked(tag, g, 1)]);
+                    }
+                    Hasher::fixed().tccr_many(hash_in, tweaks, hash_out).expect("equal lengths");
+                    let rows = &blocks[pos..pos + 2 * ands.len()];
+                    pos += 2 * ands.len();
+                    for (n, &[_, _, out, _]) in ands.iter().enumerate() {
+                        let (wa, wb) = (hash_in[2 * n], hash_in[2 * n + 1]);
+                        let (tg, te) = (rows[2 * n], rows[2 * n + 1]);
+                        let wg = hash_out[2 * n] ^ (tg & mask(wa.lsb()));
+                        let we = hash_out[2 * n + 1] ^ ((te ^ wa) & mask(wb.lsb()));
+                        labels[out as usize] = wg ^ we;
+                    }
+                }
+                Step::Xor { a, b, out } => labels[out as usize] = labels[a as usize] ^ labels[b as usize],
+                // NOT is free: the garbler swapped the meaning of the labels.
+                Step::Inv { a, out } | Step::Copy { a, out } => labels[out as usize] = labels[a as usize],
+                Step::Const { out, .. } => {
+                    labels[out as usize] = blocks[pos];
+                    pos += 1;
+                }
+            }
         }
         Ok(())
     }

@@ -115,13 +115,14 @@ impl YaoError {
     }
 }
 
-/// A circuit with its content hash computed once, for running many times; the garbling schedule
-/// of each chunk is computed on first use and kept.
+/// A circuit with its content hash computed once, for running many times; each chunk is
+/// compiled on first use (its schedule resolved, see [`crate::halfgates::CompiledChunk`]) and
+/// kept.
 #[derive(Debug)]
 pub struct PreparedCircuit {
     circuit: Circuit,
     hash: [u8; 32],
-    plans: std::sync::OnceLock<Vec<Vec<(u32, u32)>>>,
+    compiled: std::sync::OnceLock<Vec<crate::halfgates::CompiledChunk>>,
 }
 
 impl PreparedCircuit {
@@ -129,7 +130,7 @@ impl PreparedCircuit {
     pub fn new(circuit: Circuit) -> Result<Self, webmpc_circuit::CircuitError> {
         circuit.validate()?;
         let hash = circuit.content_hash();
-        Ok(PreparedCircuit { circuit, hash, plans: std::sync::OnceLock::new() })
+        Ok(PreparedCircuit { circuit, hash, compiled: std::sync::OnceLock::new() })
     }
 
     /// The circuit.
@@ -200,6 +201,12 @@ pub trait GateSource {
     /// The schedule of the chunk last returned by `next_chunk`, if the source keeps one (see
     /// `halfgates::plan_chunk`); `None` makes the garbler plan it.
     fn cached_order(&self) -> Option<&[(u32, u32)]> {
+        None
+    }
+
+    /// The chunk last returned by `next_chunk` compiled (see `halfgates::CompiledChunk`), if the
+    /// source keeps it; preferred over [`cached_order`](Self::cached_order).
+    fn cached_compiled(&self) -> Option<&crate::halfgates::CompiledChunk> {
         None
     }
 
@@ -303,16 +310,13 @@ impl GateSource for PreparedSource<'_> {
         &self.shape
     }
 
-    fn cached_order(&self) -> Option<&[(u32, u32)]> {
-        // Plans are cut at CHUNK_GATES, the only chunk size the protocol asks for.
+    fn cached_compiled(&self) -> Option<&crate::halfgates::CompiledChunk> {
+        // Chunks are cut at CHUNK_GATES, the only chunk size the protocol asks for.
         let c = &self.prepared.circuit;
-        // A circuit whose plans do not fit in memory gets none: the garbler and evaluator then
-        // plan each chunk themselves, with the per-wire records they already hold.
-        let plans = self
-            .prepared
-            .plans
-            .get_or_init(|| crate::halfgates::plan_chunks(c.wires, &c.gates, CHUNK_GATES).unwrap_or_default());
-        plans.get(self.chunk).map(Vec::as_slice)
+        // A circuit that cannot be compiled gets nothing cached: the garbler and evaluator then
+        // plan each chunk themselves (and report what is wrong with it).
+        let compiled = self.prepared.compiled.get_or_init(|| crate::local::compile_chunks(c).unwrap_or_default());
+        compiled.get(self.chunk)
     }
 
     async fn next_chunk(&mut self, max: usize, out: &mut Vec<Gate>) -> Result<(), YaoError> {
@@ -629,7 +633,10 @@ impl<C: Channel> YaoGarbler<C> {
             }
             for_each_chunk(source, &mut progress, async |source, chunk, base| {
                 let mut tables = Vec::with_capacity(table_bytes(chunk));
-                g.garble_chunk_planned(chunk, base, source.cached_order(), &mut tables)?;
+                match source.cached_compiled().filter(|c| c.gates() == chunk.len()) {
+                    Some(c) => g.garble_compiled(c, base, &mut tables)?,
+                    None => g.garble_chunk_planned(chunk, base, source.cached_order(), &mut tables)?,
+                }
                 Ok(ch.send(peer, tables).await?)
             })
             .await?;
@@ -702,7 +709,10 @@ impl<C: Channel> YaoEvaluator<C> {
             }
             for_each_chunk(source, &mut progress, async |source, chunk, base| {
                 let tables = ch.recv(peer).await?;
-                Ok(e.evaluate_chunk_planned(chunk, base, source.cached_order(), &tables)?)
+                match source.cached_compiled().filter(|c| c.gates() == chunk.len()) {
+                    Some(c) => Ok(e.evaluate_compiled(c, base, &tables)?),
+                    None => Ok(e.evaluate_chunk_planned(chunk, base, source.cached_order(), &tables)?),
+                }
             })
             .await?;
 

@@ -30,8 +30,16 @@ use curve25519_dalek::traits::Identity;
 use sha2::{Digest, Sha256, Sha512};
 use subtle::{Choice, ConditionallySelectable};
 use webmpc_core::channel::{Channel, PartyId};
+use webmpc_core::count::{self, Op};
 use webmpc_core::{random, Block};
 use zeroize_shim::{wipe_compressed, wipe_points, wipe_scalars};
+
+/// Compression-function calls of SHA-256 (`block` 64) or SHA-512 (`block` 128) on `len` bytes,
+/// padding included: what the roofline counts for a hash (see `webmpc_core::count`).
+fn sha_blocks(len: usize, block: usize) -> u64 {
+    let length_field = block / 8;
+    (len + 1 + length_field).div_ceil(block) as u64
+}
 
 /// Most base OTs one call runs (OT extension needs 128); bounds the receiver's message size.
 pub const MAX_BASE_OTS: usize = 1024;
@@ -51,6 +59,7 @@ fn random_scalar() -> Result<Scalar, OtError> {
 fn random_point() -> Result<RistrettoPoint, OtError> {
     let mut wide = [0u8; 64];
     random::fill(&mut wide)?;
+    count::add(Op::CurveFromUniform, 1);
     Ok(RistrettoPoint::from_uniform_bytes(&wide))
 }
 
@@ -61,6 +70,8 @@ fn hash_to_point(sid: &SessionId, index: usize, p: &CompressedRistretto) -> Rist
     h.update(sid.0);
     h.update((index as u64).to_le_bytes());
     h.update(p.as_bytes());
+    count::add(Op::ShaBlock, sha_blocks(34 + 32 + 8 + 32, 128));
+    count::add(Op::CurveFromUniform, 1);
     RistrettoPoint::from_uniform_bytes(&h.finalize().into())
 }
 
@@ -73,6 +84,7 @@ fn derive_key(sid: &SessionId, index: usize, a: &CompressedRistretto, r: &[u8], 
     h.update(a.as_bytes());
     h.update(r);
     h.update(shared.as_bytes());
+    count::add(Op::ShaBlock, sha_blocks(34 + 32 + 8 + 32 + r.len() + 32, 64));
     let d = h.finalize();
     let mut k = [0u8; 16];
     k.copy_from_slice(&d[..16]);
@@ -87,6 +99,7 @@ fn half(s: &Scalar) -> Scalar {
 }
 
 fn decode_point(peer: PartyId, bytes: &[u8], what: &'static str) -> Result<RistrettoPoint, OtError> {
+    count::add(Op::CurveDecompress, 1);
     CompressedRistretto::from_slice(bytes).ok().and_then(|c| c.decompress()).ok_or(OtError::Malformed { peer, what })
 }
 
@@ -103,6 +116,8 @@ pub async fn send<C: Channel>(ch: &C, peer: PartyId, sid: &SessionId, n: usize) 
     ch.check_peer(peer)?;
     let mut a = random_scalar()?;
     let big_a = RistrettoPoint::mul_base(&a).compress();
+    count::add(Op::CurveFixedMul, 1);
+    count::add(Op::CurveCompress, 1);
     ch.send(peer, big_a.as_bytes().to_vec()).await?;
     let msg = ch.recv_exact(peer, 2 * POINT * n).await?;
     let mut a_half = half(&a);
@@ -116,10 +131,12 @@ pub async fn send<C: Channel>(ch: &C, peer: PartyId, sid: &SessionId, n: usize) 
         let p1 = r1 + hash_to_point(sid, i, &CompressedRistretto::from_slice(r0_bytes).expect("32 bytes"));
         halves.push(a_half * p0);
         halves.push(a_half * p1);
+        count::add(Op::CurveVarMul, 2);
     }
     wipe_scalars(core::slice::from_mut(&mut a_half));
     // a·p = 2·((a/2)·p), compressed in one batch.
     let mut shared = RistrettoPoint::double_and_compress_batch(&halves);
+    count::add(Op::CurveCompressBatch, halves.len() as u64);
     wipe_points(&mut halves);
     let keys = msg
         .chunks_exact(2 * POINT)
@@ -148,6 +165,8 @@ pub async fn receive<C: Channel>(
         let t = random_point()?;
         let t_compressed = t.compress();
         let rc = (big_b - hash_to_point(sid, i, &t_compressed)).compress();
+        count::add(Op::CurveFixedMul, 1);
+        count::add(Op::CurveCompress, 2);
         let choice = Choice::from(c as u8);
         // r_0 = c ? t : r_c and r_1 = c ? r_c : t, selected byte by byte without a branch on c.
         let (mut r0, mut r1) = ([0u8; POINT], [0u8; POINT]);
@@ -173,8 +192,11 @@ pub async fn receive<C: Channel>(
     // variable-base multiplication. Constant time in the scalar, like the generic one.
     let table = RistrettoBasepointTable::create(&big_a);
     let mut halves: Vec<RistrettoPoint> = secrets.iter().map(|b| &table * b).collect();
+    count::add(Op::CurveTable, 1);
+    count::add(Op::CurveFixedMul, halves.len() as u64);
     wipe_scalars(&mut secrets);
     let mut shared = RistrettoPoint::double_and_compress_batch(&halves);
+    count::add(Op::CurveCompressBatch, halves.len() as u64);
     wipe_points(&mut halves);
     let keys = shared
         .iter()

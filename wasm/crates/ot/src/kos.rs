@@ -39,6 +39,33 @@
 //! which the per-OT tweak defeats. Δ-OT outputs are not hashed (globally correlated OT needs no
 //! correlation-robust hash) and use no tweaks.
 //!
+//! **Why two AES calls per hash, not one.** TMMO costs two fixed-key AES calls, and hashing is
+//! two thirds of a random OT's AES (the roofline: 9 AES blocks per random OT, both parties, 6 of
+//! them in TMMO). We looked for a construction with one call per hash and a published proof
+//! that covers this use, and found none that applies:
+//! * GKWY's one-call hashes, MMO^π (CR) and MMO-hat^π_σ (CCR, Section VII), are not tweakable.
+//!   Putting the tweak into their input, `π(σ(x) ⊕ i) ⊕ σ(x) ⊕ i`, is not TCR against an
+//!   adversary who chooses the inputs: it can make `σ(x_j) ⊕ j` equal across OTs, and a
+//!   malicious KOS receiver chooses its rows (up to Δ) — the MASCOT attack of GKWY App. C in
+//!   another guise. Their tweakable construction, TMMO^π, is the one with a theorem (TCCR,
+//!   proven in App. B; concrete bound O((pq + q²)/2^128), App. D), and it needs two calls.
+//! * A one-AES hash with a theorem does exist: Guo–Katz–Wang–Weng–Yu's MITCCR (CRYPTO 2020),
+//!   `π_{s ⊕ i}(σ(x)) ⊕ σ(x)` with an AES key per tweak, secure in the ideal-cipher model (what
+//!   emp-ot's IKNP hashes with). It pays a key expansion per tweak (shared by the sender's two
+//!   hashes of an OT; the receiver needs its own). Our key expansion (scalar schedule, then
+//!   slicing) runs at 0.55 M keys/s against 21 M AES blocks/s in the roofline, so as it stands
+//!   MITCCR would make random OT slower. With a bitsliced expansion of 8 keys at once (about
+//!   ten S-box layers, ~¾ of an encryption per key) a random OT would cost about
+//!   3 + 3 + 2·0.75 = 7.5 AES-equivalents instead of 9: at most +20% on the ceiling, for a new
+//!   multi-key cipher kernel. Not done in this round; the roofline shows the bound.
+//!
+//! **Passes.** A chunk is processed in groups of 16 column blocks (2,048 OTs; `kos_core::GROUP`):
+//! the sender expands a group's rows, adds them to the check's compressed rows (GF(2^128) inner
+//! products accumulated unreduced, `Gf128Coefficients::accumulate`), transposes them and hashes
+//! the keys while the group is in cache; the receiver does the same after sending `u`. Nothing
+//! computed from a chunk leaves the instance before the sender's check has passed (the sender's
+//! challenge is drawn after `u` has arrived, so it can be sent before the expansion).
+//!
 //! **Reverse instances.** Two parties that need OT extension in both directions (each party
 //! the sender of one instance, as in authenticated garbling's pairwise Δ-OT) need not run the
 //! public-key base OTs twice: [`KosSender::derive_reverse`] and [`KosReceiver::derive_reverse`]
@@ -62,8 +89,8 @@
 //! kind of error instead of producing outputs.
 
 use crate::kos_core::{
-    challenges, chunk_width, pack_bits, receiver_check, receiver_expand, sender_expand, sender_verify, transpose_rows,
-    KAPPA,
+    challenges, chunk_width, pack_bits, receiver_expand_grouped, receiver_fused, sender_fused,
+    sender_verify_compressed, KAPPA,
 };
 use crate::{
     base, check_delta, hashed_outputs_refused, try_vec, CotReceiver, CotSender, OtError, OtReceiver, OtSender,
@@ -122,6 +149,25 @@ fn hash_rows(rows: &[Block], tweak_base: u128) -> Vec<Block> {
     // The range fits: the base's low half plus a chunk never passes 2^64 (checked in `take`).
     Hasher::fixed().tccr_many_counter(rows, tweak_base, &mut out).expect("tweak range checked");
     out
+}
+
+/// The sender's two hashes of a group of keys `K_j` (offset `off` in its chunk, tweaks from
+/// `tweak`): `h0[off + j] = tccr(K_j, tweak + off + j)`, `h1[off + j] = tccr(K_j ⊕ Δ, same tweak)`.
+fn hash_pair(
+    keys: &[Block],
+    delta: Block,
+    tweak: u128,
+    off: usize,
+    h0: &mut [Block],
+    h1: &mut [Block],
+    flipped: &mut Vec<Block>,
+) {
+    let h = Hasher::fixed();
+    let tweak = tweak + off as u128;
+    h.tccr_many_counter(keys, tweak, &mut h0[off..off + keys.len()]).expect("tweak range checked");
+    flipped.clear();
+    flipped.extend(keys.iter().map(|k| *k ^ delta));
+    h.tccr_many_counter(flipped, tweak, &mut h1[off..off + keys.len()]).expect("tweak range checked");
 }
 
 /// `(offset, length)` of the chunks `n` OTs are extended in.
@@ -272,24 +318,41 @@ impl<C: Channel> KosSender<C> {
 
     /// One chunk of `n` Δ-OTs: the keys `K_j` (`= Q_j`), released only after the check passed.
     async fn chunk(&mut self, n: usize) -> Result<Vec<Block>, OtError> {
+        let mut keys = Vec::new();
+        self.chunk_with(n, &mut keys, |_, _| {}).await?;
+        Ok(keys)
+    }
+
+    /// One chunk of `n` Δ-OTs into `keys`, in one fused pass per group of columns (expansion,
+    /// the check's compression, transposition, then `group(offset, keys)` on the group's new
+    /// keys, e.g. to hash them while they are in cache; see `kos_core::sender_fused`). Whatever
+    /// `group` computes must stay with the caller unless this returns `Ok`: the check comes last.
+    async fn chunk_with(
+        &mut self,
+        n: usize,
+        keys: &mut Vec<Block>,
+        group: impl FnMut(usize, &[Block]),
+    ) -> Result<(), OtError> {
         if self.poisoned {
             return Err(poisoned());
         }
         self.poisoned = true;
         let m = chunk_width(n);
         let u = blocks(&self.ch.recv_exact(self.peer, KAPPA * m / 8).await?);
-        let q = sender_expand(&mut self.prgs, self.delta, &u, m);
+        // The challenge is drawn after `u` has arrived, so it may go out before the rows are
+        // expanded (the receiver is committed to `u` either way).
         let seed = random::random_block()?;
         self.ch.send(self.peer, seed.0.to_vec()).await?;
-        let answer = blocks(&self.ch.recv_exact(self.peer, ANSWER_BLOCKS * 16).await?);
         let chi = challenges(seed, m);
-        if !sender_verify(&chi, self.delta, &q, &answer) {
+        let compressed = sender_fused(&mut self.prgs, self.delta, &u, m, n, &chi, keys, group);
+        let answer = blocks(&self.ch.recv_exact(self.peer, ANSWER_BLOCKS * 16).await?);
+        if !sender_verify_compressed(self.delta, &compressed, &answer) {
+            Block::wipe(keys);
             return Err(OtError::CheatingDetected { peer: self.peer, check: "KOS consistency check" });
         }
-        let mut keys = transpose_rows(&q, m);
         keys.truncate(n);
         self.poisoned = false;
-        Ok(keys)
+        Ok(())
     }
 
     /// Streams `n` Δ-OT keys in chunks: `f(offset, keys)`.
@@ -308,16 +371,18 @@ impl<C: Channel> KosSender<C> {
         mut f: impl FnMut(usize, &[Block], &[Block]),
     ) -> Result<(), OtError> {
         self.check_hashed()?;
+        let (mut keys, mut m0, mut m1, mut flipped) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let delta = self.delta;
         for (done, len) in chunk_ranges(n, self.chunk) {
-            let mut keys = self.chunk(len).await?;
             let tweak = self.tweaks.take(len)?;
-            let m0 = hash_rows(&keys, tweak);
-            for k in keys.iter_mut() {
-                *k ^= self.delta;
-            }
-            let m1 = hash_rows(&keys, tweak);
-            f(done, &m0, &m1);
+            m0.resize(len, Block::ZERO);
+            m1.resize(len, Block::ZERO);
+            self.chunk_with(len, &mut keys, |off, k| hash_pair(k, delta, tweak, off, &mut m0, &mut m1, &mut flipped))
+                .await?;
+            f(done, &m0[..len], &m1[..len]);
         }
+        Block::wipe(&mut keys);
+        Block::wipe(&mut flipped);
         Ok(())
     }
 
@@ -329,15 +394,15 @@ impl<C: Channel> KosSender<C> {
         mut make: impl FnMut(usize, &[Block], &[Block]) -> Vec<u8>,
     ) -> Result<(), OtError> {
         self.check_hashed()?;
+        let (mut keys, mut h0, mut h1, mut flipped) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let delta = self.delta;
         for (done, len) in chunk_ranges(n, self.chunk) {
-            let mut keys = self.chunk(len).await?;
             let tweak = self.tweaks.take(len)?;
-            let h0 = hash_rows(&keys, tweak);
-            for k in keys.iter_mut() {
-                *k ^= self.delta;
-            }
-            let h1 = hash_rows(&keys, tweak);
-            let msg = make(done, &h0, &h1);
+            h0.resize(len, Block::ZERO);
+            h1.resize(len, Block::ZERO);
+            self.chunk_with(len, &mut keys, |off, k| hash_pair(k, delta, tweak, off, &mut h0, &mut h1, &mut flipped))
+                .await?;
+            let msg = make(done, &h0[..len], &h1[..len]);
             self.poisoned = true;
             self.ch.send(self.peer, msg).await?;
             self.poisoned = false;
@@ -468,6 +533,21 @@ impl<C: Channel> KosReceiver<C> {
     /// One chunk: `choices` gives the first bits of the choice row (`None`: all random). Returns
     /// the choice bits used and `T_j` (`= K_j ⊕ b_j·Δ`).
     async fn chunk(&mut self, n: usize, choices: Option<&[bool]>) -> Result<(Vec<bool>, Vec<Block>), OtError> {
+        let mut macs = Vec::new();
+        let used = self.chunk_with(n, choices, &mut macs, |_, _| {}).await?;
+        Ok((used, macs))
+    }
+
+    /// [`chunk`](Self::chunk) into `macs`, with the check's compression, the transposition and
+    /// `group(offset, macs)` fused per group of columns (see `kos_core::receiver_fused`). Returns
+    /// the choice bits used.
+    async fn chunk_with(
+        &mut self,
+        n: usize,
+        choices: Option<&[bool]>,
+        macs: &mut Vec<Block>,
+        group: impl FnMut(usize, &[Block]),
+    ) -> Result<Vec<bool>, OtError> {
         if self.poisoned {
             return Err(poisoned());
         }
@@ -491,18 +571,19 @@ impl<C: Channel> KosReceiver<C> {
                 *r = Block::from_u128((r.to_u128() & keep_random) | (c.to_u128() & !keep_random));
             }
         }
-        let (u, t) = receiver_expand(&mut self.prgs, &r, m);
+        let (u, mut t) = receiver_expand_grouped(&mut self.prgs, &r, m);
         self.ch.send(self.peer, bytes(&u)).await?;
         drop(u);
         let seed = Block(self.ch.recv_exact(self.peer, 16).await?.try_into().expect("16 bytes"));
         let chi = challenges(seed, m);
-        self.ch.send(self.peer, bytes(&receiver_check(&chi, &r, &t))).await?;
-        let mut macs = transpose_rows(&t, m);
+        let answer = receiver_fused(&chi, &r, &t, m, n, macs, group);
+        Block::wipe(&mut t);
+        self.ch.send(self.peer, bytes(&answer)).await?;
         macs.truncate(n);
         let bits = Block::slice_as_bytes(&r);
         let used = (0..n).map(|j| (bits[j / 8] >> (j % 8)) & 1 == 1).collect();
         self.poisoned = false;
-        Ok((used, macs))
+        Ok(used)
     }
 
     /// Streams Δ-OTs for `choices`: `f(offset, macs)`.
@@ -520,11 +601,19 @@ impl<C: Channel> KosReceiver<C> {
         n: usize,
         mut f: impl FnMut(usize, &[bool], &[Block]),
     ) -> Result<(), OtError> {
+        let (mut macs, mut out) = (Vec::new(), Vec::new());
         for (done, len) in chunk_ranges(n, self.chunk) {
-            let (bits, t) = self.chunk(len, None).await?;
             let tweak = self.tweaks.take(len)?;
-            f(done, &bits, &hash_rows(&t, tweak));
+            out.resize(len, Block::ZERO);
+            let bits = self
+                .chunk_with(len, None, &mut macs, |off, t| {
+                    let dst = &mut out[off..off + t.len()];
+                    Hasher::fixed().tccr_many_counter(t, tweak + off as u128, dst).expect("tweak range checked");
+                })
+                .await?;
+            f(done, &bits, &out[..len]);
         }
+        Block::wipe(&mut macs);
         Ok(())
     }
 
@@ -537,10 +626,16 @@ impl<C: Channel> KosReceiver<C> {
         pick: impl Fn(bool, Block, &[Block]) -> Block,
     ) -> Result<Vec<Block>, OtError> {
         let mut out = try_vec("OT count", choices.len())?;
+        let (mut macs, mut h) = (Vec::new(), Vec::new());
         for (done, len) in chunk_ranges(choices.len(), self.chunk) {
-            let (bits, t) = self.chunk(len, Some(&choices[done..done + len])).await?;
             let tweak = self.tweaks.take(len)?;
-            let h = hash_rows(&t, tweak);
+            h.resize(len, Block::ZERO);
+            let bits = self
+                .chunk_with(len, Some(&choices[done..done + len]), &mut macs, |off, t| {
+                    let dst = &mut h[off..off + t.len()];
+                    Hasher::fixed().tccr_many_counter(t, tweak + off as u128, dst).expect("tweak range checked");
+                })
+                .await?;
             self.poisoned = true;
             let y = blocks(&self.ch.recv_exact(self.peer, 16 * width * len).await?);
             self.poisoned = false;

@@ -115,6 +115,7 @@ impl Aes128 {
         }
         let mut keys = Box::new(KeyMaterial { round_keys: [Block::ZERO; 11], fast: bitsliced::SlicedKeys::zeroed() });
         key_schedule::expand_key(&key, &mut keys.round_keys);
+        crate::count::add(crate::count::Op::AesKeyExpansion, 1);
         let KeyMaterial { round_keys, fast } = &mut *keys;
         fast.fill(round_keys);
         Some(Aes128 { keys, backend })
@@ -131,6 +132,7 @@ impl Aes128 {
 
     /// Encrypts `blocks` in place (ECB over independent blocks; any count, including zero).
     pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
+        crate::count::add(crate::count::Op::AesBlock, blocks.len() as u64);
         match self.backend {
             #[cfg(all(target_arch = "x86_64", any(feature = "std", target_feature = "sse2")))]
             // SAFETY: `with_backend` only selects AES-NI after runtime detection succeeded.
