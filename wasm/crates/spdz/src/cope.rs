@@ -61,38 +61,18 @@ impl<F: Field> CopeSender<F> {
     /// [`CopeSender::extend`] writing `u` straight into its wire form: appends the `128·l`
     /// elements' encodings to `out` (row-major, as [`CopeReceiver::extend_bytes`] reads them).
     /// Returns P_A's outputs `t_h`.
-    ///
-    /// The same values as [`extend`](Self::extend) (which the tests check it against), computed a
-    /// row at a time over slices: each row's PRF outputs come from the bitsliced AES in batches
-    /// ([`Field::random_fill`]), each u goes straight into its place in `out`, and the outputs
-    /// accumulate unreduced ([`Field::horner`]), reduced once per value at the end.
     pub fn extend_into(&mut self, xs: &[F], out: &mut Vec<u8>) -> Vec<F> {
         let l = xs.len();
         let start = out.len();
         out.resize(start + 16 * ROWS * l, 0);
         let body = &mut out[start..];
-        let mut acc = vec![F::Horner::default(); l];
-        let mut t0 = vec![F::ZERO; l];
-        let mut t1 = vec![F::ZERO; l];
-        for i in (0..ROWS).rev() {
-            let [p0, p1] = &mut self.prgs[i];
-            F::random_fill(p0, &mut t0);
-            F::random_fill(p1, &mut t1);
-            let row = &mut body[16 * i * l..16 * (i + 1) * l];
-            for ((((o, a), b), x), s) in row.chunks_exact_mut(16).zip(&t0).zip(&t1).zip(xs).zip(acc.iter_mut()) {
-                o.copy_from_slice(&(*a - *b + *x).to_bytes());
-                *s = F::horner(*s, *a);
-            }
-        }
-        crate::wipe::wipe(&mut t0);
-        crate::wipe::wipe(&mut t1);
-        let t = acc.iter().map(|a| -F::horner_value(*a)).collect();
-        crate::wipe::wipe(&mut acc);
-        t
+        self.extend_with(xs, |i, h, x| {
+            let at = 16 * (i * l + h);
+            body[at..at + 16].copy_from_slice(&x.to_bytes());
+        })
     }
 
-    /// [`extend`](Self::extend)'s work, element by element (the reference the wire-form path is
-    /// tested against): `emit(row, h, u_{row,h})` for every element of u, rows from 127 down.
+    /// The work of both: `emit(row, h, u_{row,h})` for every element of u, rows from 127 down.
     fn extend_with(&mut self, xs: &[F], mut emit: impl FnMut(usize, usize, F)) -> Vec<F> {
         let l = xs.len();
         let mut acc = vec![F::ZERO; l];
@@ -138,36 +118,17 @@ impl<F: Field> CopeReceiver<F> {
     /// [`CopeReceiver::extend`] reading `u` from its wire form (`16·128·l` bytes, row-major),
     /// decoding as it goes; `None` if the length is wrong or an element is not canonical (then
     /// the PRF counter has moved on anyway: the caller must abort the session).
-    ///
-    /// Computed a row at a time over slices, as [`CopeSender::extend_into`] is; the same values
-    /// as [`extend`](Self::extend).
     pub fn extend_bytes(&mut self, u: &[u8], l: usize) -> Option<Vec<F>> {
         if u.len() != 16 * ROWS * l {
             return None;
         }
-        let bits = self.delta.bits();
-        let mut acc = vec![F::Horner::default(); l];
-        let mut t = vec![F::ZERO; l];
-        let mut valid = true;
-        for i in (0..ROWS).rev() {
-            F::random_fill(&mut self.prgs[i], &mut t);
-            // Δ_i selects u without a branch or an index that depends on it.
-            let bit = Choice::from(((bits >> i) & 1) as u8);
-            let row = &u[16 * i * l..16 * (i + 1) * l];
-            for ((b, t), s) in row.chunks_exact(16).zip(&t).zip(acc.iter_mut()) {
-                let (u, ok) = F::from_bytes_flagged(b.try_into().expect("16 bytes"));
-                valid &= ok;
-                *s = F::horner(*s, *t + F::conditional_select(&F::ZERO, &u, bit));
-            }
-        }
-        crate::wipe::wipe(&mut t);
-        let q = valid.then(|| acc.iter().map(|a| F::horner_value(*a)).collect());
-        crate::wipe::wipe(&mut acc);
-        q
+        self.extend_with(l, |i, h| {
+            let at = 16 * (i * l + h);
+            F::from_bytes(u[at..at + 16].try_into().expect("16 bytes"))
+        })
     }
 
-    /// [`extend`](Self::extend)'s work, element by element (the reference the wire-form path is
-    /// tested against), fetching `u_{row,h}` through `get` (rows from 127 down).
+    /// The work of both, fetching `u_{row,h}` through `get` (rows from 127 down).
     fn extend_with(&mut self, l: usize, mut get: impl FnMut(usize, usize) -> Option<F>) -> Option<Vec<F>> {
         let bits = self.delta.bits();
         let mut acc = vec![F::ZERO; l];

@@ -64,41 +64,6 @@ pub fn receiver_product<F: Field>(a: F, m: &[Block], d: &[F]) -> F {
     share
 }
 
-/// [`sender_product`] in wire form, as the protocol runs it: writes the encodings of the
-/// corrections `d_h` into `out` (`16·K` bytes, `d_0` first) and returns the sender's share
-/// −⟨g, q0⟩, accumulated unreduced ([`Field::horner`], from `h = K − 1` down) instead of held
-/// in an array and reduced per product.
-#[inline]
-pub fn sender_product_into<F: Field>(r0: &[Block], r1: &[Block], b: F, out: &mut [u8]) -> F {
-    debug_assert!(r0.len() == K && r1.len() == K && out.len() == 16 * K);
-    let mut acc = F::Horner::default();
-    for ((x0, x1), d) in r0.iter().zip(r1).zip(out.chunks_exact_mut(16)).rev() {
-        let q0 = F::from_hash(*x0);
-        d.copy_from_slice(&(q0 - F::from_hash(*x1) + b).to_bytes());
-        acc = F::horner(acc, q0);
-    }
-    -F::horner_value(acc)
-}
-
-/// [`receiver_product`] from the wire form of the corrections (`16·K` bytes): the receiver's
-/// share ⟨g, t⟩, and whether every correction was a canonical encoding (if not, the share is
-/// meaningless and the message must be rejected).
-#[inline]
-pub fn receiver_product_bytes<F: Field>(a: F, m: &[Block], d: &[u8]) -> (F, bool) {
-    debug_assert!(m.len() == K && d.len() == 16 * K);
-    let bits = a.bits();
-    let mut acc = F::Horner::default();
-    let mut ok = true;
-    for (h, (m, d)) in m.iter().zip(d.chunks_exact(16)).enumerate().rev() {
-        let (d, canonical) = F::from_bytes_flagged(d.try_into().expect("16 bytes"));
-        ok &= canonical;
-        // a_h selects d without a branch or a secret-dependent index.
-        let bit = Choice::from(((bits >> h) & 1) as u8);
-        acc = F::horner(acc, F::from_hash(*m) + F::conditional_select(&F::ZERO, &d, bit));
-    }
-    (F::horner_value(acc), ok)
-}
-
 /// Sender: from both ROT messages of `K·b.len()` OTs and one element `b[e]` per product,
 /// returns the corrections d (to send) and the sender's shares −⟨g, q0⟩.
 pub fn sender_corrections<F: Field>(m0: &[Block], m1: &[Block], b: &[F]) -> (Vec<F>, Vec<F>) {
@@ -151,37 +116,5 @@ mod tests {
     fn shares_add_up_to_the_product() {
         run::<Fp>();
         run::<Gf128>();
-    }
-
-    /// The wire-form products give what the element products give, and flag a non-canonical
-    /// correction.
-    #[test]
-    fn wire_form_products_match() {
-        fn check<F: Field>() {
-            let mut prg = Prg::from_seed(Block::from_u128(10));
-            for _ in 0..4 {
-                let (a, b) = (F::random(&mut prg), F::random(&mut prg));
-                let mut m0 = vec![Block::ZERO; K];
-                let mut m1 = vec![Block::ZERO; K];
-                prg.fill_blocks(&mut m0);
-                prg.fill_blocks(&mut m1);
-                let mut d = Vec::new();
-                let s = sender_product(&m0, &m1, b, |_, x| d.push(x));
-                let mut wire = vec![0u8; 16 * K];
-                assert_eq!(sender_product_into(&m0, &m1, b, &mut wire), s);
-                assert_eq!(wire, F::write_vec(&d));
-                let bits = choice_bits(&[a]);
-                let m: Vec<Block> = bits.iter().enumerate().map(|(j, c)| if *c { m1[j] } else { m0[j] }).collect();
-                let r = receiver_product(a, &m, &d);
-                assert_eq!(receiver_product_bytes(a, &m, &wire), (r, true));
-                assert_eq!(r + s, a * b);
-                if F::KIND == crate::field::FieldKind::Prime {
-                    wire[16 * 77..16 * 78].fill(0xff);
-                    assert!(!receiver_product_bytes(a, &m, &wire).1);
-                }
-            }
-        }
-        check::<Fp>();
-        check::<Gf128>();
     }
 }

@@ -584,19 +584,20 @@ impl<F: Field, C: Channel> Party<F, C> {
                         Block::wipe(&mut m);
                         return Err(malformed);
                     }
-                    // Corrections are decoded as they are used; a non-canonical one fails the
-                    // piece after it (the shares computed from it are wiped, never used).
-                    let mut canonical = true;
-                    for ((x, m), d) in piece.iter().zip(m.chunks_exact(K)).zip(got.chunks_exact(16 * K)) {
-                        let (share, ok) = gilboa::receiver_product_bytes(*x, m, d);
-                        canonical &= ok;
-                        out.push(share);
+                    let mut d = [F::ZERO; K];
+                    for (e, (x, bytes)) in piece.iter().zip(got.chunks_exact(16 * K)).enumerate() {
+                        for (d, b) in d.iter_mut().zip(bytes.chunks_exact(16)) {
+                            match F::from_bytes(b.try_into().expect("16 bytes")) {
+                                Some(v) => *d = v,
+                                None => {
+                                    Block::wipe(&mut m);
+                                    return Err(malformed);
+                                }
+                            }
+                        }
+                        out.push(gilboa::receiver_product(*x, &m[e * K..(e + 1) * K], &d));
                     }
                     Block::wipe(&mut m);
-                    if !canonical {
-                        wipe(&mut out);
-                        return Err(malformed);
-                    }
                 }
                 Ok::<_, SpdzError>(out)
             };
@@ -607,12 +608,10 @@ impl<F: Field, C: Channel> Party<F, C> {
                 for start in (0..total).step_by(GILBOA_PIECE) {
                     let len = GILBOA_PIECE.min(total - start);
                     let mut msg = Vec::with_capacity(16 * K * len + 1);
-                    msg.resize(16 * K * len, 0);
                     rot_send
                         .send_with(K * len, |off, h0, h1| {
                             let b = b_ref[(start + off / K) / TAU];
-                            let d = &mut msg[16 * off..16 * (off + K)];
-                            out.push(gilboa::sender_product_into(h0, h1, b, d));
+                            out.push(gilboa::sender_product(h0, h1, b, |_, d| msg.extend_from_slice(&d.to_bytes())));
                         })
                         .await?;
                     #[cfg(any(test, feature = "ideal"))]

@@ -311,35 +311,6 @@ impl Field for Fp {
         Fp(reduce_limbs_32(&acc))
     }
 
-    /// 256 bits `(low, high)`, unreduced: 128 steps of `2·acc + x` with `x < 2^128` stay below
-    /// 2^256, so no step reduces (a shift and a 256-bit addition).
-    type Horner = (u128, u128);
-
-    #[inline(always)]
-    fn horner((lo, hi): (u128, u128), x: Fp) -> (u128, u128) {
-        let hi = (hi << 1) | (lo >> 127);
-        let (lo, carry) = (lo << 1).overflowing_add(x.0);
-        (lo, hi + carry as u128)
-    }
-
-    /// `hi·2^128 + lo ≡ hi·c + lo`: the 256-bit value as 32-bit limbs, folded by
-    /// `reduce_limbs_32`.
-    #[inline(always)]
-    fn horner_value((lo, hi): (u128, u128)) -> Fp {
-        let mut w = [0u64; 9];
-        for i in 0..4 {
-            w[i] = (lo >> (32 * i)) as u32 as u64;
-            w[i + 4] = (hi >> (32 * i)) as u32 as u64;
-        }
-        Fp(reduce_limbs_32(&w))
-    }
-
-    #[inline(always)]
-    fn from_bytes_flagged(b: &[u8; 16]) -> (Fp, bool) {
-        let v = u128::from_le_bytes(*b);
-        (Fp(v), v < P)
-    }
-
     fn invert(self) -> Option<Fp> {
         (self.0 != 0).then(|| self.pow(P - 2))
     }
@@ -406,7 +377,6 @@ impl Mul for Fp {
     type Output = Fp;
     #[inline(always)]
     fn mul(self, o: Fp) -> Fp {
-        webmpc_core::count::add(webmpc_core::count::Op::FpMul, 1);
         Fp(mul_mod(self.0, o.0))
     }
 }

@@ -69,23 +69,6 @@ impl Field for Gf128 {
         Gf128(acc)
     }
 
-    type Horner = u128;
-
-    #[inline(always)]
-    fn horner(acc: u128, x: Gf128) -> u128 {
-        times_x(acc) ^ x.0
-    }
-
-    #[inline(always)]
-    fn horner_value(acc: u128) -> Gf128 {
-        Gf128(acc)
-    }
-
-    #[inline(always)]
-    fn from_bytes_flagged(b: &[u8; 16]) -> (Gf128, bool) {
-        (Gf128(u128::from_le_bytes(*b)), true)
-    }
-
     /// x^(2^128 − 2) by square and multiply (public values only).
     fn invert(self) -> Option<Gf128> {
         if self.0 == 0 {

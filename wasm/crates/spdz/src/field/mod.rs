@@ -114,22 +114,6 @@ pub trait Field:
     /// Accumulates unreduced and reduces once.
     fn gadget(xs: &[Self]) -> Self;
 
-    /// A running ⟨g, ·⟩ by Horner's rule, fed from the highest power down
-    /// ([`horner`](Self::horner)) and reduced once at the end ([`horner_value`](Self::horner_value)):
-    /// what COPE's rows and Gilboa's products accumulate, without a reduction per step. At most
-    /// [`BITS`](Self::BITS) steps per accumulator.
-    type Horner: Copy + Default;
-
-    /// `g·acc + x`.
-    fn horner(acc: Self::Horner, x: Self) -> Self::Horner;
-
-    /// The accumulated element.
-    fn horner_value(acc: Self::Horner) -> Self;
-
-    /// Decodes 16 bytes without a branch: the element and whether the encoding was canonical
-    /// (the element is meaningless if it was not; the caller must then reject the message).
-    fn from_bytes_flagged(b: &[u8; 16]) -> (Self, bool);
-
     /// x^-1, or `None` for 0. For public values (variable time).
     fn invert(self) -> Option<Self>;
 
@@ -205,36 +189,7 @@ mod tests {
         assert_eq!(sum, x);
     }
 
-    fn horner_is_the_gadget<F: Field>(xs: &[F]) {
-        let acc = xs.iter().rev().fold(F::Horner::default(), |acc, x| F::horner(acc, *x));
-        assert_eq!(F::horner_value(acc), F::gadget(xs));
-    }
-
     proptest! {
-        #[test]
-        fn horner_accumulation_is_the_gadget(seed in any::<u128>(), len in 0usize..=128) {
-            let mut prg = Prg::from_seed(Block::from_u128(seed));
-            let xs: Vec<Fp> = (0..len).map(|_| Fp::random(&mut prg)).collect();
-            horner_is_the_gadget(&xs);
-            let ys: Vec<Gf128> = (0..len).map(|_| Gf128::random(&mut prg)).collect();
-            horner_is_the_gadget(&ys);
-        }
-
-        #[test]
-        fn flagged_decoding_agrees_with_from_bytes(v in any::<u128>(), near in 0u128..400) {
-            for x in [v, u128::MAX - near] {
-                let b = x.to_le_bytes();
-                let (e, ok) = Fp::from_bytes_flagged(&b);
-                prop_assert_eq!(ok, Fp::from_bytes(b).is_some());
-                if ok {
-                    prop_assert_eq!(Some(e), Fp::from_bytes(b));
-                }
-                let (g, ok) = Gf128::from_bytes_flagged(&b);
-                prop_assert!(ok);
-                prop_assert_eq!(Some(g), Gf128::from_bytes(b));
-            }
-        }
-
         #[test]
         fn gadget_and_bits_agree_with_their_definitions(seed in any::<u128>(), len in 0usize..=128) {
             let mut prg = Prg::from_seed(Block::from_u128(seed));
@@ -265,14 +220,6 @@ mod tests {
         }
         check::<Fp>();
         check::<Gf128>();
-    }
-
-    /// The extremes: 128 steps of p − 1 (F_p) fill the 256-bit accumulator to its bound.
-    #[test]
-    fn horner_at_its_bounds() {
-        horner_is_the_gadget(&vec![-Fp::ONE; 128]);
-        horner_is_the_gadget(&vec![Gf128(u128::MAX); 128]);
-        horner_is_the_gadget::<Fp>(&[]);
     }
 
     #[test]
