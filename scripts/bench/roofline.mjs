@@ -56,6 +56,7 @@ const UNITS = [
   { unit: 'authgc-and-triple', label: 'authenticated AND triple (authgc, n=2)', scale: 1e3, rateUnit: 'k triples/s' },
   { unit: 'mascot-triple', label: 'MASCOT triple (F_p, n=2)', scale: 1, rateUnit: 'triples/s' },
   { unit: 'grr3-garble-and', label: 'AND garbled (GRR3, teleport)', scale: 1e6, rateUnit: 'M AND/s' },
+  { unit: 'grr3-garble-and-walk', counts: 'grr3-garble-and', label: 'AND garbled (GRR3, gate-order walk: before)', scale: 1e6, rateUnit: 'M AND/s' },
   { unit: 'grr3-evaluate-and', label: 'AND evaluated (GRR3, teleport)', scale: 1e6, rateUnit: 'M AND/s' },
   { unit: 'grr3-evaluate-and-walk', counts: 'grr3-evaluate-and', label: 'AND evaluated (GRR3, gate-order walk: before)', scale: 1e6, rateUnit: 'M AND/s' },
   { unit: 'teleport-aes', label: 'teleported AES-128 run (malicious)', scale: 1, rateUnit: 'runs/s' },
@@ -159,6 +160,7 @@ export async function run({ root, emit, quick }) {
   const grr3 = new baseline.Grr3LocalBench(aesText);
   const grr3Ands = grr3.andGates;
   cases['u:grr3-garble'] = { fn: () => grr3.garble(4, false), units: 4 * grr3Ands };
+  cases['u:grr3-garble-walk'] = { fn: () => grr3.garble(4, true), units: 4 * grr3Ands };
   cases['u:grr3-evaluate'] = { fn: () => grr3.evaluate(10, false), units: 10 * grr3Ands };
   cases['u:grr3-evaluate-walk'] = { fn: () => grr3.evaluate(10, true), units: 10 * grr3Ands };
   // Teleported AES-128: a session of `jobs` runs, all three parties on this thread, each
@@ -232,6 +234,8 @@ export async function run({ root, emit, quick }) {
         return rate('u:mascot');
       case 'grr3-garble-and':
         return rate('u:grr3-garble');
+      case 'grr3-garble-and-walk':
+        return rate('u:grr3-garble-walk');
       case 'grr3-evaluate-and':
         return rate('u:grr3-evaluate');
       case 'grr3-evaluate-and-walk':
