@@ -51,7 +51,7 @@ function cliProcess(root, args, timeoutMs, onStderr = () => {}) {
 }
 
 /** One two-process AES-128 run, party 0 dialing party 1 through a forwarder at `delayMs` each way. */
-async function cliRun(root, keys, pubs, delayMs) {
+export async function cliRun(root, keys, pubs, delayMs) {
   const aes = join(circuitsDir(root), 'aes_128.txt');
   const room = `net-${process.pid}-${Date.now()}`;
   const common = ['party', '--protocol', 'authgc', '--transport', 'websocket', '--circuit', aes, '--room', room, '--json'];

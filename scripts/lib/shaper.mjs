@@ -7,7 +7,11 @@
 //   startForwarder     a TCP forwarder (listens on a local port, forwards to a target), shaping
 //                      each direction, so parties in separate processes (WebSocket relay, direct
 //                      WebSockets: `webmpc party --transport websocket`) are shaped by pointing
-//                      their URL at it.
+//                      their URL at it. Direct WebSockets: one forwarder per dialled pair, in
+//                      front of the listening party (per-pair delays, `world` included). The
+//                      relay: one forwarder per party in front of the relay, each with half the
+//                      pair's one-way delay (every message crosses two access links), so only
+//                      uniform profiles fit there.
 //
 // The link model (ShapedLink), one per direction: bytes are serialised at the link rate in FIFO
 // order, so a message sent at t arrives at max(t, link free) + bytes / rate + delay (+ jitter,
@@ -399,7 +403,9 @@ export function shapeTransport(inner, p, options = {}) {
   /** Per destination, the send before this one (a send waiting for room keeps its place). */
   /** @type {Map<number, Promise<void>>} */
   const tails = new Map();
-  let closing = false;
+  /** Set by close(): later sends wait for it, then get the inner transport's CLOSED rejection. */
+  /** @type {Promise<void> | undefined} */
+  let closing;
   const linkTo = (/** @type {number} */ to) => {
     let link = links.get(to);
     if (!link) {
@@ -427,7 +433,8 @@ export function shapeTransport(inner, p, options = {}) {
     send(to, data, owned) {
       const valid = Number.isInteger(to) && to >= 0 && to < inner.parties && to !== inner.party;
       // Argument errors and sends after close: the inner transport's own typed rejection.
-      if (!valid || closing) return inner.send(to, data, owned);
+      if (!valid) return inner.send(to, data, owned);
+      if (closing) return closing.then(() => inner.send(to, data, owned));
       const link = linkTo(to);
       const copy = owned ? data : data.slice();
       const sent = (tails.get(to) ?? Promise.resolve()).then(async () => {
@@ -443,18 +450,25 @@ export function shapeTransport(inner, p, options = {}) {
     recv(from, recvOptions) {
       return inner.recv(from, recvOptions);
     },
-    async close(reason) {
-      if (reason === undefined && !closing) {
-        closing = true;
+    close(reason) {
+      if (reason !== undefined) {
+        // An abort goes out at once, even while a graceful close is still draining.
+        abortAll(reason);
+        const aborted = inner.close(reason);
+        closing ??= aborted;
+        return aborted;
+      }
+      closing ??= (async () => {
         /** @type {ReturnType<typeof setTimeout> | undefined} */
         let timer;
         const timeout = new Promise((resolve) => (timer = setTimeout(resolve, drainTimeoutMs)));
-        await Promise.race([Promise.all([...tails.values()]).then(() => Promise.all([...links.values()].map((l) => l.drained()))), timeout]);
+        const drained = Promise.all([...tails.values()]).then(() => Promise.all([...links.values()].map((l) => l.drained())));
+        await Promise.race([drained, timeout]);
         clearTimeout(timer);
-      }
-      closing = true;
-      abortAll(reason ?? new Error('shaper: the transport closed'));
-      return inner.close(reason);
+        abortAll(new Error('shaper: the transport closed'));
+        await inner.close();
+      })();
+      return closing;
     },
   };
   if (inner.limitMessageBytes) {
@@ -530,7 +544,11 @@ export async function startForwarder(options) {
     });
     links.add(link);
     from.on('data', (chunk) => {
-      if (link.failed) return;
+      if (link.failed) {
+        // The far side is gone: nothing this side sends can arrive, so cut it too.
+        from.destroy();
+        return;
+      }
       link.push(chunk);
       if (!link.admissible()) {
         from.pause();

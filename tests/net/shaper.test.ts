@@ -11,11 +11,11 @@ import { createMemoryTransports, init, type Transport } from '../../dist/index.j
 import { PROFILES, ShapedLink, WORLD_REGIONS, profile, shapeTransport, shapeTransports, startForwarder, worldDelayMs } from '../../scripts/lib/shaper.mjs';
 import { referenceCircuit } from '../helpers.js';
 import { group, hex, unhex } from '../authgc/helpers.js';
-import { rejection } from './helpers.js';
+import * as net from '../../dist/net/node.js';
+import { rejection, roomId } from './helpers.js';
 
 const SMALL = 16;
 const BULK = 2 * 1024 * 1024;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 /** `measured` within 10 % of `expected`. */
 const within = (measured: number, expected: number) => {
   const slack = 0.1 * expected;
@@ -24,7 +24,12 @@ const within = (measured: number, expected: number) => {
   expect(measured, what).toBeLessThanOrEqual(expected + slack);
 };
 
-/** Median round trip of `rounds` small ping-pongs between parties `a` and `b`. */
+/**
+ * Shortest round trip of `rounds` small ping-pongs between parties `a` and `b`: the usual estimate
+ * of a path's delay, since everything else on the way (here mostly a nice'd process waking late
+ * on a loaded machine, ~2–5 ms per round trip at load 10 on 2 cores) only adds to it. A shaper
+ * that delivered early or ignored its delay still fails.
+ */
 async function pingPong(t: Transport[], a: number, b: number, rounds = 7): Promise<number> {
   const rtts: number[] = [];
   for (let i = 0; i < rounds; i++) {
@@ -34,7 +39,7 @@ async function pingPong(t: Transport[], a: number, b: number, rounds = 7): Promi
     await t[a]!.recv(b);
     rtts.push(performance.now() - t0);
   }
-  return median(rtts);
+  return Math.min(...rtts);
 }
 
 describe('the link model', () => {
@@ -136,6 +141,7 @@ describe('the transport wrapper', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(30);
     expect([...(await t[1]!.recv(0))]).toEqual([7]);
     expect((await rejection(t[1]!.recv(0))).error.code).toBe('PEER_DISCONNECTED');
+    expect((await rejection(t[0]!.send(1, Uint8Array.of(8)))).error.code).toBe('CLOSED');
     await t[1]!.close();
 
     const u = shapeTransports(createMemoryTransports(2), 'continent');
@@ -190,7 +196,7 @@ describe('the TCP forwarder', () => {
         while (got < SMALL) got += ((await once(s, 'data')) as [Buffer])[0].length;
         rtts.push(performance.now() - t0);
       }
-      within(median(rtts), 70);
+      within(Math.min(...rtts), 70);
     } finally {
       s.destroy();
       await fwd.close();
@@ -242,6 +248,47 @@ describe('the TCP forwarder', () => {
     } finally {
       await fwd.close();
       echo.server.close();
+    }
+  });
+});
+
+describe('webmpc WebSocket transports pointed at forwarders', () => {
+  it('direct WebSockets: party 0 dials party 1 through a continent forwarder; round trip 2 × 35 ms (within 10 %)', async () => {
+    const listener = await net.listenWebSocket();
+    const url = new URL(listener.url);
+    const fwd = await startForwarder({ target: { host: url.hostname, port: Number(url.port) }, forward: PROFILES.continent.link(0, 1), backward: PROFILES.continent.link(1, 0) });
+    const session = roomId();
+    const peers = [undefined, `ws://127.0.0.1:${fwd.port}`];
+    const t = await Promise.all([
+      net.connectWebSocketMesh({ party: 0, parties: 2, session, peers }),
+      net.connectWebSocketMesh({ party: 1, parties: 2, session, peers: [undefined, listener.url], listener }),
+    ]);
+    try {
+      expect(fwd.connections).toBe(1);
+      within(await pingPong(t, 0, 1), 70);
+    } finally {
+      await Promise.all(t.map((x) => x.close()));
+      await fwd.close();
+    }
+  });
+
+  it('the relay: each party reaches it through its own forwarder (half the one-way delay each); round trip 2 × 35 ms', async () => {
+    const server = await net.startSignalingServer({ port: 0, relay: true });
+    const target = new URL(server.url);
+    // Through a relay every message crosses two access links, so each gets half the pair's delay.
+    const half = { delayMs: 17.5, bitsPerSecond: 100e6 };
+    const fwds = await Promise.all([0, 1].map(() => startForwarder({ target: { host: target.hostname, port: Number(target.port) }, forward: half })));
+    const room = roomId();
+    try {
+      const t = await Promise.all(fwds.map((f, party) => net.connectNodeRelay({ url: `ws://127.0.0.1:${f.port}/relay`, room, party, parties: 2 })));
+      try {
+        within(await pingPong(t, 0, 1), 70);
+      } finally {
+        await Promise.all(t.map((x) => x.close()));
+      }
+    } finally {
+      await Promise.all(fwds.map((f) => f.close()));
+      await server.close();
     }
   });
 });
