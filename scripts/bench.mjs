@@ -26,6 +26,7 @@ const suites = {
   mascot: () => import('./bench/mascot.mjs'),
   workers: () => import('./bench/workers.mjs'),
   roofline: () => import('./bench/roofline.mjs'),
+  network: () => import('./bench/network.mjs'),
 };
 const asked = argv.filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !(s in suites));

@@ -65,7 +65,7 @@ const cpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 
-async function load(root) {
+export async function load(root) {
   const sdk = await import(pathToFileURL(join(root, 'dist', 'index.js')).href);
   await sdk.init();
   // The same module instance the SDK initialised.
@@ -85,7 +85,7 @@ function same(a, b) {
 }
 
 /** The case's circuit text, AND count, input widths and values for party p (inputs it owns). */
-async function circuitCase(root, name) {
+export async function circuitCase(root, name) {
   const cs = CASES[name];
   const text = await readFile(join(circuitsDir(root), cs.file), 'utf8');
   return { ...cs, name, text };
@@ -134,10 +134,10 @@ function inWasmMemory(baseline, c, n, runs) {
   return { samples, and };
 }
 
-const PHASES = ['setup', 'independent', 'dependent', 'online'];
+export const PHASES = ['setup', 'independent', 'dependent', 'online'];
 
 /** Median per phase and of the totals, for `key` ('wall' | 'cpu'). */
-function phaseMedians(samples, key) {
+export function phaseMedians(samples, key) {
   const out = {};
   PHASES.forEach((ph, i) => {
     out[ph] = median(samples.map((s) => s[key][i]));
@@ -146,10 +146,13 @@ function phaseMedians(samples, key) {
   return out;
 }
 
-/** One session through the SDK binding over the JS in-memory transport, every party here. */
-async function bindingSession(sdk, w, prepared, c, n) {
+/**
+ * One session through the SDK binding over the JS in-memory transport, every party here;
+ * `wrap` may put something between the parties (the network suite's shaper).
+ */
+export async function bindingSession(sdk, w, prepared, c, n, wrap = (transports) => transports) {
   const owners = [0, 1];
-  const transports = sdk.createMemoryTransports(n, { recvTimeoutMs: 600_000 });
+  const transports = wrap(sdk.createMemoryTransports(n, { recvTimeoutMs: 600_000 }));
   const sid = new Uint8Array(randomBytes(32));
   const t = [performance.now()];
   const sessions = await Promise.all(transports.map((tr) => w.authgcSetup(tr, sid, {})));
