@@ -442,7 +442,7 @@ export class Session {
     const source = (index: number) => {
       const report = sum.source(index);
       return (phase: string, done: number, total: number) => {
-        this.#traffic.enter(phase, index, done, total);
+        this.#traffic.enter(phase, index, done);
         report(phase, done, total);
       };
     };
@@ -646,7 +646,7 @@ export class Session {
       signal,
       progress: (phase, done, total) => {
         // The primary's phase; while the transport is split, each source reports its own.
-        this.#traffic.enter(phase, undefined, done, total);
+        this.#traffic.enter(phase, undefined, done);
         if (phase === 'evaluating' && module.computes === 'circuit') {
           gatesDone = done;
           gatesTotal = total;

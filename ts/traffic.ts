@@ -29,14 +29,16 @@
  * instance channel. When the primary waits for its instances, as the protocols here do, the
  * operation's critical path is at most their sum.
  *
- * **Phases.** Traffic is attributed to the phase the protocol last reported on that channel
- * (`progress(phase, ...)`), and outside any to where the session is: `session-id` (the exchange
- * that agrees on a session id), `agreement` (the parameter check before every operation), then
- * `run` or `preprocess` until the protocol names a phase, and again after a phase reports itself
- * complete (done = total) until the next report. A round belongs to the
- * phase in which its first message moved; bytes to the phase current when they moved. With
- * parallel instances the bytes of each sub-channel go to that channel's phase, and the
- * sub-channels' own flow-control messages to the phase of the channel they are about.
+ * **Phases.** Traffic is given to the phases the protocol reports (`progress(phase, done,
+ * total)`), per channel. The Wasm side reports after the work it counts, and a module may announce
+ * a phase before its work (`setup` at 0 of 1): so what moved since the channel's last report goes
+ * to the next report's phase when that report counts work done (`done > 0`), else (an
+ * announcement, `done = 0`) to the phase reported before it, and at the end of the operation to
+ * the last phase reported. Before any report the phase is where the session is: `session-id` (the
+ * exchange that agrees on a session id), `agreement` (the parameter check before every
+ * operation), then `run` or `preprocess`. A round belongs to the phase that gets its first
+ * message. With parallel instances each sub-channel's traffic follows that channel's reports,
+ * and the sub-channels' own flow-control messages go with the channel they are about.
  *
  * **Bytes** are the transport's payload (what the protocols send, plus the sub-channel tag and
  * credit messages when the transport is split), before any secure-channel or framing overhead
@@ -73,21 +75,48 @@ function zero(): TrafficCounts {
 
 const FIELDS = Object.keys(zero()) as (keyof TrafficCounts)[];
 
-/** One operation's direction runs: per channel, per peer, per phase. */
+/** Traffic not yet given a phase: what moved on one channel since its last progress report. */
+interface Pending {
+  moved: TrafficCounts;
+  /** Runs begun, by peer. */
+  runs: Map<number, number>;
+}
+
+function pending(): Pending {
+  return { moved: zero(), runs: new Map() };
+}
+
+/** One operation's rounds: per channel, per peer, per phase, and each (channel, peer)'s direction. */
 class Runs {
   readonly #last = new Map<string, Direction>();
   /** channel → peer → phase → runs begun in it. */
   readonly #runs = new Map<number, Map<number, Map<string, number>>>();
 
-  note(channel: number, peer: number, direction: Direction, phase: string): void {
+  /** Whether a message `direction` with `peer` on `channel` begins a run. */
+  begins(channel: number, peer: number, direction: Direction): boolean {
     const key = `${channel}/${peer}`;
-    if (this.#last.get(key) === direction) return;
+    if (this.#last.get(key) === direction) return false;
     this.#last.set(key, direction);
+    return true;
+  }
+
+  /** A copy of the runs counted so far (not of the directions). */
+  copy(): Runs {
+    const c = new Runs();
+    for (const [channel, byPeer] of this.#runs) {
+      for (const [peer, byPhase] of byPeer) for (const [phase, n] of byPhase) c.add(channel, phase, new Map([[peer, n]]));
+    }
+    return c;
+  }
+
+  add(channel: number, phase: string, runs: Map<number, number>): void {
     let byPeer = this.#runs.get(channel);
     if (!byPeer) this.#runs.set(channel, (byPeer = new Map()));
-    let byPhase = byPeer.get(peer);
-    if (!byPhase) byPeer.set(peer, (byPhase = new Map()));
-    byPhase.set(phase, (byPhase.get(phase) ?? 0) + 1);
+    for (const [peer, n] of runs) {
+      let byPhase = byPeer.get(peer);
+      if (!byPhase) byPeer.set(peer, (byPhase = new Map()));
+      byPhase.set(phase, (byPhase.get(phase) ?? 0) + n);
+    }
   }
 
   /** Per phase: the primary's rounds (most over peers) and the instances' (most over channels and peers). */
@@ -113,29 +142,31 @@ export class TrafficLog {
   readonly #moved = new Map<string, TrafficCounts>();
   /** Rounds of the operations that have ended, by phase. */
   readonly #rounds = new Map<string, { rounds: number; instanceRounds: number }>();
+  /** The operation in progress: its rounds so far. */
   #runs: Runs | undefined;
-  /** The phase of each channel (channel 0 is the primary, or the whole transport when not split). */
+  /** Per channel (0: the primary, or the whole transport when not split): its current phase. */
   #phases: string[] = ['session-id'];
+  /** Per channel: what moved since its last progress report. */
+  #pending: Pending[] = [pending()];
   /** Whether the transport is split into sub-channels (then rounds are counted on them). */
   #split = false;
-  /** The name of the operation in progress, for traffic outside any phase the protocol reported. */
-  #operation = 'session-id';
   /** The traffic when the current (or last) operation began. */
   #start: Traffic = { phases: {}, total: zero() };
 
-  /** An operation begins in `phase` (its rounds are counted from here). */
+  /** An operation (or the session-id exchange) begins, in phase `phase`: rounds count from here. */
   begin(phase: string): void {
     this.end();
-    this.#operation = phase;
     this.#phases = [phase];
+    this.#pending = [pending()];
     this.#runs = new Runs();
     this.#start = this.snapshot();
   }
 
-  /** The operation in progress, if any, has ended: its rounds join the session's. */
+  /** The operation in progress, if any, has ended: its traffic joins the session's. */
   end(): void {
     const runs = this.#runs;
     if (!runs) return;
+    this.#settleAll();
     this.#runs = undefined;
     for (const [phase, r] of runs.perPhase()) {
       const o = this.#rounds.get(phase) ?? { rounds: 0, instanceRounds: 0 };
@@ -145,86 +176,124 @@ export class TrafficLog {
   }
 
   /**
-   * The protocol reported `phase` on sub-channel `channel`, or (undefined) on the operation as a
-   * whole: that names the primary's phase only while the transport is not split, since the
-   * operation's progress then sums every channel's.
+   * The protocol reported progress `done` of `total` in `phase`, on sub-channel `channel` or
+   * (undefined) on the operation as a whole; the latter names the primary's phase only while the
+   * transport is not split, since the operation's progress then sums every channel's. What moved
+   * since the channel's last report was this phase's work if the report counts work done
+   * (`done > 0`: the Wasm side reports after the work), else the phase before's (a phase
+   * announced before its work starts, `done = 0`).
    */
-  enter(phase: string, channel?: number, done?: number, total?: number): void {
+  enter(phase: string, channel: number | undefined, done: number): void {
     if (channel === undefined) {
       if (this.#split) return;
       channel = 0;
     }
-    // A phase that reports itself complete owns nothing after: what follows, until the next
-    // report, belongs to the operation (a protocol need not announce its next phase at once).
-    const complete = done !== undefined && total !== undefined && total > 0 && done >= total;
-    this.#phases[channel] = complete ? this.#operation : phase;
+    this.#settle(channel, done > 0 ? phase : (this.#phases[channel] ?? phase));
+    this.#phases[channel] = phase;
   }
 
-  /** The agreement is over: the operation (`run`, `preprocess`) proper begins. */
+  /** The agreement is over: the operation proper (`run`, `preprocess`) begins, in a phase of that name. */
   operation(name: string): void {
-    this.#operation = name;
+    this.#settleAll();
     this.#phases = [name];
   }
 
   /** The transport is split into `channels` sub-channels (or joined again, with 0). */
   split(channels: number): void {
+    this.#settleAll();
     this.#split = channels > 0;
     const primary = this.#phases[0]!;
     this.#phases = Array.from({ length: Math.max(1, channels) }, () => primary);
+    this.#pending = this.#phases.map(() => pending());
+  }
+
+  /** Gives what moved on `channel` since its last report to `phase`. */
+  #settle(channel: number, phase: string): void {
+    const p = this.#pending[channel];
+    if (!p) return;
+    this.#pending[channel] = pending();
+    this.#runs?.add(channel, phase, p.runs);
+    let c = this.#moved.get(phase);
+    if (!c) this.#moved.set(phase, (c = zero()));
+    for (const f of FIELDS) c[f] += p.moved[f];
+  }
+
+  #settleAll(): void {
+    this.#pending.forEach((_, c) => this.#settle(c, this.#phases[c] ?? this.#phases[0]!));
   }
 
   /**
    * `transport`, counting into this log: bytes and messages always, and rounds on channel
    * `channel` (undefined: the whole transport, whose rounds count only while it is not split).
+   * Only the whole transport counts bytes (a split one's own messages carry their channel).
    */
   meter(transport: Transport, channel?: number): Transport {
     const t = transport;
-    const countsRounds = () => (channel === undefined ? !this.#split : true);
-    const phaseOf = (data: Uint8Array) => {
-      // A split transport's own messages carry their channel; a channel's are its own.
-      const c = channel ?? (this.#split ? (channelOfMessage(data) ?? 0) : 0);
-      return this.#phases[c] ?? this.#phases[0]!;
+    const roundsOn = () => (channel !== undefined ? channel : this.#split ? undefined : 0);
+    const run = (peer: number, direction: Direction) => {
+      const c = roundsOn();
+      if (c === undefined || !this.#runs?.begins(c, peer, direction)) return;
+      const runs = this.#pendingOf(c).runs;
+      runs.set(peer, (runs.get(peer) ?? 0) + 1);
     };
-    const bytes = channel === undefined;
+    const count = (data: Uint8Array, bytes: 'bytesSent' | 'bytesReceived', messages: 'messagesSent' | 'messagesReceived') => {
+      if (channel !== undefined) return;
+      const moved = this.#pendingOf(this.#split ? (channelOfMessage(data) ?? 0) : 0).moved;
+      moved[bytes] += data.byteLength;
+      moved[messages] += 1;
+    };
     return {
       party: t.party,
       parties: t.parties,
       closed: t.closed,
       send: (to, data, owned) => {
-        if (countsRounds()) this.#runs?.note(channel ?? 0, to, SEND, this.#phases[channel ?? 0]!);
-        if (bytes) this.#count(phaseOf(data), 'bytesSent', 'messagesSent', data.byteLength);
+        run(to, SEND);
+        count(data, 'bytesSent', 'messagesSent');
         return t.send(to, data, owned);
       },
       recv: async (from: number, options?: RecvOptions) => {
-        if (countsRounds()) this.#runs?.note(channel ?? 0, from, RECV, this.#phases[channel ?? 0]!);
+        run(from, RECV);
         const data = await t.recv(from, options);
-        if (bytes) this.#count(phaseOf(data), 'bytesReceived', 'messagesReceived', data.byteLength);
+        count(data, 'bytesReceived', 'messagesReceived');
         return data;
       },
       close: (reason) => t.close(reason),
     };
   }
 
-  #count(phase: string, bytes: 'bytesSent' | 'bytesReceived', messages: 'messagesSent' | 'messagesReceived', n: number): void {
-    let c = this.#moved.get(phase);
-    if (!c) this.#moved.set(phase, (c = zero()));
-    c[bytes] += n;
-    c[messages] += 1;
+  #pendingOf(channel: number): Pending {
+    return (this.#pending[channel] ??= pending());
   }
 
-  /** The traffic since the session opened (the operation in progress included). */
+  /** The traffic since the session opened (the operation in progress included, in its current phases). */
   snapshot(): Traffic {
     const phases: { [phase: string]: TrafficCounts } = {};
     const at = (phase: string) => (phases[phase] ??= zero());
-    for (const [phase, c] of this.#moved) Object.assign(at(phase), c, { rounds: 0, instanceRounds: 0 });
-    const add = (rounds: Map<string, { rounds: number; instanceRounds: number }>) => {
+    const addMoved = (phase: string, c: TrafficCounts) => {
+      const o = at(phase);
+      o.bytesSent += c.bytesSent;
+      o.bytesReceived += c.bytesReceived;
+      o.messagesSent += c.messagesSent;
+      o.messagesReceived += c.messagesReceived;
+    };
+    const addRounds = (rounds: Map<string, { rounds: number; instanceRounds: number }>) => {
       for (const [phase, r] of rounds) {
         at(phase).rounds += r.rounds;
         at(phase).instanceRounds += r.instanceRounds;
       }
     };
-    add(this.#rounds);
-    if (this.#runs) add(this.#runs.perPhase());
+    for (const [phase, c] of this.#moved) addMoved(phase, c);
+    addRounds(this.#rounds);
+    if (this.#runs) {
+      // The unsettled part as if settled now (in each channel's current phase), on a copy.
+      const runs = this.#runs.copy();
+      this.#pending.forEach((p, c) => {
+        const phase = this.#phases[c] ?? this.#phases[0]!;
+        addMoved(phase, p.moved);
+        runs.add(c, phase, p.runs);
+      });
+      addRounds(runs.perPhase());
+    }
     return { phases, total: sum(Object.values(phases)) };
   }
 

@@ -77,9 +77,6 @@ async function run(ctx: ProtocolContext<YaoState>, job: CircuitJob<{ readonly ga
   const yao = await setup(ctx, garbler);
   const progress = (done: number, total: number) => ctx.progress('evaluating', done, total);
   const inputs = [...job.inputs];
-  // Announced before the OTs and the tables move, so they are counted in this phase (the Wasm
-  // side reports only as gates complete).
-  progress(0, job.shape.gates);
   const { circuit } = job;
   if (circuit instanceof PreparedCircuit) {
     const handle = preparedHandle(circuit) as RawPrepared;
