@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as net from '../../dist/net/node.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
+import type { Traffic } from '../../dist/index.js';
 import { circuitsDir } from '../helpers.js';
 import { cli, FIPS, live, partiesOverWebSockets, type Live, type Result } from './helpers.js';
 
@@ -52,8 +53,14 @@ describe('webmpc eval', () => {
       const r = await cli(['eval', '--circuit', SHA, '--protocol', protocol, '--input', `1=${block}`, '--input', `2=${iv}`, '--json']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout.trim().split('\n')).toHaveLength(1);
-      const j = JSON.parse(r.stdout) as { outputs: string[]; protocol: string; ms: number; andGates: number };
-      expect(Object.keys(j).sort()).toEqual(['andGates', 'ms', 'outputs', 'protocol']);
+      const j = JSON.parse(r.stdout) as { outputs: string[]; protocol: string; ms: number; andGates: number; traffic: Traffic[] };
+      expect(Object.keys(j).sort()).toEqual(['andGates', 'ms', 'outputs', 'protocol', 'traffic']);
+      // Each party's traffic: what one sent, the other received; a few rounds, not one per gate.
+      expect(j.traffic).toHaveLength(2);
+      expect(j.traffic[0]!.total.bytesSent).toBe(j.traffic[1]!.total.bytesReceived);
+      expect(j.traffic[1]!.total.bytesSent).toBe(j.traffic[0]!.total.bytesReceived);
+      for (const t of j.traffic) expect(t.total.rounds).toBeGreaterThanOrEqual(2);
+      for (const t of j.traffic) expect(t.total.rounds).toBeLessThan(20);
       expect(j).toMatchObject({
         outputs: ['ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
         protocol,
