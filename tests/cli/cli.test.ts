@@ -159,7 +159,13 @@ describe('webmpc party', () => {
     expect(e0!.code, p0.stderr()).toBe(0);
     expect(e1!.code, p1.stderr()).toBe(0);
     expect(p0.stdout()).toBe(`${FIPS.ct}\n`);
-    expect(JSON.parse(p1.stdout())).toMatchObject({ outputs: [FIPS.ct], protocol: 'yao2pc', party: 1 });
+    const j = JSON.parse(p1.stdout()) as { traffic: Traffic };
+    expect(j).toMatchObject({ outputs: [FIPS.ct], protocol: 'yao2pc', party: 1 });
+    // This party's traffic through the secure channel: the parameter agreement, then yao2pc's
+    // setup and evaluation in a few rounds.
+    expect(j.traffic.phases.agreement).toMatchObject({ rounds: 2, messagesSent: 1, messagesReceived: 1 });
+    expect(j.traffic.total.bytesReceived).toBeGreaterThan(100_000); // the garbled tables
+    expect(j.traffic.total.rounds).toBeLessThan(20);
     // Each side shows the other's key and never the other's input.
     expect(p0.stderr()).toMatch(/party 1 presents key [0-9a-f]{64}/);
     expect(p0.stderr()).toMatch(/authenticated \(confirmed\)/);
