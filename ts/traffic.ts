@@ -10,7 +10,8 @@
  * party's message stream with that peer — the maximal runs of sends to it and of receives from
  * it, in the order the protocol issues them (a receive counts when it is asked for, not when it
  * arrives, so the count does not depend on timing). A round begins each time the direction
- * changes; `rounds` is the largest count over the peers.
+ * changes; a phase's `rounds` is the largest count over the peers, and the total is the sum of
+ * the phases' (for two parties, the count of the whole operation).
  *
  * - Two parties in lockstep (each flight answers the other's previous one: `S R S R` here,
  *   `R S R S` there) get exactly the critical path in one-way flights.
