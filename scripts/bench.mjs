@@ -62,7 +62,8 @@ for (const name of asked.length ? asked : byDefault) {
 }
 
 if (!json) {
-  const cols = ['suite', 'case', 'runtime', 'impl', 'metric', 'value', 'unit'];
+  // Rows of ./bench/traffic.mjs also say which phase and party they are about.
+  const cols = ['suite', 'case', 'runtime', 'impl', 'metric', 'value', 'unit', ...['phase', 'party'].filter((c) => rows.some((r) => c in r))];
   const cell = (r, c) => (c === 'value' ? formatValue(r.value) : String(r[c] ?? ''));
   const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)));
   const line = (cells) => cells.map((s, i) => (i === 5 ? s.padStart(width[i]) : s.padEnd(width[i]))).join('  ');

@@ -105,6 +105,8 @@ export {
   type RunOptions,
   type SecurityModel,
   type SessionOptions,
+  type Traffic,
+  type TrafficCounts,
 } from './session.js';
 export { MAX_UINT_WIDTH, decodeUint, encodeUint } from './encoding.js';
 export { PreparedCircuit, prepareCircuit, type BuiltCircuit, type CircuitSource, type StreamedCircuit } from './circuit/source.js';

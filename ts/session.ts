@@ -56,9 +56,11 @@ import { compileModule } from './engine/modules.js';
 import { compiledModule, isNode } from './engine/wasm.js';
 import { EngineWorker, type OperationHooks } from './engine/worker-host.js';
 import type { ContextInit, PreparedShape, WireCircuit, WireJob, WorkerOp } from './engine/worker-protocol.js';
+import { TrafficLog, type Traffic } from './traffic.js';
 
 export type { Protocol } from './protocols/index.js';
 export type { Phase, ProgramSource, SecurityModel } from './protocols/types.js';
+export type { Traffic, TrafficCounts } from './traffic.js';
 
 declare global {
   interface SymbolConstructor {
@@ -186,6 +188,8 @@ export class Session {
   /** What the protocols talk through: the transport, counting the bytes this party sends. */
   readonly #counted: Transport;
   #bytesSent = 0;
+  /** Rounds, bytes and messages by phase (see `./traffic.ts`). */
+  readonly #traffic: TrafficLog;
   #busy = false;
   /** Settles when the operation in progress does (never rejects). */
   #current: Promise<unknown> = Promise.resolve();
@@ -211,11 +215,13 @@ export class Session {
     readonly sessionId: Uint8Array,
     worker = true,
     threads = 1,
+    traffic = new TrafficLog(),
   ) {
+    this.#traffic = traffic;
     this.#inWorker = worker;
     this.#threads = worker ? threads : 1;
     const t = transport;
-    this.#counted = {
+    this.#counted = traffic.meter({
       party: t.party,
       parties: t.parties,
       closed: t.closed,
@@ -225,12 +231,28 @@ export class Session {
       },
       recv: (from, options) => t.recv(from, options),
       close: (reason) => t.close(reason),
-    };
+    });
   }
 
-  /** Bytes this party has sent through the session so far (all runs). */
+  /** Bytes this party has sent through the session so far (all runs; not the session-id exchange). */
   get bytesSent(): number {
     return this.#bytesSent;
+  }
+
+  /**
+   * Rounds, bytes and messages this party has sent and received through the session so far, per
+   * phase and in total: the session-id exchange, and every operation's parameter agreement and
+   * protocol phases. A snapshot: read it again for later figures. How rounds are counted, and
+   * what they bound, is in `traffic.ts`: in short, exactly the critical path in one-way flights
+   * for two parties in lockstep, an upper bound for two parties otherwise.
+   */
+  get traffic(): Traffic {
+    return this.#traffic.snapshot();
+  }
+
+  /** {@link traffic} of the operation in progress, or of the last one (or the session-id exchange before any). */
+  get lastTraffic(): Traffic {
+    return this.#traffic.lastOperation();
   }
 
   /**
@@ -346,6 +368,7 @@ export class Session {
         throw e;
       } finally {
         signal?.removeEventListener('abort', onAbort);
+        this.#traffic.end();
         this.#busy = false;
       }
     })();
@@ -379,7 +402,9 @@ export class Session {
       ['outputs', job.outputs.map((o) => [...o])],
     ];
     const ctx = await this.#context(module, options);
+    this.#traffic.begin('agreement');
     const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker));
+    this.#traffic.operation('run');
     if (!inWorker) return module.run(ctx, job);
     const streamed = job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined;
     const wire = this.#wireJob(job);
@@ -409,9 +434,19 @@ export class Session {
     if (threads <= 1) return engine.perform(op(this.#contextInit(ctx)), this.#hooks(ctx, streamed), modules);
     // The instances' workers start now, while the primary does what it does first (its setup).
     void this.#instancePool(threads - 1).catch(() => {});
+    // Each channel's traffic is counted apart, in the phase its own source last reported.
+    this.#traffic.split(threads);
     const mux = splitTransport(ctx.transport, { channels: threads });
-    const progress = new ProgressSum((phase, done, total) => ctx.progress(phase, done, total));
-    const primary: OperationHooks = { ...this.#hooks(ctx, streamed), transport: mux.channels[0]!, progress: progress.source(0) };
+    const channel = (index: number) => this.#traffic.meter(mux.channels[index]!, index);
+    const sum = new ProgressSum((phase, done, total) => ctx.progress(phase, done, total));
+    const source = (index: number) => {
+      const report = sum.source(index);
+      return (phase: string, done: number, total: number) => {
+        this.#traffic.enter(phase, index, done);
+        report(phase, done, total);
+      };
+    };
+    const primary: OperationHooks = { ...this.#hooks(ctx, streamed), transport: channel(0), progress: source(0) };
     const instances = async (task: string, args: readonly unknown[]): Promise<unknown[]> => {
       const workers = await this.#instancePool(threads - 1);
       return Promise.all(
@@ -419,13 +454,14 @@ export class Session {
           const index = i + 1;
           const sessionId = await sha256(ctx.sessionId, utf8(`instance/${index}`));
           const init = { party: this.party, parties: this.parties, sessionId, index };
-          const hooks: OperationHooks = { transport: mux.channels[index]!, progress: progress.source(index) };
+          const hooks: OperationHooks = { transport: channel(index), progress: source(index) };
           return workers[i]!.perform({ op: 'instance', protocol: module.name, task, ctx: init, args: a }, hooks, modules);
         }),
       );
     };
     const value = await engine.perform(op({ ...this.#contextInit(ctx), instances: threads - 1 }), { ...primary, instances }, modules);
     await mux.close();
+    this.#traffic.split(0);
     return value;
   }
 
@@ -456,7 +492,9 @@ export class Session {
     ];
     const ctx = await this.#context(module, options);
     const inWorker = this.#inWorker && runsInWorker(module.name) && !(await module.localOptions?.bindToCallerThread?.(params, { party: this.party, parties: this.parties }));
+    this.#traffic.begin('agreement');
     const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker));
+    this.#traffic.operation('preprocess');
     if (!inWorker) return hook.run(ctx, params);
     const local = module.localOptions?.send(params);
     await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'preprocess', protocol: module.name, ctx: init, params, local }));
@@ -607,6 +645,8 @@ export class Session {
       sessionId,
       signal,
       progress: (phase, done, total) => {
+        // The primary's phase; while the transport is split, each source reports its own.
+        this.#traffic.enter(phase, undefined, done);
         if (phase === 'evaluating' && module.computes === 'circuit') {
           gatesDone = done;
           gatesTotal = total;
@@ -781,32 +821,36 @@ export async function session(options: SessionOptions): Promise<Session> {
       throw invalid('party/parties must match the transport');
     }
     let sid = options.sessionId;
+    const traffic = new TrafficLog();
     if (sid !== undefined && !(sid instanceof Uint8Array && sid.length === 32)) {
       throw invalid('sessionId must be 32 bytes');
     }
     if (sid === undefined) {
       // Each party contributes 32 random bytes; the id hashes all contributions in party order, so
       // it is fresh as long as one party is honest.
+      traffic.begin('session-id');
+      const t = traffic.meter(transport);
       const mine = crypto.getRandomValues(new Uint8Array(32));
       const peers = [...Array(parties).keys()].filter((p) => p !== party);
       const all: Uint8Array[] = new Array(parties);
       all[party] = mine;
       await Promise.all([
-        ...peers.map((p) => transport.send(p, mine)),
+        ...peers.map((p) => t.send(p, mine)),
         (async () => {
           for (const p of peers) {
-            const c = await transport.recv(p);
+            const c = await t.recv(p);
             if (c.length !== 32) throw new ProtocolAbort('MALFORMED_MESSAGE', `party ${p} sent a malformed session contribution`, { peer: p });
             all[p] = c;
           }
         })(),
       ]);
       sid = await sha256(utf8('webmpc/session-id/v1'), ...all);
+      traffic.end();
     }
     if (options.worker !== undefined && typeof options.worker !== 'boolean') throw invalid('worker must be true or false');
     const threads = options.threads ?? (await defaultThreads());
     if (!Number.isSafeInteger(threads) || threads < 1 || threads > 64) throw invalid('threads must be a whole number from 1 to 64');
-    const s = new Session(transport, party, parties, sid, options.worker ?? true, threads);
+    const s = new Session(transport, party, parties, sid, options.worker ?? true, threads, traffic);
     s.warmUp();
     return s;
   } catch (err) {

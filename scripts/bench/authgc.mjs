@@ -50,6 +50,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CASES, circuitsDir } from './baselines/cases.mjs';
+import { authgcTraffic } from './traffic.mjs';
 
 const SUITE = 'authgc';
 const SELF = fileURLToPath(import.meta.url);
@@ -482,6 +483,9 @@ export async function run({ root, emit, quick }) {
     prepared.free();
     checked.free();
   }
+
+  // Rounds and bytes per phase through the SDK session (./traffic.mjs).
+  for (const name of cases) for (const n of parties) await authgcTraffic(root, loaded[name], n, (k, m, v, u, x) => row(k, m, v, u, 'wasm-node', 'sdk-memory', x));
 
   // 4. Chromium: every party in one page.
   if (shapes.has('chromium')) {

@@ -25,6 +25,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { mascotTraffic } from './traffic.mjs';
 
 const SUITE = 'mascot';
 const SELF = fileURLToPath(import.meta.url);
@@ -240,6 +241,8 @@ export async function run({ root, emit, quick }) {
 
   // 4. The same deployment through the SDK.
   await sdkCases(root, row, quick);
+  // Rounds and bytes per phase through the SDK session (./traffic.mjs).
+  for (const [parties, bids] of [[2, 10], [3, 3]]) await mascotTraffic(root, { parties, bids }, (k, m, v, u, x) => emit({ suite: SUITE, case: k, metric: m, value: v, unit: u, runtime: 'wasm-node', impl: 'sdk-memory', ...x }));
 }
 
 // --- SDK cases (mascot-sdk) ---------------------------------------------------------------------

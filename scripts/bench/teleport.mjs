@@ -34,6 +34,7 @@ import { createServer, connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { circuitsDir } from './garble.mjs';
+import { teleportTraffic } from './traffic.mjs';
 
 const SUITE = 'teleport';
 const SELF = fileURLToPath(import.meta.url);
@@ -332,6 +333,13 @@ export async function run({ root, emit, quick }) {
     shaped: quick ? [[1e4, 1e5], { aes128: 10, sha256: 3 }, 200, 16] : [[1e4, 1e5, 1e6], { aes128: 100, sha256: 20 }, 1000, 16],
   };
   try {
+    // Rounds and bytes per phase through the SDK session (./traffic.mjs), AES-128 both modes.
+    const aesText = readFileSync(join(circuitsDir(root), 'aes_128.txt'), 'utf8');
+    const aesInputs = [KEY, PT].map((h) => Uint8Array.from(Buffer.from(h, 'hex')));
+    for (const mode of ['semi-honest', 'malicious']) {
+      const traffic = { kase: `aes128-memory-teleport-${mode === 'malicious' ? 'mal' : 'sh'}`, text: aesText, inputs: aesInputs, mode, enclaveUrl: server.url, measurement: server.measurement };
+      await teleportTraffic(root, traffic, (k, m, v, u, x) => emit({ suite: SUITE, case: k, metric: m, value: v, unit: u, runtime: 'wasm-node', impl: 'sdk-memory', ...x }));
+    }
     for (const network of ['loopback', 'shaped']) {
       const [rotSizes, seqRuns, concRuns, lanes] = plan[network];
       const cases = [];

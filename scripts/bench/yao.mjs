@@ -19,6 +19,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { circuitsDir, nativeRows } from './garble.mjs';
+import { trafficRows } from './traffic.mjs';
 
 const SUITE = 'yao';
 const SELF = fileURLToPath(import.meta.url);
@@ -130,6 +131,17 @@ export async function run({ root, emit, quick }) {
     row('aes128-2pc', 'communication_per_and', perRun / andGates, 'bytes/AND', 'sdk-memory');
     row('aes128-2pc', 'communication_first_run', afterFirst / 1024, 'KiB', 'sdk-memory');
     for (const t of [a, b, a2, b2]) await t.close();
+  }
+
+  // Rounds and bytes per phase (./traffic.mjs): a fresh session's first run, then a second.
+  {
+    const circuits = [c0, c1];
+    const aes = { run: (s, p) => s.run(circuits[p], { inputs: [input(p)], protocol: 'yao2pc' }) };
+    await trafficRows(sdk, {
+      parties: 2,
+      ops: [{ case: 'aes128-2pc-memory-first', ...aes }, { case: 'aes128-2pc-memory-second', ...aes }],
+      row: (kase, metric, value, unit, extra) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime: 'wasm-node', impl: 'sdk-memory', ...extra }),
+    });
   }
 
   // 3. Two Node processes over WebRTC (node-datachannel) on loopback.

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as net from '../../dist/net/node.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
+import type { Traffic } from '../../dist/index.js';
 import { circuitsDir } from '../helpers.js';
 import { cli, FIPS, live, partiesOverWebSockets, type Live, type Result } from './helpers.js';
 
@@ -52,8 +53,14 @@ describe('webmpc eval', () => {
       const r = await cli(['eval', '--circuit', SHA, '--protocol', protocol, '--input', `1=${block}`, '--input', `2=${iv}`, '--json']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout.trim().split('\n')).toHaveLength(1);
-      const j = JSON.parse(r.stdout) as { outputs: string[]; protocol: string; ms: number; andGates: number };
-      expect(Object.keys(j).sort()).toEqual(['andGates', 'ms', 'outputs', 'protocol']);
+      const j = JSON.parse(r.stdout) as { outputs: string[]; protocol: string; ms: number; andGates: number; traffic: Traffic[] };
+      expect(Object.keys(j).sort()).toEqual(['andGates', 'ms', 'outputs', 'protocol', 'traffic']);
+      // Each party's traffic: what one sent, the other received; a few rounds, not one per gate.
+      expect(j.traffic).toHaveLength(2);
+      expect(j.traffic[0]!.total.bytesSent).toBe(j.traffic[1]!.total.bytesReceived);
+      expect(j.traffic[1]!.total.bytesSent).toBe(j.traffic[0]!.total.bytesReceived);
+      for (const t of j.traffic) expect(t.total.rounds).toBeGreaterThanOrEqual(2);
+      for (const t of j.traffic) expect(t.total.rounds).toBeLessThan(20);
       expect(j).toMatchObject({
         outputs: ['ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
         protocol,
@@ -152,7 +159,13 @@ describe('webmpc party', () => {
     expect(e0!.code, p0.stderr()).toBe(0);
     expect(e1!.code, p1.stderr()).toBe(0);
     expect(p0.stdout()).toBe(`${FIPS.ct}\n`);
-    expect(JSON.parse(p1.stdout())).toMatchObject({ outputs: [FIPS.ct], protocol: 'yao2pc', party: 1 });
+    const j = JSON.parse(p1.stdout()) as { traffic: Traffic };
+    expect(j).toMatchObject({ outputs: [FIPS.ct], protocol: 'yao2pc', party: 1 });
+    // This party's traffic through the secure channel: the parameter agreement, then yao2pc's
+    // setup and evaluation in a few rounds.
+    expect(j.traffic.phases.agreement).toMatchObject({ rounds: 2, messagesSent: 1, messagesReceived: 1 });
+    expect(j.traffic.total.bytesReceived).toBeGreaterThan(100_000); // the garbled tables
+    expect(j.traffic.total.rounds).toBeLessThan(20);
     // Each side shows the other's key and never the other's input.
     expect(p0.stderr()).toMatch(/party 1 presents key [0-9a-f]{64}/);
     expect(p0.stderr()).toMatch(/authenticated \(confirmed\)/);

@@ -58,7 +58,8 @@ export async function plan(
 
 /**
  * Party `transport.party`'s run of `plan` with its own `inputs`: opens its session, runs, and
- * closes the session (its engine workers with it). `opened` sees the session before it runs.
+ * closes the session (its engine workers with it). `opened` sees the session before it runs,
+ * `closed` after it closed (its traffic figures stay readable).
  * On failure the session's transport is already closed with the reason (the session does that,
  * so the peers stop too); the caller may close it with a better one first (an interrupt).
  */
@@ -67,7 +68,7 @@ export async function runOn(
   p: Plan,
   transport: Transport,
   inputs: readonly Uint8Array[],
-  options: { signal?: AbortSignal; opened?: (s: Session) => void } = {},
+  options: { signal?: AbortSignal; opened?: (s: Session) => void; closed?: (s: Session) => void } = {},
 ): Promise<Outputs> {
   let s: Session | undefined;
   try {
@@ -82,6 +83,7 @@ export async function runOn(
     } as RunOptions;
     const outputs = await s.run(p.job.target, run);
     await s.close();
+    options.closed?.(s);
     return outputs;
   } catch (error) {
     // Not close(): that would end the transport gracefully, before the caller can say why.

@@ -66,6 +66,15 @@ export interface Mux {
   close(timeoutMs?: number): Promise<void>;
 }
 
+/**
+ * The sub-channel a message on the transport underneath belongs to (a control message: the
+ * channel it is about), or undefined if it is too short to say. For counting traffic per channel.
+ */
+export function channelOfMessage(m: Uint8Array): number | undefined {
+  const tag = m[0];
+  return tag === CONTROL ? m[2] : tag;
+}
+
 /** Per (sub-channel, peer): the credit state of both directions. */
 interface Flow {
   /** Bytes sent to the peer on this channel that it has not yet granted back. */

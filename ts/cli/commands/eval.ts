@@ -1,5 +1,6 @@
 /** `webmpc eval`: every party of a computation in this process, over in-memory transports. */
 import type { Outputs } from '../../protocols/types.js';
+import type { Traffic } from '../../traffic.js';
 import { parseCommand } from '../args.js';
 import { allInputs } from '../job.js';
 import { printJson, printLines, roundMs, toHex } from '../output.js';
@@ -27,8 +28,9 @@ function usage(): string {
     '                   owns input N)\n' +
     '  --parties N      the number of parties where the protocol takes more than two (default: the\n' +
     '                   highest owner + 1)\n' +
-    '  --json           print {"outputs": [...], "protocol", "ms", "andGates"} instead (programs:\n' +
-    '                   no "andGates"; authgc and mascot: also "parties")\n' +
+    '  --json           print {"outputs": [...], "protocol", "ms", "andGates", "traffic"} instead\n' +
+    '                   (programs: no "andGates"; authgc and mascot: also "parties"); "traffic" has\n' +
+    '                   each party\'s rounds, bytes and messages per phase (Session.traffic)\n' +
     `${runHelp()}`
   );
 }
@@ -46,8 +48,11 @@ export async function run(args: string[]): Promise<number> {
     const transports = sdk.createMemoryTransports(job.parties);
     const t0 = performance.now();
     let results: Outputs[];
+    const traffic: Traffic[] = [];
     try {
-      results = await runAll(transports, (transport, party) => runOn(sdk, p, transport, inputs.filter((_, i) => job.owners[i] === party)));
+      results = await runAll(transports, (transport, party) =>
+        runOn(sdk, p, transport, inputs.filter((_, i) => job.owners[i] === party), { closed: (s) => void (traffic[party] = s.traffic) }),
+      );
     } finally {
       await Promise.all(transports.map((t) => t.close()));
     }
@@ -56,7 +61,7 @@ export async function run(args: string[]): Promise<number> {
     if (values.json) {
       const parties = reportsParties(p.protocol) ? { parties: job.parties } : {};
       const andGates = job.andGates !== undefined ? { andGates: job.andGates } : {};
-      printJson({ outputs, protocol: p.protocol, ...parties, ms: roundMs(ms), ...andGates });
+      printJson({ outputs, protocol: p.protocol, ...parties, ms: roundMs(ms), ...andGates, traffic });
     } else {
       // Every output is revealed to some party here, so none is null.
       printLines(outputs as string[]);

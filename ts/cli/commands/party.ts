@@ -1,5 +1,6 @@
 /** `webmpc party`: one party of a computation, with the others on other machines or processes. */
 import type { Transport } from '../../net/transport.js';
+import type { Traffic } from '../../traffic.js';
 import { parseCommand, partyIndex } from '../args.js';
 import { describeCompute } from '../compute.js';
 import { partyInputs } from '../job.js';
@@ -65,7 +66,8 @@ function usage(): string {
     '                     (default 30000)\n' +
     '  --peer-timeout MS  the other party counts as gone after this long silent (default 3000)\n' +
     '  --json             print {"outputs": [hex, decimal or null], "protocol", "party", "ms":\n' +
-    '                     {connect, compute}} instead\n' +
+    '                     {connect, compute}, "traffic"} instead; "traffic": this party\'s rounds,\n' +
+    '                     bytes and messages per phase (Session.traffic)\n' +
     'Exit codes: 0 done, 1 the computation failed (or the other party was not authenticated),\n' +
     '2 bad usage or input, 130/143 interrupted (the other party is told).\n'
   );
@@ -126,14 +128,16 @@ export async function run(args: string[]): Promise<number> {
       const connectMs = performance.now() - t0;
 
       const t1 = performance.now();
+      let traffic: Traffic | undefined;
       const out = await runOn(sdk, p, transport, inputs, {
         signal: interrupted.signal,
         opened: () => say(describeCompute(p.compute)),
+        closed: (s) => void (traffic = s.traffic),
       });
       const computeMs = performance.now() - t1;
       const outputs = job.print(out);
       if (values.json) {
-        printJson({ outputs, protocol: p.protocol, party, ms: { connect: roundMs(connectMs), compute: roundMs(computeMs) } });
+        printJson({ outputs, protocol: p.protocol, party, ms: { connect: roundMs(connectMs), compute: roundMs(computeMs) }, traffic });
       } else {
         printLines(outputs.map((o) => o ?? '(not revealed to this party)'));
       }

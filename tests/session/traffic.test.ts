@@ -1,0 +1,264 @@
+// Rounds and bytes per phase, as the session counts them (`Session.traffic`, `ts/traffic.ts`).
+// A round is a maximal run of sends to a peer, or of receives from it, in the order the protocol
+// asks for them: for two parties in lockstep that is the critical path in one-way flights.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryTransports, init, session, type Computable, type Session, type Traffic } from '../../dist/index.js';
+import { CircuitBuilder } from '../../dist/circuit/index.js';
+import { protocols } from '../../dist/protocols/index.js';
+import type { ProgramJob, ProtocolContext, ProtocolModule } from '../../dist/protocols/types.js';
+import { referenceCircuit } from '../helpers.js';
+import { be, group } from './helpers.js';
+
+interface PingTypes {
+  readonly computes: 'program';
+  readonly roleOptions: { exchanges?: number; symmetric?: boolean; burst?: number };
+  readonly roles: { readonly exchanges: number; readonly symmetric: boolean; readonly burst: number };
+  readonly preprocessOptions: Record<string, never>;
+  readonly preprocessParams: Record<string, never>;
+  readonly state: undefined;
+}
+
+const MESSAGE = 100;
+
+/**
+ * `exchanges` times: party 0 sends `burst` messages of 100 bytes and waits for party 1's answer
+ * (lockstep: 2 flights each), or (symmetric) both send and then receive (1 flight each, counted
+ * as 2 runs).
+ */
+const ping: ProtocolModule<PingTypes> = {
+  name: 'test-ping',
+  version: 1,
+  security: 'none',
+  protects: 'Nothing: a test protocol that bounces messages, to count rounds.',
+  computes: 'program',
+  parties: { min: 2, max: 2 },
+  roleOptions: ['exchanges', 'symmetric', 'burst'],
+  roles: (options) => ({ exchanges: options.exchanges ?? 1, symmetric: options.symmetric ?? false, burst: options.burst ?? 1 }),
+  async run(ctx: ProtocolContext<undefined>, job: ProgramJob<PingTypes['roles']>) {
+    const peer = 1 - ctx.party;
+    ctx.progress('ping', 0, job.roles.exchanges);
+    for (let i = 0; i < job.roles.exchanges; i++) {
+      const m = new Uint8Array(MESSAGE).fill(i);
+      if (job.roles.symmetric) {
+        await ctx.transport.send(peer, m);
+        await ctx.transport.recv(peer);
+      } else if (ctx.party === 0) {
+        for (let b = 0; b < job.roles.burst; b++) await ctx.transport.send(peer, m);
+        await ctx.transport.recv(peer);
+      } else {
+        for (let b = 0; b < job.roles.burst; b++) await ctx.transport.recv(peer);
+        await ctx.transport.send(peer, m);
+      }
+    }
+    ctx.progress('done', 0, 1);
+    // One closing message from party 0, in its own phase: one more flight (from party 1 it would
+    // continue party 1's last flight).
+    if (ctx.party === 0) await ctx.transport.send(peer, Uint8Array.of(1));
+    else await ctx.transport.recv(peer);
+    return [];
+  },
+};
+(protocols as Record<string, unknown>)['test-ping'] = ping;
+
+const NOTHING = { kind: 'program' as const, hash: new Uint8Array(32).fill(7), owners: [], outputs: [], checkInput: () => undefined };
+
+beforeAll(async () => {
+  await init();
+});
+
+async function pingRun(sessions: Session[], roles: { exchanges: number; symmetric?: boolean; burst?: number }): Promise<Traffic[]> {
+  await Promise.all(sessions.map((s) => s.run(NOTHING as never, { protocol: 'test-ping', inputs: [], ...roles } as never)));
+  return sessions.map((s) => s.lastTraffic);
+}
+
+describe('rounds and bytes of a ping-pong protocol', () => {
+  it('counts exactly the flights of a lockstep exchange, per phase, and every byte both ways', async () => {
+    const g = await group(2);
+    try {
+      for (const exchanges of [1, 5]) {
+        const [t0, t1] = await pingRun(g.sessions, { exchanges });
+        // The critical path: the agreement (both parties send, then receive: 1 flight), 2 flights
+        // per exchange, 1 for the closing message.
+        const critical = 1 + 2 * exchanges + 1;
+        for (const t of [t0!, t1!]) {
+          // Agreement: each party sends its record and then reads the other's: 2 runs (a
+          // symmetric exchange: the count's one overestimate here).
+          expect(t.phases.agreement?.rounds).toBe(2);
+          expect(t.phases.done?.rounds).toBe(1);
+          expect(t.phases.run).toBeUndefined(); // the module named its phase before sending
+          expect(t.total.instanceRounds).toBe(0);
+        }
+        // Party 0 opens each exchange: send, receive (2 runs each).
+        expect(t0!.phases.ping?.rounds).toBe(2 * exchanges);
+        expect(t0!.total.rounds).toBe(critical + 1);
+        // Party 1's first receive continues the receiving run of the agreement: 1 fewer, and its
+        // total is the critical path exactly.
+        expect(t1!.phases.ping?.rounds).toBe(2 * exchanges - 1);
+        expect(t1!.total.rounds).toBe(critical);
+        expect(t0!.phases.ping).toMatchObject({ bytesSent: MESSAGE * exchanges, bytesReceived: MESSAGE * exchanges, messagesSent: exchanges });
+        expect(t1!.phases.done).toMatchObject({ bytesSent: 0, bytesReceived: 1, messagesReceived: 1 });
+        expect(t0!.phases.done).toMatchObject({ bytesSent: 1, messagesSent: 1, bytesReceived: 0 });
+        // What one party sent is what the other received, phase by phase.
+        for (const phase of ['agreement', 'ping', 'done']) expect(t0!.phases[phase]!.bytesSent).toBe(t1!.phases[phase]!.bytesReceived);
+      }
+      // The session's totals hold both runs, the session-id exchange first; bytesSent omits that.
+      const whole = g.sessions[0]!.traffic;
+      expect(whole.phases['session-id']).toMatchObject({ rounds: 2, bytesSent: 32, bytesReceived: 32 });
+      expect(whole.phases.ping!.rounds).toBe(2 * 1 + 2 * 5);
+      expect(whole.total.bytesSent - whole.phases['session-id']!.bytesSent).toBe(g.sessions[0]!.bytesSent);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('counts a burst of messages in one direction as one round', async () => {
+    const g = await group(2);
+    try {
+      const [t0, t1] = await pingRun(g.sessions, { exchanges: 3, burst: 4 });
+      expect(t0!.phases.ping).toMatchObject({ rounds: 6, messagesSent: 12, messagesReceived: 3, bytesSent: 1200 });
+      expect(t1!.phases.ping).toMatchObject({ rounds: 5, messagesSent: 3, messagesReceived: 12, bytesReceived: 1200 });
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('counts a symmetric exchange (both send, then both receive) as 2 runs a step: an upper bound', async () => {
+    const g = await group(2);
+    try {
+      const ts = await pingRun(g.sessions, { exchanges: 4, symmetric: true });
+      for (const t of ts) expect(t.phases.ping!.rounds).toBe(8);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+const sumRounds = (t: Traffic) => t.total.rounds;
+
+/** One yao2pc run of `circuit` in a fresh pair of sessions: each party's traffic of the run. */
+async function yaoRun(circuit: Computable, inputs: (p: number) => Uint8Array[]): Promise<Traffic[]> {
+  const g = await group(2);
+  try {
+    await Promise.all(g.sessions.map((s, p) => s.run(circuit, { protocol: 'yao2pc', inputs: inputs(p) })));
+    return g.sessions.map((s) => s.lastTraffic);
+  } finally {
+    await g.close();
+  }
+}
+
+describe('yao2pc rounds', () => {
+  it('are a small constant, the same for a small and a large circuit; bytes grow with the circuit', async () => {
+    // The same inputs (two 64-bit values) through 1 and through 64 chained adders.
+    const circuit = (adders: number) => {
+      const b = new CircuitBuilder();
+      const x = b.input(0, 64);
+      const y = b.input(1, 64);
+      let z = x.add(y);
+      for (let i = 1; i < adders; i++) z = z.add(y);
+      b.output(z);
+      return b.build();
+    };
+    const inputs = (p: number) => [be(p + 3, 8)];
+    const small = await yaoRun(circuit(1), inputs);
+    const large = await yaoRun(circuit(64), inputs);
+    for (const p of [0, 1]) {
+      expect(sumRounds(large[p]!)).toBe(sumRounds(small[p]!));
+      expect(sumRounds(large[p]!)).toBeLessThanOrEqual(12);
+    }
+    // The garbler sends two 16-byte ciphertexts per AND gate (half-gates): 63 more adders of 63
+    // AND gates each, at least that many more bytes; the evaluator receives them.
+    const grown = 63 * 63 * 32;
+    expect(large[0]!.total.bytesSent - small[0]!.total.bytesSent).toBeGreaterThanOrEqual(grown);
+    expect(large[1]!.total.bytesReceived - small[1]!.total.bytesReceived).toBeGreaterThanOrEqual(grown);
+  }, 120_000);
+});
+
+/**
+ * authgc's messages per party for AES-128, n = 2, party 0 evaluating, ρ = 40, one thread (no
+ * parallel instances), counted from the code (wasm/crates/authgc, wasm/crates/ot). An
+ * `exchange` (net.rs: every party sends, then receives) is 2 messages at each party; `open`, a
+ * broadcast-log `check` and `agree` are one exchange each, `coin_toss` and `commit_then_open`
+ * two; a KOS chunk of ≤ 2^16 OTs (ot/kos.rs `chunk_with`) is 3 lockstep messages (u, the check
+ * seed, the answer), and Π_aBit runs one KOS stream each way per pair (fpre `abit`), then a coin
+ * toss and one exchange (2 + 1 exchanges).
+ *
+ *  agreement  the session's parameter check: 1 exchange                                   2
+ *  setup      base OTs (ot/base.rs: each side sends once, receives once)                  2
+ *             the reverse KOS instance: one KOS chunk of 128 + the 16-byte correction     4
+ *             Π_aShare's key check (fpre `delta_check`): aBit of ρ + 40 bits, 1 chunk
+ *             each way (6) + 3 exchanges (6), the log check (2), 3 exchanges (6)          20 → 26
+ *  function-independent: the run's `agree` (2, reported with this phase); 6400 AND
+ *             triples in one batch: bucket size 4 at ρ = 40 (fpre_core `bucket_plan`), so
+ *             aBit of 3·4·6400 bits + padding = 2 chunks each way (12) and 3 exchanges (6),
+ *             then HalfAnd, LeakyE, LeakyCoins (3), LeakyCheck commit-then-open (2), the
+ *             bucketing open (1): 6 exchanges (12): 30; 6656 masks (AND gates + input
+ *             bits): aBit of 1 chunk each way (6) + 3 exchanges (6), the log check (2): 14    46
+ *  function-dependent: F_Pre.AND's open of d and e (2), the garbler's table (1)          3
+ *  online     agree (2), input masks opened to their owners (2), masked inputs (2), the
+ *             log check (2), labels to the evaluator (1), the evaluator's outputs (1),
+ *             output masks opened (2)                                                     12
+ *
+ * A round begins with a message or not at all, so each phase's rounds are at most its
+ * messages: 89 for a fresh session's run, 63 for the next (no setup). The critical path in
+ * one-way flights, counting each exchange as 1 flight and each KOS message as 1, is about 59
+ * (what the CLI's two processes spent: ~57 one-way delays at 35 ms each way, issue 20).
+ */
+const AUTHGC_AES_MESSAGES: { [phase: string]: number } = {
+  agreement: 2,
+  setup: 26,
+  'function-independent preprocessing': 46,
+  'function-dependent preprocessing': 3,
+  online: 12,
+};
+
+describe('authgc rounds', () => {
+  it('AES-128 between two parties: each phase within the messages its code sends and receives', async () => {
+    const AES = referenceCircuit('aes_128.txt');
+    const transports = createMemoryTransports(2, { recvTimeoutMs: 60_000 });
+    // One thread: parallel instances (more cores) would split F_Pre over sub-channels.
+    const sessions = await Promise.all(transports.map((transport, party) => session({ transport, party, parties: 2, threads: 1 })));
+    try {
+      const inputs = (p: number) => [new Uint8Array(16).fill(p)];
+      for (const first of [true, false]) {
+        await Promise.all(sessions.map((s, p) => s.run(AES, { protocol: 'authgc', evaluator: 0, inputs: inputs(p) })));
+        for (const s of sessions) {
+          const t = s.lastTraffic;
+          const expected = Object.fromEntries(Object.entries(AUTHGC_AES_MESSAGES).filter(([phase]) => first || phase !== 'setup'));
+          const messages = Object.fromEntries(Object.entries(t.phases).map(([phase, c]) => [phase, c.messagesSent + c.messagesReceived]));
+          expect(messages, `party ${s.party}, ${first ? 'first' : 'second'} run`).toEqual(expected);
+          for (const [phase, c] of Object.entries(t.phases)) expect(c.rounds, phase).toBeLessThanOrEqual(expected[phase]!);
+          expect(t.total.rounds).toBeLessThanOrEqual(first ? 89 : 63);
+          // Rounds are not messages: the symmetric exchanges and the runs of sends merge some.
+          expect(t.total.rounds).toBeGreaterThan(40);
+        }
+      }
+    } finally {
+      await Promise.all(sessions.map((s) => s.close()));
+    }
+  }, 180_000);
+});
+
+describe('parallel instances', () => {
+  it('count rounds on each sub-channel apart, and every byte of the split transport once', async () => {
+    const transports = createMemoryTransports(2, { recvTimeoutMs: 60_000 });
+    const sessions = await Promise.all(transports.map((transport, party) => session({ transport, party, parties: 2, threads: 2 })));
+    try {
+      const sent = sessions.map((s) => s.bytesSent);
+      // 8000 AND gates: split in two parts of 4000 (the same bucket size as the whole).
+      await Promise.all(sessions.map((s) => s.preprocess('authgc', { andGates: 8000 })));
+      const [t0, t1] = sessions.map((s) => s.lastTraffic) as [Traffic, Traffic];
+      for (const [p, t] of [t0, t1].entries()) {
+        // The primary and one instance each ran a share of F_Pre over their own sub-channel.
+        expect(t.total.instanceRounds, `party ${p}`).toBeGreaterThan(10);
+        expect(t.total.rounds, `party ${p}`).toBeGreaterThan(10);
+        // Every byte once: the phases add up to what went through the transport (tags and
+        // credit messages of the sub-channels included).
+        expect(t.total.bytesSent).toBe(sessions[p]!.bytesSent - sent[p]!);
+      }
+      expect(t0.total.bytesSent).toBe(t1.total.bytesReceived);
+      expect(t1.total.bytesSent).toBe(t0.total.bytesReceived);
+    } finally {
+      await Promise.all(sessions.map((s) => s.close()));
+    }
+  }, 180_000);
+});
