@@ -140,7 +140,9 @@ describe('the engine worker', () => {
       expect(r.error).toBeInstanceOf(TransportError);
       expect(r.error).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 0 });
       expect((r.error as TransportError).remote?.code).toBe('WORKER_FAILED');
-      expect(r.at - killedAt).toBeLessThan(2000);
+      // Told, not timed out: well under the 30 s receive timeout they would otherwise wait out
+      // (a bound on the mechanism, not on speed: a loaded machine may take seconds).
+      expect(r.at - killedAt).toBeLessThan(15_000);
     }
     await n.close();
   });
