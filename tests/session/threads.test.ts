@@ -5,7 +5,9 @@
 // Every registered protocol gives the same outputs with threads 1, 2 and 4: MASCOT on random
 // programs (against the BigInt reference) as well as the fixed one; authgc, yao2pc, plain and
 // teleport-yao on the reference AES-128 circuit (the last three have no parallel instances: the
-// option is accepted and nothing is split).
+// option is accepted and nothing is split). Closing sessions with 4 threads ends every worker's
+// OS thread (Node on Linux).
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTransports, init, prepareCircuit, session, type Progress, type Session } from '../../dist/index.js';
 import * as workerHost from '../../dist/engine/worker-host.js';
@@ -207,6 +209,38 @@ describe('parallel instances (threads)', () => {
       }, 120_000);
     }
   });
+
+  // Linux: the process's OS threads, from /proc (each engine worker is a thread of its own).
+  const osThreads = () => Number(/^Threads:\s+(\d+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
+  it.runIf(existsSync('/proc/self/status'))('closing sessions with 4 threads leaves no worker behind: the OS threads are back to what they were', async () => {
+    const cycle = async () => {
+      const before = liveWorkers();
+      const n = await sessions(2, 4);
+      await Promise.all(n.s.map((s) => s.preprocess('mascot', { triples: 64 })));
+      // The primaries and three instances per party.
+      expect(liveWorkers() - before).toBe(8);
+      const during = osThreads();
+      await n.close();
+      expect(liveWorkers()).toBe(before);
+      return during;
+    };
+    // A first cycle starts whatever stays for the process's life (libuv's pool, V8's threads);
+    // then the count settles (ended workers' threads are joined within a few hundred ms).
+    await cycle();
+    let base = osThreads();
+    for (let same = 0; same < 3; ) {
+      await new Promise((r) => setTimeout(r, 150));
+      const now = osThreads();
+      same = now === base ? same + 1 : 0;
+      base = now;
+    }
+    const during = await cycle();
+    expect(during - base).toBeGreaterThanOrEqual(8);
+    // close() has awaited every worker's termination; the threads may take a moment to be joined.
+    const deadline = Date.now() + 5_000;
+    while (osThreads() > base && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(osThreads()).toBeLessThanOrEqual(base);
+  }, 120_000);
 
   it('refuses a threads option that is not a whole number from 1 to 64', async () => {
     for (const threads of [0, 1.5, 65, Number.NaN]) {
