@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark driver: `npm run bench -- <suite...> [--json] [--quick]`.
+// Benchmark driver: `npm run bench -- <suite...> [--json] [--quick] [--threads k]`.
 //
 // Prints a table, or with --json one JSON object per line (suite, case, metric, value, unit,
 // runtime, impl). Setup and build run first with their output on stderr, so stdout carries only
@@ -28,10 +28,26 @@ const suites = {
   roofline: () => import('./bench/roofline.mjs'),
   network: () => import('./bench/network.mjs'),
 };
-const asked = argv.filter((a) => !a.startsWith('--'));
+// `--threads k`: the suites whose protocols split their work into parallel instances run it with
+// a session per party in its engine workers at threads = k (rows carry `threads`), instead of
+// their usual cases. yao2pc and teleport-yao have no parallel instances (threads changes nothing
+// for them), so their suites do not take it.
+const TAKE_THREADS = ['mascot', 'authgc'];
+const at = argv.indexOf('--threads');
+const threadsArg = at >= 0 ? argv[at + 1] : undefined;
+const threads = threadsArg === undefined ? undefined : Number(threadsArg);
+if (at >= 0 && !(Number.isSafeInteger(threads) && threads >= 1 && threads <= 64)) {
+  process.stderr.write(`bench: --threads takes a whole number from 1 to 64, not ${threadsArg ?? 'nothing'}\n`);
+  process.exit(2);
+}
+const asked = argv.filter((a, i) => !a.startsWith('--') && !(at >= 0 && i === at + 1));
 const unknown = asked.filter((s) => !(s in suites));
 if (unknown.length) {
   process.stderr.write(`bench: unknown suite(s) ${unknown.join(', ')}; have: ${Object.keys(suites).join(', ')}\n`);
+  process.exit(2);
+}
+if (threads !== undefined && (asked.length === 0 || asked.some((s) => !TAKE_THREADS.includes(s)))) {
+  process.stderr.write(`bench: --threads applies to ${TAKE_THREADS.join(', ')} only (name them); the other protocols have no parallel instances\n`);
   process.exit(2);
 }
 
@@ -58,15 +74,15 @@ const emit = (row) => {
 const byDefault = Object.keys(suites).filter((s) => s !== 'baselines');
 for (const name of asked.length ? asked : byDefault) {
   const suite = await suites[name]();
-  await suite.run({ root, emit, quick });
+  await suite.run({ root, emit, quick, threads });
 }
 
 if (!json) {
   // Rows of ./bench/traffic.mjs also say which phase and party they are about.
-  const cols = ['suite', 'case', 'runtime', 'impl', 'metric', 'value', 'unit', ...['phase', 'party'].filter((c) => rows.some((r) => c in r))];
+  const cols = ['suite', 'case', 'runtime', 'impl', ...(threads === undefined ? [] : ['threads']), 'metric', 'value', 'unit', ...['phase', 'party'].filter((c) => rows.some((r) => c in r))];
   const cell = (r, c) => (c === 'value' ? formatValue(r.value) : String(r[c] ?? ''));
   const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)));
-  const line = (cells) => cells.map((s, i) => (i === 5 ? s.padStart(width[i]) : s.padEnd(width[i]))).join('  ');
+  const line = (cells) => cells.map((s, i) => (cols[i] === 'value' ? s.padStart(width[i]) : s.padEnd(width[i]))).join('  ');
   process.stdout.write(`${line(cols)}\n${line(width.map((w) => '-'.repeat(w)))}\n`);
   for (const r of rows) process.stdout.write(`${line(cols.map((c) => cell(r, c)))}\n`);
 }

@@ -41,6 +41,9 @@
 // AUTHGC_SHAPES ("in-wasm-memory,binding-memory,process-per-party,chromium"), AUTHGC_PEERS
 // ("emp-wasm,polytune"; empty for none). --quick: AES-128 only, n = 2, 3, one peer run.
 //
+// `--threads k` runs only the parallel-instances cases instead (see threadsCases): 2 parties in
+// this process, each session in its engine worker with threads = k (rows with `threads`).
+//
 // `node scripts/bench/authgc.mjs --rss [root]`: streams generated circuits of 10^6 and 10^7 AND
 // gates through runStream (2 parties, this process) and prints the peak RSS after each.
 import { fork, spawnSync } from 'node:child_process';
@@ -50,6 +53,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CASES, circuitsDir } from './baselines/cases.mjs';
+import { authgcAes128, authgcTriples, loadSdk, tripleRows } from './sessions.mjs';
 import { authgcTraffic } from './traffic.mjs';
 
 const SUITE = 'authgc';
@@ -375,7 +379,35 @@ async function partyMain() {
 
 // ---------------------------------------------------------------------------------------------
 
-export async function run({ root, emit, quick }) {
+/**
+ * `--threads k`: 2 parties in this process through the SDK, each session in its engine worker
+ * with threads = k (k − 1 instance workers each; ./sessions.mjs, as the workers suite measures):
+ * AND triples by session.preprocess (wall time, triples/s, triples per CPU-second of the whole
+ * process), and AES-128 end to end by session.run (median wall and CPU time, runs per CPU-second),
+ * on fresh sessions and again on the same sessions.
+ */
+async function threadsCases(root, emit, quick, threads) {
+  const sdk = await loadSdk(root);
+  const row = (kase, metric, value, unit) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime: 'wasm-node', impl: 'sdk-workers-memory', threads });
+  const andGates = quick ? 20_000 : 60_000;
+  const r = await authgcTriples(sdk, { worker: true, threads, andGates });
+  tripleRows((metric, value, unit) => row('and-triples-n2', metric, value, unit), andGates, r);
+  const aes = sdk.prepareCircuit((await circuitCase(root, 'aes128')).text);
+  const a = await authgcAes128(sdk, aes, { worker: true, threads, reps: quick ? 3 : 7, again: true });
+  // A fresh session's first run (its instances' workers start and set up in it), and a second
+  // run on the same sessions.
+  for (const [kase, time, cpu] of [
+    ['aes128-n2-total', a.time, a.cpu],
+    ['aes128-n2-second-run', a.againTime, a.againCpu],
+  ]) {
+    row(kase, 'time', time, 'ms');
+    row(kase, 'cpu_time', cpu * 1000, 'ms-cpu');
+    row(kase, 'throughput-per-cpu', 1 / cpu, 'runs/cpu-s');
+  }
+}
+
+export async function run({ root, emit, quick, threads }) {
+  if (threads !== undefined) return threadsCases(root, emit, quick, threads);
   const parties = list(process.env.AUTHGC_PARTIES, quick ? '2,3' : '2,3,4').map(Number);
   const cases = list(process.env.AUTHGC_CASES, quick ? 'aes128' : 'aes128,sha256');
   const runs = Number(process.env.AUTHGC_RUNS ?? 3);

@@ -18,6 +18,9 @@
 //
 // WEBMPC_MASCOT_CASES=sdk runs only the SDK cases.
 //
+// `--threads k` runs only the parallel-instances case instead: 2 parties in this process, each
+// session in its engine worker with threads = k (sdk-workers-memory, rows with `threads`).
+//
 // This file is also the worker: `new Worker(mascot.mjs, { workerData })` runs one party.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +28,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { loadSdk, mascotTriples, tripleRows } from './sessions.mjs';
 import { mascotTraffic } from './traffic.mjs';
 
 const SUITE = 'mascot';
@@ -149,8 +153,9 @@ async function withWorkers(root, parties, field, triples, vickreyBids) {
   return meshAndCollect(workers);
 }
 
-export async function run({ root, emit, quick }) {
+export async function run({ root, emit, quick, threads }) {
   const row = (kase, metric, value, unit, runtime, impl) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime, impl });
+  if (threads !== undefined) return threadsCases(root, emit, quick, threads);
   if (process.env.WEBMPC_MASCOT_CASES === 'sdk') return sdkCases(root, row, quick);
   const count = quick ? 2000 : 10000;
 
@@ -243,6 +248,21 @@ export async function run({ root, emit, quick }) {
   await sdkCases(root, row, quick);
   // Rounds and bytes per phase through the SDK session (./traffic.mjs).
   for (const [parties, bids] of [[2, 10], [3, 3]]) await mascotTraffic(root, { parties, bids }, (k, m, v, u, x) => emit({ suite: SUITE, case: k, metric: m, value: v, unit: u, runtime: 'wasm-node', impl: 'sdk-memory', ...x }));
+}
+
+// --- --threads k -------------------------------------------------------------------------------
+
+/**
+ * `--threads k`: triples through session.preprocess, 2 parties in this process, each session in
+ * its engine worker with threads = k (k − 1 instance workers each): wall time, triples/s and
+ * triples per CPU-second of the whole process (./sessions.mjs, as the workers suite measures).
+ */
+async function threadsCases(root, emit, quick, threads) {
+  const sdk = await loadSdk(root);
+  const triples = quick ? 2048 : 8192;
+  const r = await mascotTriples(sdk, { worker: true, threads, triples });
+  const row = (metric, value, unit) => emit({ suite: SUITE, case: 'triples-fp-2p', metric, value, unit, runtime: 'wasm-node', impl: 'sdk-workers-memory', threads });
+  tripleRows(row, triples, r);
 }
 
 // --- SDK cases (mascot-sdk) ---------------------------------------------------------------------

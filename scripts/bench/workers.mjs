@@ -15,92 +15,38 @@
 // (throughput per CPU-second) is the figure that says whether more threads waste work.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { authgcAes128, authgcTriples, loadSdk, mascotTriples, tripleRows } from './sessions.mjs';
 
 const SUITE = 'workers';
 
 export async function run({ root, emit, quick }) {
-  const sdk = await import(pathToFileURL(join(root, 'dist', 'index.js')).href);
+  const sdk = await loadSdk(root);
   const { aes128Circuit } = await import(pathToFileURL(join(root, 'dist', 'circuit', 'index.js')).href);
-  await sdk.init();
   const row = (c, metric, value, unit, impl) => emit({ suite: SUITE, case: c, metric, value, unit, runtime: 'wasm-node', impl });
+  const modes = [{ worker: false, threads: 1, impl: 'in-thread' }, ...[1, 2, 4].map((k) => ({ worker: true, threads: k, impl: `workers-k${k}` }))];
 
-  async function group(parties, options) {
-    const ts = sdk.createMemoryTransports(parties, { recvTimeoutMs: 600_000 });
-    const s = await Promise.all(ts.map((transport, party) => sdk.session({ transport, party, parties, ...options })));
-    await Promise.all(s.map((x) => x.ready()));
-    return { s, close: () => Promise.all(s.map((x) => x.close())) };
-  }
-
-  /** Wall seconds and process CPU seconds (every thread) of `fn`. */
-  async function timed(fn) {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    const out = await fn();
-    const wall = (performance.now() - t0) / 1000;
-    const c = process.cpuUsage(c0);
-    return { wall, cpu: (c.user + c.system) / 1e6, out };
-  }
-
-  // MASCOT triples: a warm-up run sets up (base OTs, COPE per instance); the measured run
-  // generates N more triples on set-up parties and instances.
+  // MASCOT triples and authgc AND triples (see ./sessions.mjs for what each measures).
   const N = quick ? 2048 : 8192;
-  let base;
-  for (const mode of [{ worker: false, threads: 1, impl: 'in-thread' }, ...[1, 2, 4].map((k) => ({ worker: true, threads: k, impl: `workers-k${k}` }))]) {
-    const g = await group(2, { worker: mode.worker, threads: mode.threads });
-    await Promise.all(g.s.map((x) => x.preprocess('mascot', { triples: 256 })));
-    const r = await timed(() => Promise.all(g.s.map((x) => x.preprocess('mascot', { triples: N }))));
-    await g.close();
-    const perCpu = N / r.cpu;
-    row('mascot-triples', 'time', r.wall * 1000, 'ms', mode.impl);
-    row('mascot-triples', 'throughput', N / r.wall, 'triples/s', mode.impl);
-    row('mascot-triples', 'throughput-per-cpu', perCpu, 'triples/cpu-s', mode.impl);
-    if (mode.impl === 'workers-k1') base = perCpu;
-    if (base && mode.threads > 1) row('mascot-triples', 'efficiency-vs-k1', perCpu / base, 'ratio', mode.impl);
-  }
-
-  // authgc AND triples: a warm-up big enough to split four ways sets up the primary and every
-  // instance (base OTs, Δ-OT, the Π_aShare check); the measured call makes N more, shared out
-  // over the threads (AND triples only: masks are cheap aBits).
   const A = quick ? 20_000 : 60_000;
-  let abase;
-  for (const mode of [{ worker: false, threads: 1, impl: 'in-thread' }, ...[1, 2, 4].map((k) => ({ worker: true, threads: k, impl: `workers-k${k}` }))]) {
-    const g = await group(2, { worker: mode.worker, threads: mode.threads });
-    await Promise.all(g.s.map((x) => x.preprocess('authgc', { andGates: 16_000, masks: 0 })));
-    const r = await timed(() => Promise.all(g.s.map((x) => x.preprocess('authgc', { andGates: A, masks: 0 }))));
-    await g.close();
-    const perCpu = A / r.cpu;
-    row('authgc-triples', 'time', r.wall * 1000, 'ms', mode.impl);
-    row('authgc-triples', 'throughput', A / r.wall, 'triples/s', mode.impl);
-    row('authgc-triples', 'throughput-per-cpu', perCpu, 'triples/cpu-s', mode.impl);
-    if (mode.impl === 'workers-k1') abase = perCpu;
-    if (abase && mode.threads > 1) row('authgc-triples', 'efficiency-vs-k1', perCpu / abase, 'ratio', mode.impl);
+  for (const [kase, count, measure] of [
+    ['mascot-triples', N, (m) => mascotTriples(sdk, { ...m, triples: N })],
+    ['authgc-triples', A, (m) => authgcTriples(sdk, { ...m, andGates: A })],
+  ]) {
+    let base;
+    for (const mode of modes) {
+      const r = await measure(mode);
+      const perCpu = tripleRows((metric, value, unit) => row(kase, metric, value, unit, mode.impl), count, r);
+      if (mode.impl === 'workers-k1') base = perCpu;
+      if (base && mode.threads > 1) row(kase, 'efficiency-vs-k1', perCpu / base, 'ratio', mode.impl);
+    }
   }
 
-  // authgc AES-128 end to end (set-up: base OTs, OT extension; preprocessing; garbling; online),
-  // on fresh sessions whose workers are already running (a page opens its session before the
-  // user presses the button), and, separately, the worker's start-up itself.
+  // authgc AES-128 end to end, in workers against in-thread (see ./sessions.mjs).
   const aes = sdk.prepareCircuit(aes128Circuit());
-  const key = new Uint8Array(16).fill(1);
-  const block = new Uint8Array(16).fill(2);
-  const reps = quick ? 3 : 7;
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const worker of [false, true]) {
-    const times = [];
-    const starts = [];
-    for (let i = 0; i <= reps; i++) {
-      const t0 = performance.now();
-      const g = await group(2, { worker, threads: 1 });
-      const started = performance.now() - t0;
-      const r = await timed(() => Promise.all(g.s.map((x, p) => x.run(aes, { protocol: 'authgc', inputs: [p === 0 ? key : block] }))));
-      await g.close();
-      if (i > 0) {
-        // The first run warms V8 up.
-        times.push(r.wall * 1000);
-        starts.push(started);
-      }
-    }
+    const r = await authgcAes128(sdk, aes, { worker, threads: 1, reps: quick ? 3 : 7 });
     const impl = worker ? 'workers' : 'in-thread';
-    row('authgc-aes128', 'time-median', median(times), 'ms', impl);
-    row('authgc-aes128', 'session-start-median', median(starts), 'ms', impl);
+    row('authgc-aes128', 'time-median', r.time, 'ms', impl);
+    row('authgc-aes128', 'session-start-median', r.start, 'ms', impl);
   }
 }

@@ -1,5 +1,6 @@
 // Shared by the session tests: a connected pair (or group) of sessions over in-memory transports.
 import { createMemoryTransports, session, type Session, type Transport } from '../../dist/index.js';
+import { EngineWorker } from '../../dist/engine/worker-host.js';
 
 export interface Group {
   sessions: Session[];
@@ -16,6 +17,13 @@ export async function group(parties: number, recvTimeoutMs = 30_000, options: { 
   const transports = createMemoryTransports(parties, { recvTimeoutMs });
   const sessions = await Promise.all(transports.map((transport, party) => session({ transport, party, parties, ...options })));
   return { sessions, transports, close: async () => void (await Promise.all(transports.map((t) => t.close()))) };
+}
+
+/** `parties` sessions in their engine workers, offering `threads`; `close` ends them (and their workers). */
+export async function withThreads(parties: number, threads: number, recvTimeoutMs = 20_000): Promise<{ s: Session[]; close(): Promise<void> }> {
+  const ts = createMemoryTransports(parties, { recvTimeoutMs });
+  const s = await Promise.all(ts.map((transport, party) => session({ transport, party, parties, threads })));
+  return { s, close: async () => void (await Promise.all(s.map((x) => x.close().catch(() => {})))) };
 }
 
 export async function pair(recvTimeoutMs?: number): Promise<[Session, Session, () => Promise<void>, Transport[]]> {
@@ -45,4 +53,40 @@ export async function rejection(p: Promise<unknown>): Promise<{ error: any; at: 
     return { error, at: Date.now() };
   }
   throw new Error('expected a rejection');
+}
+
+/**
+ * Plays a party whose parallel instances work under another global key than its primary's. Each
+ * instance task passes through this thread between the primary's engine worker and the
+ * instance's (`EngineWorker.perform`, wrapped here): party `cheater`'s `protocol` instance tasks
+ * get their key (`delta`) with one bit flipped (not the lowest: authgc's Δ has it set), and
+ * `edit`, if given, may change what the instance hands back, knowing the primary's key.
+ * `changed` counts the tasks changed; `restore()` unwraps.
+ */
+export function changeInstanceKey(
+  protocol: string,
+  cheater: number,
+  edit?: (made: unknown, primaryKey: Uint8Array) => void,
+): { readonly changed: number; restore(): void } {
+  const honest = EngineWorker.prototype.perform;
+  let changed = 0;
+  EngineWorker.prototype.perform = async function (this: EngineWorker, op, hooks, modules) {
+    const o = op as { op: string; protocol: string; ctx: { party: number }; args: { delta: Uint8Array } | null };
+    if (o.op !== 'instance' || o.protocol !== protocol || o.ctx.party !== cheater || o.args === null) {
+      return honest.call(this, op, hooks, modules);
+    }
+    const primaryKey = o.args.delta.slice();
+    const other = o.args.delta.slice();
+    other[7]! ^= 0x40;
+    changed++;
+    const made = await honest.call(this, { ...o, args: { ...o.args, delta: other } } as typeof op, hooks, modules);
+    edit?.(made, primaryKey);
+    return made;
+  };
+  return {
+    get changed() {
+      return changed;
+    },
+    restore: () => void (EngineWorker.prototype.perform = honest),
+  };
 }

@@ -2,18 +2,32 @@
 // MASCOT's and authgc's preprocessing shared out over 1, 2 and 4 threads gives the same outputs
 // and stores the same counts; the instances' session ids differ from each other and from the
 // primary's; a session that offers one thread, or runs on its own thread, splits nothing.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryTransports, init, session, type Progress, type Session } from '../../dist/index.js';
+// Every registered protocol gives the same outputs with threads 1, 2 and 4: MASCOT on random
+// programs (against the BigInt reference) as well as the fixed one; authgc, yao2pc, plain and
+// teleport-yao on the reference AES-128 circuit (the last three have no parallel instances: the
+// option is accepted and nothing is split). Closing sessions with 4 threads ends every worker's
+// OS thread (Node on Linux).
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryTransports, init, prepareCircuit, session, type Progress, type Session } from '../../dist/index.js';
 import * as workerHost from '../../dist/engine/worker-host.js';
 import { aes128Circuit, CircuitBuilder } from '../../dist/circuit/index.js';
 import { ProgramBuilder } from '../../dist/program/index.js';
-import { rejection } from './helpers.js';
+import { protocols } from '../../dist/protocols/index.js';
+import { referenceCircuit } from '../helpers.js';
+import { randomProgram } from '../mascot/generate.js';
+import { decode, evaluate } from '../mascot/reference.js';
+import { enclaveFor, startServer } from '../teleport/helpers.js';
+import { hex, rejection, unhex } from './helpers.js';
 
 const liveWorkers = (workerHost as unknown as { _liveEngineWorkers(): number })._liveEngineWorkers;
 
 beforeAll(async () => {
   await init();
 });
+
+/** The registered protocols with no parallel instances (no `instanceTasks`). */
+const WITHOUT_INSTANCES = ['yao2pc', 'plain', 'teleport-yao'] as const;
 
 async function sessions(parties: number, threads: number[] | number, worker = true): Promise<{ s: Session[]; close(): Promise<void> }> {
   const ts = createMemoryTransports(parties, { recvTimeoutMs: 60_000 });
@@ -126,6 +140,106 @@ describe('parallel instances (threads)', () => {
       expect(liveWorkers() - before).toBe(inWorker * (want - 1));
       await Promise.all(s.map((x) => x.close()));
     }
+  }, 120_000);
+
+  it('MASCOT on random programs with 1, 2 and 4 threads: every party gets the BigInt reference outputs', async () => {
+    // Small programs (a few hundred triples at most), so the run's own preprocessing, shared out
+    // over the instances, is what makes their triples and bits.
+    for (const [seed, field] of [[7, 'prime'], [8, 'binary']] as const) {
+      const { program, values } = await randomProgram(seed, 2, field, 150);
+      const want = evaluate(decode(program.bytes), values);
+      for (const threads of [1, 2, 4]) {
+        const before = liveWorkers();
+        const n = await sessions(2, threads);
+        try {
+          const outs = await Promise.all(
+            n.s.map((s, party) => s.run(program, { protocol: 'mascot', inputs: program.encodeInputs(party, program.inputsOf(party).map((i) => values[i]!)) })),
+          );
+          expect(liveWorkers() - before, `seed ${seed}`).toBe(2 * threads);
+          for (const [party, out] of outs.entries()) {
+            const mine = want.map((v, i) => (program.outputs[i]!.includes(party) ? v : undefined));
+            expect(program.decodeOutputs(out), `seed ${seed} (${field}), threads ${threads}, party ${party}`).toEqual(mine);
+          }
+        } finally {
+          await n.close();
+        }
+      }
+    }
+  }, 240_000);
+
+  describe('protocols without parallel instances: threads accepted, the same outputs, nothing split', () => {
+    let server: Awaited<ReturnType<typeof startServer>>;
+    beforeAll(async () => {
+      server = await startServer();
+    });
+    afterAll(async () => {
+      await server?.close();
+    });
+
+    it('every registered protocol is covered here or above; only MASCOT and authgc split their work', () => {
+      // A protocol added to the registry, or one that gains instance tasks, needs its own case.
+      const covered = ['mascot', 'authgc', ...WITHOUT_INSTANCES];
+      expect(Object.keys(protocols).sort()).toEqual([...covered].sort());
+      const splitting = Object.entries(protocols).filter(([, m]) => 'instanceTasks' in m && m.instanceTasks).map(([k]) => k);
+      expect(splitting.sort()).toEqual(['authgc', 'mascot']);
+    });
+
+    for (const protocol of WITHOUT_INSTANCES) {
+      it(`${protocol}: AES-128 (reference circuit) with 1, 2 and 4 threads gives the FIPS-197 answer, with no instance worker`, async () => {
+        const aes = prepareCircuit(referenceCircuit('aes_128.txt'));
+        const key = unhex('000102030405060708090a0b0c0d0e0f');
+        const pt = unhex('00112233445566778899aabbccddeeff');
+        const extra = protocol === 'teleport-yao' ? { mode: 'semi-honest' as const, enclave: enclaveFor(server) } : {};
+        try {
+          for (const threads of [1, 2, 4]) {
+            const before = liveWorkers();
+            const n = await sessions(2, threads);
+            try {
+              const outs = await Promise.all(n.s.map((s, p) => s.run(aes, { protocol, inputs: [p === 0 ? key : pt], ...extra })));
+              for (const [p, out] of outs.entries()) expect(hex(out[0]), `threads ${threads}, party ${p}`).toBe('69c4e0d86a7b0430d8cdb78070b4c55a');
+              // The two parties' engine workers, started with their sessions: nothing else.
+              expect(liveWorkers() - before, `threads ${threads}`).toBe(2);
+            } finally {
+              await n.close();
+            }
+          }
+        } finally {
+          aes.free();
+        }
+      }, 120_000);
+    }
+  });
+
+  // Linux: the process's OS threads, from /proc (each engine worker is a thread of its own).
+  const osThreads = () => Number(/^Threads:\s+(\d+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
+  it.runIf(existsSync('/proc/self/status'))('closing sessions with 4 threads leaves no worker behind: the OS threads are back to what they were', async () => {
+    const cycle = async () => {
+      const before = liveWorkers();
+      const n = await sessions(2, 4);
+      await Promise.all(n.s.map((s) => s.preprocess('mascot', { triples: 64 })));
+      // The primaries and three instances per party.
+      expect(liveWorkers() - before).toBe(8);
+      const during = osThreads();
+      await n.close();
+      expect(liveWorkers()).toBe(before);
+      return during;
+    };
+    // A first cycle starts whatever stays for the process's life (libuv's pool, V8's threads);
+    // then the count settles (ended workers' threads are joined within a few hundred ms).
+    await cycle();
+    let base = osThreads();
+    for (let same = 0; same < 3; ) {
+      await new Promise((r) => setTimeout(r, 150));
+      const now = osThreads();
+      same = now === base ? same + 1 : 0;
+      base = now;
+    }
+    const during = await cycle();
+    expect(during - base).toBeGreaterThanOrEqual(8);
+    // close() has awaited every worker's termination; the threads may take a moment to be joined.
+    const deadline = Date.now() + 5_000;
+    while (osThreads() > base && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(osThreads()).toBeLessThanOrEqual(base);
   }, 120_000);
 
   it('refuses a threads option that is not a whole number from 1 to 64', async () => {

@@ -1,0 +1,122 @@
+// Sessions through the SDK, every party in this process over in-memory transports, and what
+// their work costs in wall time and CPU time. Shared by the `workers` suite (threads k = 1, 2, 4
+// against in-thread) and the protocol suites' `--threads k` rows (mascot, authgc): one
+// measurement, so their figures compare.
+//
+// With `worker: true` (the SDK's default) each session runs in its own engine worker, and with
+// `threads: k > 1` the protocols with parallel instances (MASCOT, authgc) add k − 1 instance
+// workers per party. CPU time is the whole process's (`process.cpuUsage`: every thread, the
+// workers' included), so a figure per CPU-second says what the work costs however it is spread.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** The built SDK (`dist/`), initialised. */
+export async function loadSdk(root) {
+  const sdk = await import(pathToFileURL(join(root, 'dist', 'index.js')).href);
+  await sdk.init();
+  return sdk;
+}
+
+/** `parties` connected sessions with `options` (worker, threads), ready; `close` ends them all. */
+export async function sessionGroup(sdk, parties, options) {
+  const ts = sdk.createMemoryTransports(parties, { recvTimeoutMs: 600_000 });
+  const s = await Promise.all(ts.map((transport, party) => sdk.session({ transport, party, parties, ...options })));
+  await Promise.all(s.map((x) => x.ready()));
+  return { s, close: () => Promise.all(s.map((x) => x.close())) };
+}
+
+/** Wall seconds and process CPU seconds (every thread) of `fn`, and its value. */
+export async function timed(fn) {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const out = await fn();
+  const wall = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  return { wall, cpu: (c.user + c.system) / 1e6, out };
+}
+
+/**
+ * MASCOT preprocessing of `triples` triples, 2 parties, through `session.preprocess`: a warm-up
+ * batch sets up (base OTs, COPE per instance), then the measured call makes `triples` more on
+ * set-up parties and instances. Returns `{ wall, cpu }` of the measured call.
+ */
+export async function mascotTriples(sdk, { worker, threads, triples }) {
+  const g = await sessionGroup(sdk, 2, { worker, threads });
+  try {
+    await Promise.all(g.s.map((x) => x.preprocess('mascot', { triples: 256 })));
+    return await timed(() => Promise.all(g.s.map((x) => x.preprocess('mascot', { triples }))));
+  } finally {
+    await g.close();
+  }
+}
+
+/**
+ * authgc function-independent preprocessing of `andGates` AND triples, 2 parties: a warm-up big
+ * enough to split four ways sets up the primary and every instance (base OTs, Δ-OT, the
+ * Π_aShare check); the measured call makes `andGates` more, shared out over the threads (AND
+ * triples only: masks are cheap aBits). Returns `{ wall, cpu }` of the measured call.
+ */
+export async function authgcTriples(sdk, { worker, threads, andGates }) {
+  const g = await sessionGroup(sdk, 2, { worker, threads });
+  try {
+    await Promise.all(g.s.map((x) => x.preprocess('authgc', { andGates: 16_000, masks: 0 })));
+    return await timed(() => Promise.all(g.s.map((x) => x.preprocess('authgc', { andGates, masks: 0 }))));
+  } finally {
+    await g.close();
+  }
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * authgc AES-128 (a prepared circuit), 2 parties, end to end (set-up: base OTs, OT extension;
+ * preprocessing; garbling; online), `reps` times after one run that warms V8 up, each on fresh
+ * sessions whose workers are already running (a page opens its session before the user presses
+ * the button). Returns the medians: `time` (ms) and `cpu` (process CPU-seconds) of the run,
+ * `start` (ms), the sessions' start-up (their workers') measured apart, and with `again`, the
+ * same figures of a second run on the same sessions (`againTime`, `againCpu`: set up already,
+ * instance workers included).
+ */
+export async function authgcAes128(sdk, aes, { worker, threads, reps, again = false }) {
+  const key = new Uint8Array(16).fill(1);
+  const block = new Uint8Array(16).fill(2);
+  const times = [];
+  const cpus = [];
+  const starts = [];
+  const againTimes = [];
+  const againCpus = [];
+  for (let i = 0; i <= reps; i++) {
+    const t0 = performance.now();
+    const g = await sessionGroup(sdk, 2, { worker, threads });
+    const started = performance.now() - t0;
+    try {
+      const once = () => timed(() => Promise.all(g.s.map((x, p) => x.run(aes, { protocol: 'authgc', inputs: [p === 0 ? key : block] }))));
+      const r = await once();
+      const r2 = again ? await once() : undefined;
+      if (i > 0) {
+        times.push(r.wall * 1000);
+        cpus.push(r.cpu);
+        starts.push(started);
+        if (r2) {
+          againTimes.push(r2.wall * 1000);
+          againCpus.push(r2.cpu);
+        }
+      }
+    } finally {
+      await g.close();
+    }
+  }
+  return { time: median(times), cpu: median(cpus), start: median(starts), againTime: median(againTimes), againCpu: median(againCpus) };
+}
+
+/**
+ * Rows for one protocol's triples at `threads`: wall time, triples/s and triples per CPU-second
+ * (`row(metric, value, unit)`); returns the per-CPU-second rate.
+ */
+export function tripleRows(row, count, r) {
+  const perCpu = count / r.cpu;
+  row('time', r.wall * 1000, 'ms');
+  row('throughput', count / r.wall, 'triples/s');
+  row('throughput-per-cpu', perCpu, 'triples/cpu-s');
+  return perCpu;
+}
