@@ -549,7 +549,9 @@ export class Session {
     if (isProgramSource(target) || isStreamedCircuit(target) || target instanceof PreparedCircuit) return target;
     if (this.#lastCircuit?.source === target) return this.#lastCircuit.prepared;
     const form = unpreparedForm(target);
-    const engine = await this.#engineUnlessClosed();
+    // Not raced against the transport: preparing sends nothing, and a circuit this party refuses
+    // is its own error to report even when a peer, refusing it first, has already hung up.
+    const engine = await this.#startEngine();
     const shape = (await engine.perform({ op: 'prepare', source: form }, { transport: this.#counted, progress: () => {} })) as PreparedShape;
     const binary = 'bristol' in form ? shape.binary! : form.binary;
     const prepared = new PreparedCircuit(binary, 'bristol' in form ? undefined : form.owners, shape);

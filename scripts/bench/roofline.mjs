@@ -10,8 +10,10 @@
 //            a loop inside Wasm, in the batch shape the protocols use.
 //   reached  the real implementation in the same module, both (all) parties on this one thread:
 //            OtLocalBench (base OTs, random OT), GarbleLocalBench (garble, garble+evaluate),
-//            fpreLocalRun (authgc F_Pre AND triples), MascotLocalBench (MASCOT triples).
-//            Teleported Yao's counts and ceiling are reported without a Wasm rate (see below).
+//            fpreLocalRun (authgc F_Pre AND triples), MascotLocalBench (MASCOT triples),
+//            Grr3LocalBench (teleportation's GRR3 garbling and evaluation, on its level schedule
+//            and, as the "before", in the gate-order walk it replaced), teleportLocalRun (a
+//            teleported AES-128 session, all three parties, timed per party by webmpcBenchClock).
 //   ceiling  1 / Σ_op count(op) / rate(op): the unit's rate if it did nothing but its counted
 //            primitives at their measured rates. Bytes are reported per unit; with both parties in
 //            one process they cost a copy, not a network, so they are not in the ceiling.
@@ -43,6 +45,7 @@ export const PRIMITIVES = {
   curve_compress: 'ristretto255 compress (one point)',
   curve_compress_batch: 'ristretto255 double_and_compress_batch (per point, 256 a batch)',
   curve_table: 'ristretto255 table for a point',
+  fp_mul: 'F_p mul, p = 2^128 − 173 (4096 independent products)',
 };
 
 /** Units of work, in table order, and how each is displayed. */
@@ -52,6 +55,10 @@ const UNITS = [
   { unit: 'evaluate-and', label: 'AND evaluated (half-gates)', scale: 1e6, rateUnit: 'M AND/s' },
   { unit: 'authgc-and-triple', label: 'authenticated AND triple (authgc, n=2)', scale: 1e3, rateUnit: 'k triples/s' },
   { unit: 'mascot-triple', label: 'MASCOT triple (F_p, n=2)', scale: 1, rateUnit: 'triples/s' },
+  { unit: 'grr3-garble-and', label: 'AND garbled (GRR3, teleport)', scale: 1e6, rateUnit: 'M AND/s' },
+  { unit: 'grr3-garble-and-walk', counts: 'grr3-garble-and', label: 'AND garbled (GRR3, gate-order walk: before)', scale: 1e6, rateUnit: 'M AND/s' },
+  { unit: 'grr3-evaluate-and', label: 'AND evaluated (GRR3, teleport)', scale: 1e6, rateUnit: 'M AND/s' },
+  { unit: 'grr3-evaluate-and-walk', counts: 'grr3-evaluate-and', label: 'AND evaluated (GRR3, gate-order walk: before)', scale: 1e6, rateUnit: 'M AND/s' },
   { unit: 'teleport-aes', label: 'teleported AES-128 run (malicious)', scale: 1, rateUnit: 'runs/s' },
   { unit: 'base-ot', label: '128 base OTs (Masny–Rindal, one pair)', scale: 1, rateUnit: 'setups/s' },
 ];
@@ -124,7 +131,7 @@ export async function run({ root, emit, quick }) {
   for (const name of Object.keys(PRIMITIVES)) {
     const ops = baseline.rooflinePrimitiveOps(name);
     // About 5-20 ms per call.
-    const reps = { aes_block: 8, aes_key_expansion: 8, gf128_mul: 1, transpose_128x128: 2, sha2_block: 4, curve_table: 8, curve_compress_batch: 2 }[name] ?? 16;
+    const reps = { aes_block: 8, aes_key_expansion: 8, gf128_mul: 1, transpose_128x128: 2, sha2_block: 4, curve_table: 8, curve_compress_batch: 2, fp_mul: 32 }[name] ?? 16;
     cases[`p:${name}`] = { fn: () => baseline.rooflinePrimitive(name, reps), units: ops * reps };
   }
   const ot = new baseline.OtLocalBench();
@@ -149,6 +156,36 @@ export async function run({ root, emit, quick }) {
   const mascot = new baseline.MascotLocalBench(2, 'prime');
   const nMascot = quick ? 500 : 2000;
   cases['u:mascot'] = { fn: () => mascot.generateTriples(nMascot), units: nMascot, minMs: 0 };
+  // GRR3 alone, on the schedule and in the old gate-order walk (the "before", same run).
+  const grr3 = new baseline.Grr3LocalBench(aesText);
+  const grr3Ands = grr3.andGates;
+  cases['u:grr3-garble'] = { fn: () => grr3.garble(4, false), units: 4 * grr3Ands };
+  cases['u:grr3-garble-walk'] = { fn: () => grr3.garble(4, true), units: 4 * grr3Ands };
+  cases['u:grr3-evaluate'] = { fn: () => grr3.evaluate(10, false), units: 10 * grr3Ands };
+  cases['u:grr3-evaluate-walk'] = { fn: () => grr3.evaluate(10, true), units: 10 * grr3Ands };
+  // Teleported AES-128: a session of `jobs` runs, all three parties on this thread, each
+  // party's own time by webmpcBenchClock (process CPU time here), session setup taken out.
+  const jobs = quick ? 2 : 4;
+  const teleportRun = (malicious) => {
+    const r = JSON.parse(baseline.teleportLocalRun(aesText, jobs, malicious));
+    const per = (k) => (r[`${k}Ms`] - r[`setup${k[0].toUpperCase()}${k.slice(1)}Ms`]) / jobs;
+    return { garbler: per('garbler'), evaluator: per('evaluator'), enclave: per('enclave') };
+  };
+  const teleportParties = { malicious: [], semiHonest: [] };
+  cases['u:teleport'] = {
+    once: () => {
+      const t = teleportRun(true);
+      teleportParties.malicious.push(t);
+      return { cpu: 1000 / (t.garbler + t.evaluator + t.enclave), wall: NaN };
+    },
+  };
+  cases['u:teleport-sh'] = {
+    once: () => {
+      const t = teleportRun(false);
+      teleportParties.semiHonest.push(t);
+      return { cpu: 1000 / (t.garbler + t.evaluator + t.enclave), wall: NaN };
+    },
+  };
 
   const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   const run1 = (c) => (c.once ? c.once() : once(c.fn, c.units, c.minMs ?? opts.minMs));
@@ -170,6 +207,7 @@ export async function run({ root, emit, quick }) {
   ot.free();
   gb.free();
   mascot.free();
+  grr3.free();
 
   const rateIn = (k, r, clock = 'cpu') => samples[k][r][clock];
   for (const name of Object.keys(PRIMITIVES)) {
@@ -194,10 +232,17 @@ export async function run({ root, emit, quick }) {
         return rate('u:authgc');
       case 'mascot-triple':
         return rate('u:mascot');
+      case 'grr3-garble-and':
+        return rate('u:grr3-garble');
+      case 'grr3-garble-and-walk':
+        return rate('u:grr3-garble-walk');
+      case 'grr3-evaluate-and':
+        return rate('u:grr3-evaluate');
+      case 'grr3-evaluate-and-walk':
+        return rate('u:grr3-evaluate-walk');
+      case 'teleport-aes':
+        return rate('u:teleport');
       default:
-        // Teleported Yao is not run here: its in-process runner (webmpc_teleport::local) times
-        // each party with std::time::Instant, which traps in wasm32-unknown-unknown. Its counts
-        // and ceiling are still reported; its Wasm rate is the teleport suite's (SDK + enclave).
         return NaN;
     }
   };
@@ -209,8 +254,8 @@ export async function run({ root, emit, quick }) {
   // beside them as the quiet-machine estimate.
   const best = (k) => ({ cpu: Math.max(...samples[k].map((x) => x.cpu)), wall: Math.max(...samples[k].map((x) => x.wall)) });
   const reachedBest = (unit, clock) => reachedWith(unit, (k) => best(k)[clock]);
-  for (const { unit, label, scale, rateUnit } of UNITS) {
-    const c = perUnit[unit];
+  for (const { unit, counts: countsOf, label, scale, rateUnit } of UNITS) {
+    const c = perUnit[countsOf ?? unit];
     if (!c) continue;
     const ops = Object.entries(c.counts).filter(([, k]) => k > 0);
     for (const [op, k] of ops) row(unit, `count:${op}`, k, `per ${c.per}`, label);
@@ -241,6 +286,18 @@ export async function run({ root, emit, quick }) {
       if (Number.isFinite(got)) row(unit, 'time', 1e3 / got, 'ms (CPU) per 128 OTs', label);
       row(unit, 'ceiling_time', 1e3 / ceiling, 'ms per 128 OTs', label);
     }
+  }
+  // Each teleport party's CPU per run (medians over rounds), and the semi-honest garbler against
+  // half-gates garbling of the same circuit (yao2pc's garbler, its base OTs and OTs aside).
+  const med = (xs, k) => median(xs.map((t) => t[k]));
+  for (const [mode, xs] of Object.entries(teleportParties)) {
+    if (!xs.length) continue;
+    for (const k of ['garbler', 'evaluator', 'enclave']) row(`teleport-aes-${mode}`, `${k}_ms_per_run`, med(xs, k), 'ms (CPU) per AES-128 run', 'teleport-yao, in-process');
+  }
+  if (teleportParties.semiHonest.length) {
+    const halfGates = 1000 / (median(samples['u:garble'].map((x) => x.cpu)) / ands);
+    row('teleport-aes-semiHonest', 'halfgates_garble_ms_per_run', halfGates, 'ms (CPU) per AES-128 garbling', 'half-gates (yao2pc garbler, OTs aside)');
+    row('teleport-aes-semiHonest', 'garbler_cheaper_than_halfgates', halfGates / med(teleportParties.semiHonest, 'garbler'), 'x', 'teleport-yao garbler vs half-gates garbling');
   }
   row('machine', 'load_average_1min', (load0 + load()) / 2, 'load', `start ${load0.toFixed(2)}, end ${load().toFixed(2)}`);
 }

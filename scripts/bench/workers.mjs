@@ -6,6 +6,9 @@
 //                   in-thread mode (worker: false) as the baseline: wall time, triples/s,
 //                   triples per CPU-second of the whole process (all threads), and the
 //                   efficiency against k = 1 (per-CPU-second rate at k over the rate at k = 1);
+//   authgc-triples  authgc function-independent preprocessing of N AND triples, 2 parties, the
+//                   same modes and figures as mascot-triples (triples per CPU-second, efficiency
+//                   against k = 1);
 //   authgc-aes128   authgc AES-128, 2 parties, end to end (session set-up to outputs), in
 //                   workers against in-thread.
 // This machine has 2 cores: with 2 parties wall-clock speed-up cannot exceed 2, so efficiency
@@ -53,6 +56,24 @@ export async function run({ root, emit, quick }) {
     row('mascot-triples', 'throughput-per-cpu', perCpu, 'triples/cpu-s', mode.impl);
     if (mode.impl === 'workers-k1') base = perCpu;
     if (base && mode.threads > 1) row('mascot-triples', 'efficiency-vs-k1', perCpu / base, 'ratio', mode.impl);
+  }
+
+  // authgc AND triples: a warm-up big enough to split four ways sets up the primary and every
+  // instance (base OTs, Δ-OT, the Π_aShare check); the measured call makes N more, shared out
+  // over the threads (AND triples only: masks are cheap aBits).
+  const A = quick ? 20_000 : 60_000;
+  let abase;
+  for (const mode of [{ worker: false, threads: 1, impl: 'in-thread' }, ...[1, 2, 4].map((k) => ({ worker: true, threads: k, impl: `workers-k${k}` }))]) {
+    const g = await group(2, { worker: mode.worker, threads: mode.threads });
+    await Promise.all(g.s.map((x) => x.preprocess('authgc', { andGates: 16_000, masks: 0 })));
+    const r = await timed(() => Promise.all(g.s.map((x) => x.preprocess('authgc', { andGates: A, masks: 0 }))));
+    await g.close();
+    const perCpu = A / r.cpu;
+    row('authgc-triples', 'time', r.wall * 1000, 'ms', mode.impl);
+    row('authgc-triples', 'throughput', A / r.wall, 'triples/s', mode.impl);
+    row('authgc-triples', 'throughput-per-cpu', perCpu, 'triples/cpu-s', mode.impl);
+    if (mode.impl === 'workers-k1') abase = perCpu;
+    if (abase && mode.threads > 1) row('authgc-triples', 'efficiency-vs-k1', perCpu / abase, 'ratio', mode.impl);
   }
 
   // authgc AES-128 end to end (set-up: base OTs, OT extension; preprocessing; garbling; online),

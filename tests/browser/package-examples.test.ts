@@ -89,7 +89,10 @@ console.log(JSON.stringify(warnings));
     // libsodium is in a chunk of its own, fetched on first use, not in the entry chunk.
     expect(sodium.length).toBe(1);
     expect(readFileSync(join(outDir, 'assets', entry), 'utf8')).not.toContain('crypto_aead_chacha20poly1305');
-    expect(size(entry)).toBeLessThan(100 * 1024);
+    // The SDK's own code (sessions, protocols' glue, the engine-worker host, sub-channels): it
+    // grew from 95 to 104 KB with the workers; libsodium (over 400 KB) or an inlined Wasm module
+    // would break this at once.
+    expect(size(entry)).toBeLessThan(128 * 1024);
 
     built = { outDir, sodium: sodium[0]! };
   });

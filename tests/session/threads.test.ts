@@ -1,10 +1,11 @@
 // Parallel instances over sub-channels (`threads`): the parties settle on the smallest offer;
-// MASCOT's preprocessing shared out over 1, 2 and 4 threads gives the same outputs and stores the
-// same counts; the instances' session ids differ from each other and from the primary's; a
-// session that offers one thread, or runs on its own thread, splits nothing.
+// MASCOT's and authgc's preprocessing shared out over 1, 2 and 4 threads gives the same outputs
+// and stores the same counts; the instances' session ids differ from each other and from the
+// primary's; a session that offers one thread, or runs on its own thread, splits nothing.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTransports, init, session, type Progress, type Session } from '../../dist/index.js';
 import * as workerHost from '../../dist/engine/worker-host.js';
+import { aes128Circuit, CircuitBuilder } from '../../dist/circuit/index.js';
 import { ProgramBuilder } from '../../dist/program/index.js';
 import { rejection } from './helpers.js';
 
@@ -56,6 +57,55 @@ describe('parallel instances (threads)', () => {
     expect(results[1]).toBe(results[0]);
     expect(results[2]).toBe(results[0]);
   }, 240_000);
+
+  it('authgc with 1, 2 and 4 threads: the same outputs, the same pools, the instances each in a worker', async () => {
+    const hex = (b: Uint8Array | undefined) => (b ? Buffer.from(b).toString('hex') : 'undefined');
+    const unhex = (h: string) => Uint8Array.from(Buffer.from(h, 'hex'));
+    const aes = aes128Circuit();
+    const b = new CircuitBuilder();
+    const [x, y, z] = [b.input(0, 32), b.input(1, 32), b.input(2, 32)];
+    b.output(x.mul(y).add(z));
+    b.output(x.gt(z).toUInt()); // to party 0 only (the run's outputs option)
+    const three = b.build();
+    const be = (v: number) => Uint8Array.of(v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255);
+    const values = [be(70_000), be(90_000), be(123)];
+    const INDEPENDENT = 'function-independent preprocessing';
+    const results: string[] = [];
+    for (const threads of [1, 2, 4]) {
+      // AES-128, 2 parties, run alone: what the run needs is made before it, shared out.
+      let before = liveWorkers();
+      let n = await sessions(2, threads);
+      const key = unhex('000102030405060708090a0b0c0d0e0f');
+      const pt = unhex('00112233445566778899aabbccddeeff');
+      const ct = await Promise.all(n.s.map((s, p) => s.run(aes, { protocol: 'authgc', inputs: [p === 0 ? key : pt] })));
+      expect(liveWorkers() - before).toBe(2 * threads);
+      for (const out of ct) expect(hex(out[0])).toBe('69c4e0d86a7b0430d8cdb78070b4c55a');
+      await n.close();
+      expect(liveWorkers()).toBe(before);
+
+      // Three parties: preprocessing big enough to split four ways, with progress, then a run
+      // on the pools; every thread's instance in a worker of its own.
+      before = liveWorkers();
+      n = await sessions(3, threads);
+      const seen: Progress[] = [];
+      await Promise.all(
+        n.s.map((s, i) => s.preprocess('authgc', { andGates: 14_000, masks: 14_500, ...(i === 0 ? { onProgress: (p: Progress) => void seen.push(p) } : {}) })),
+      );
+      expect(liveWorkers() - before).toBe(3 * threads);
+      const last = seen.filter((p) => p.phase === INDEPENDENT).at(-1);
+      expect(last).toBeDefined();
+      expect(last!.done).toBe(last!.total);
+      expect(last!.total).toBe(14_000 + 14_500);
+      const outs = await Promise.all(n.s.map((s, i) => s.run(three, { protocol: 'authgc', evaluator: 2, outputs: [[0, 1, 2], [0]], inputs: [values[i]!] })));
+      results.push(JSON.stringify(outs.map((o) => o.map(hex))));
+      await n.close();
+      expect(liveWorkers()).toBe(before);
+    }
+    const want = [hex(be((70_000 * 90_000 + 123) >>> 0)), hex(Uint8Array.of(1))];
+    expect(results[0]).toBe(JSON.stringify([want, [want[0], 'undefined'], [want[0], 'undefined']]));
+    expect(results[1]).toBe(results[0]);
+    expect(results[2]).toBe(results[0]);
+  }, 300_000);
 
   it('settles on the smallest offer; an in-thread party offers one, so nothing is split', async () => {
     for (const [offers, worker, want] of [

@@ -100,7 +100,10 @@ export class PreparedCircuit {
   }
 }
 
-/** @internal What validation found: the shape and the content hash. */
+/**
+ * What validation found: the shape and the content hash (what an engine worker hands back with a
+ * circuit it decoded; not for apps, but in the declarations because the constructor names it).
+ */
 export interface ValidatedShape {
   readonly inputWidths: readonly number[];
   readonly outputWidths: readonly number[];

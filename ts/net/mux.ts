@@ -174,7 +174,9 @@ class Hub {
     this.flows = this.subs.map(() => Array.from({ length: inner.parties }, () => ({ outstanding: 0, toGrant: 0, queued: 0 })));
     for (let peer = 0; peer < inner.parties; peer++) if (peer !== inner.party) void this.#pump(peer);
     void inner.closed.then((reason) => {
-      if (!this.#stopped) this.#failAll(asTransportError(reason, 'the transport underneath the sub-channels closed'));
+      if (this.#stopped) return;
+      if (reason === undefined) this.#innerClosedGracefully = true;
+      this.#failAll(asTransportError(reason, 'the transport underneath the sub-channels closed'));
     });
   }
 
@@ -255,8 +257,13 @@ class Hub {
     }
     this.#stopped = true;
     this.#stop.abort();
-    if (this.#failed) throw this.#failed;
+    // Its owner closing the transport underneath (gracefully) while the channels close is not a
+    // failure of the close: nothing is left on the transport for anyone to read.
+    if (this.#failed && !this.#innerClosedGracefully) throw this.#failed;
   }
+
+  /** The transport underneath closed without a reason (its owner closed it). */
+  #innerClosedGracefully = false;
 
   /** Woken when a peer ends a channel (or everything fails). */
   readonly #endWaiters = new Set<() => void>();

@@ -40,11 +40,23 @@
  * party. On any failure the
  * session closes its transport with the error, so every peer aborts at once rather than at a
  * timeout. Progress is reported under the same four phase names.
+ *
+ * **Parallel instances** (`threads` > 1 in a session that runs in workers): the AND triples and
+ * wire masks of function-independent preprocessing — asked for with `Session.preprocess`, or
+ * what a prepared circuit needs before it runs — are shared out between this party's F_Pre (the
+ * primary) and parallel instances of it, each in a worker of its own over a sub-channel, set up
+ * with this party's global key Δ_i (see `RealPreprocessor::setup_with_delta` in the Rust crate
+ * for why that is sound). What the instances make joins the primary's pools in instance order,
+ * at every party alike, after a check across all parties that every party's instances used that
+ * party's one key (a failure is `CHEATING_DETECTED`, check `instance global-key consistency
+ * check`). Work is split only into parts big enough to keep the bucket size of the whole (so
+ * splitting costs no CPU time: AES-128 uses at most two parts); streamed circuits, and prepared
+ * ones above 2^18 AND gates, draw their triples from the primary alone, as they run.
  */
 import { PreparedCircuit, preparedHandle, prepareCircuit, type CircuitSource } from '../circuit/source.js';
 import { callWasm, wasm } from '../engine/wasm.js';
 import { WebmpcError } from '../errors.js';
-import type { CircuitJob, Outputs, PartyEnv, ProtocolContext, ProtocolModule } from './types.js';
+import type { CircuitJob, InstanceContext, Outputs, PartyEnv, ProtocolContext, ProtocolModule } from './types.js';
 import { sha256, utf8 } from './util.js';
 import { pieces } from './yao2pc.js';
 
@@ -176,6 +188,72 @@ function recipientMasks(outputs: readonly (readonly number[])[], parties: number
   return Uint32Array.from(outputs, (ps) => (new Set(ps).size === parties ? 0xffffffff : ps.reduce((m, p) => (m | (1 << p)) >>> 0, 0)));
 }
 
+/** A preprocessing part a parallel instance makes (`null`: this instance has no part this time). */
+type InstancePart = { rho: number; andGates: number; masks: number; delta: Uint8Array } | null;
+
+/** What an instance hands back: its material for the primary's pools (secret bytes). */
+type InstanceMaterial = { bytes: Uint8Array; triples: number; masks: number } | null;
+
+/**
+ * Adds `andGates` AND triples and `masks` wire masks to this party's pools. With parallel
+ * instances the work is shared out deterministically (the same at every party, so the pools stay
+ * in step): the primary makes part 0 while instance i makes part i, with this party's Δ_i; the
+ * instances' material then joins the pools after the primary's, in instance order, once the
+ * instance key check across all parties passed. The key and the material are wiped once handed
+ * over.
+ */
+async function generate(ctx: ProtocolContext<AuthGcState>, raw: RawAuthGc, rho: number, andGates: number, masks: number): Promise<void> {
+  if (andGates + masks === 0) return;
+  const progress = (phase: string, done: number, total: number) => ctx.progress(phase, done, total);
+  const count = ctx.instances?.count ?? 0;
+  const parts = count > 0 ? (callWasm((w) => w.authgcInstanceParts(andGates, masks, count + 1, rho)) as number) : 1;
+  if (parts <= 1) {
+    await ctx.call(() => raw.preprocess(andGates, masks, progress) as Promise<void>);
+    return;
+  }
+  const instances = ctx.instances!;
+  const part = (n: number, i: number) => Math.floor(n / parts) + (i < n % parts ? 1 : 0);
+  const delta = raw.deltaForInstances() as Uint8Array;
+  let made: InstanceMaterial[] = [];
+  try {
+    const args: InstancePart[] = Array.from({ length: count }, (_, i) =>
+      i + 1 < parts ? { rho, andGates: part(andGates, i + 1), masks: part(masks, i + 1), delta: delta.slice() } : null,
+    );
+    const mine = ctx.call(() => raw.preprocess(part(andGates, 0), part(masks, 0), progress) as Promise<void>);
+    const theirs = instances.run('preprocess', args).then((m) => (made = m as InstanceMaterial[]));
+    await Promise.all([mine, theirs]);
+    const bytes = made.filter((m): m is NonNullable<InstanceMaterial> => m !== null).map((m) => m.bytes);
+    await ctx.call(() => raw.putMaterial(bytes) as Promise<unknown>);
+  } finally {
+    delta.fill(0);
+    for (const m of made) m?.bytes.fill(0);
+  }
+}
+
+/** A parallel instance's part of the preprocessing: made under the party's Δ_i, handed back whole. */
+async function preprocessInstance(ictx: InstanceContext, args: unknown): Promise<InstanceMaterial> {
+  const a = args as InstancePart;
+  if (a === null) return null;
+  const { rho, andGates, masks, delta } = a;
+  try {
+    const state = (ictx.state ??= { parties: new Map() }) as AuthGcState;
+    let raw = state.parties.get(rho) as RawAuthGc | undefined;
+    if (!raw) {
+      ictx.progress('setup', 0, 1);
+      const sid = await sha256(ictx.sessionId, utf8(`rho=${rho}`));
+      raw = await ictx.call(() => wasm().authgcSetupInstance(ictx.transport, sid, { rho }, delta, ictx.index) as Promise<RawAuthGc>);
+      state.parties.set(rho, raw);
+      ictx.progress('setup', 1, 1);
+    }
+    const r = raw;
+    const progress = (phase: string, done: number, total: number) => ictx.progress(phase, done, total);
+    if (andGates + masks > 0) await ictx.call(() => r.preprocess(andGates, masks, progress) as Promise<void>);
+    return (await ictx.call(() => r.takeMaterial() as Promise<unknown>)) as InstanceMaterial;
+  } finally {
+    delta.fill(0);
+  }
+}
+
 async function run(ctx: ProtocolContext<AuthGcState>, job: CircuitJob<AuthGcTypes['roles']>): Promise<Outputs> {
   const { evaluator, rho } = job.roles;
   const raw = await setup(ctx, rho);
@@ -186,7 +264,14 @@ async function run(ctx: ProtocolContext<AuthGcState>, job: CircuitJob<AuthGcType
   const { circuit } = job;
   if (circuit instanceof PreparedCircuit) {
     const handle = preparedHandle(circuit) as RawPrepared;
-    if (callWasm((w) => w.authgcAndGates(handle)) <= PHASED_MAX_AND_GATES) {
+    const andGates = callWasm((w) => w.authgcAndGates(handle));
+    if (andGates <= PHASED_MAX_AND_GATES) {
+      if (ctx.instances) {
+        // What prepare would draw from the primary's F_Pre, shared out over the instances first.
+        const inputBits = job.shape.inputWidths.reduce((a, b) => a + b, 0);
+        const pooled = raw.pooled() as { triples: number; masks: number };
+        await generate(ctx, raw, rho, Math.max(0, andGates - pooled.triples), Math.max(0, andGates + inputBits - pooled.masks));
+      }
       await ctx.call(() => raw.prepare(handle, evaluator, owners, outputs, progress) as Promise<void>);
     }
     return ctx.call(() => raw.run(handle, evaluator, owners, outputs, inputs, progress) as Promise<Outputs>);
@@ -200,7 +285,8 @@ async function run(ctx: ProtocolContext<AuthGcState>, job: CircuitJob<AuthGcType
 /** The `authgc` protocol module. */
 export const authgc: ProtocolModule<AuthGcTypes> = {
   name: 'authgc',
-  version: 1,
+  // 2: F_Pre's hash tweaks carry the instance index (parallel instances share Δ_i).
+  version: 2,
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 colluding parties that deviate at will; ' +
@@ -218,13 +304,15 @@ export const authgc: ProtocolModule<AuthGcTypes> = {
     params: preprocessParams,
     async run(ctx, params) {
       const raw = await setup(ctx, params.rho);
-      if (params.andGates + params.masks === 0) return;
-      const progress = (phase: string, done: number, total: number) => ctx.progress(phase, done, total);
-      await ctx.call(() => raw.preprocess(params.andGates, params.masks, progress) as Promise<void>);
+      await generate(ctx, raw, params.rho, params.andGates, params.masks);
     },
   },
   free(state: AuthGcState): void {
     for (const raw of state.parties.values()) raw.free();
     state.parties.clear();
+  },
+  instanceTasks: { preprocess: preprocessInstance },
+  freeInstance(state: unknown): void {
+    authgc.free!(state as AuthGcState);
   },
 };

@@ -154,8 +154,10 @@ function roles(options: TeleportYaoRoleOptions, env: PartyEnv): TeleportYaoRoles
 /** The WebSocket class a worker has by itself: the global one, or `ws` in Node (loaded on first use). */
 async function platformWebSocket(): Promise<EnclaveOptions['WebSocket']> {
   if (!isNode()) return (globalThis as { WebSocket?: EnclaveOptions['WebSocket'] }).WebSocket;
-  // Node's entry is hidden from bundlers: a browser build never reaches this branch.
-  const nodeEntry = '../net/node.js';
+  // Node's entry is hidden from bundlers: a browser build never reaches this branch. Joined at
+  // run time because a constant string is folded into the import by esbuild (Vite's dependency
+  // pre-bundling), whose dev server then fails to resolve it beside the pre-bundled file.
+  const nodeEntry = ['..', 'net', 'node.js'].join('/');
   const node = (await import(/* webpackIgnore: true */ /* @vite-ignore */ nodeEntry)) as typeof import('../net/node.js');
   return node.nodeWebSocket();
 }

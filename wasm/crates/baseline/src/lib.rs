@@ -11,9 +11,11 @@
 //!   this instance, timed phase by phase, for the `authgc` suite.
 //! * `MascotLocalBench`, `mascotFieldMulLoop` and the example programs: see [`mascot`].
 //! * `rooflinePrimitive`: the roofline suite's primitives, see [`roofline`].
+//! * `teleportLocalRun`, `Grr3LocalBench`: teleported Yao and its GRR3 garbling, see [`teleport`].
 
 pub mod mascot;
 pub mod roofline;
+pub mod teleport;
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use wasm_bindgen::prelude::*;

@@ -6,7 +6,8 @@
 //! The primitive loops call the same kernels the protocols call, in the batch shapes they use:
 //! fixed-key AES over 4096 blocks (the hashes' shape), GF(2^128) inner products with prepared
 //! coefficients (the KOS check's), the 128 × 65536 transpose (a KOS chunk), SHA-256 on whole
-//! 64-byte blocks, and the ristretto255 operations the base OT performs.
+//! 64-byte blocks, the ristretto255 operations the base OT performs, and MASCOT's F_p
+//! multiplication (independent products, as its combinations and MAC terms are).
 
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
@@ -60,6 +61,7 @@ pub fn roofline_primitive_ops(name: &str) -> Result<f64, JsError> {
         "curve_var_mul" | "curve_fixed_mul" | "curve_from_uniform" | "curve_decompress" | "curve_compress" => 8.0,
         "curve_compress_batch" => 256.0,
         "curve_table" => 1.0,
+        "fp_mul" => 4096.0,
         _ => return Err(err(format!("unknown primitive {name}"))),
     })
 }
@@ -176,6 +178,21 @@ pub fn roofline_primitive(name: &str, reps: u32) -> Result<u8, JsError> {
                 let t = RistrettoBasepointTable::create(&p);
                 sum ^= (&t * &scalar(5)).compress().as_bytes()[0];
             }
+        }
+        "fp_mul" => {
+            // 4096 independent products (w·v summed into two accumulators: the combine and
+            // MAC-check shape), over canonical elements.
+            use webmpc_spdz::{Field, Fp};
+            let xs: Vec<Fp> = blocks(4096, 7).iter().map(|b| Fp::from_hash(*b)).collect();
+            let ys: Vec<Fp> = blocks(4096, 8).iter().map(|b| Fp::from_hash(*b)).collect();
+            let mut acc = Fp::ZERO;
+            for _ in 0..reps {
+                for (x, y) in xs.iter().zip(&ys) {
+                    acc += *x * *y;
+                }
+                acc = core::hint::black_box(acc);
+            }
+            sum ^= acc.to_bytes()[0];
         }
         _ => return Err(err(format!("unknown primitive {name}"))),
     }

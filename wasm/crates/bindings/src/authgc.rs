@@ -61,6 +61,21 @@ pub async fn make_preprocessor<C: Channel + 'static>(
     RealPreprocessor::setup(ch, &sid, rho).await
 }
 
+/// [`make_preprocessor`] for a **parallel instance** `index` (1..) of this party, with the party's
+/// global key `delta` (its primary's `deltaForInstances`), over the instance's own channel and
+/// session id: see `RealPreprocessor::setup_with_delta` for why sharing Δ is sound and what the
+/// primary checks before it takes the material.
+pub async fn make_instance_preprocessor<C: Channel + 'static>(
+    ch: SharedChannel<C>,
+    session: [u8; 32],
+    rho: usize,
+    delta: webmpc_core::Block,
+    index: u8,
+) -> Result<Pre<C>, AuthGcError> {
+    let sid = SessionId(session).derive(b"webmpc/authgc/fpre");
+    RealPreprocessor::setup_with_delta(ch, &sid, rho, delta, index).await
+}
+
 type Party = AuthGcParty<Pre<JsChannel>, SharedChannel<JsChannel>>;
 
 /// Polls `F`, clearing the stack region its callees used after every poll: garbling spills
@@ -242,6 +257,86 @@ pub fn authgc_setup(transport: JsTransport, session: &[u8], options_obj: JsValue
     }))
 }
 
+/// [`authgc_setup`] for a **parallel instance** of a party (in another worker, over a
+/// sub-channel): `session` is the instance's own id, `delta` the party's global key (16 bytes,
+/// from the primary's `AuthGcSession.deltaForInstances`; secret: the caller wipes its copy),
+/// `index` the instance's index (1 to 255, the same at every party). The instance only
+/// preprocesses: its `takeMaterial` hands what it made to the primary's `putMaterial`; `prepare`
+/// and `run` refuse.
+#[wasm_bindgen(js_name = authgcSetupInstance)]
+pub fn authgc_setup_instance(transport: JsTransport, session: &[u8], options_obj: JsValue, delta: &[u8], index: u32) -> Promise {
+    let prepared = (|| -> Result<_, JsValue> {
+        let sid = session_bytes(session)?;
+        let key = <[u8; 16]>::try_from(delta).map_err(|_| invalid("delta must be 16 bytes"))?;
+        let index = u8::try_from(index).ok().filter(|&i| i >= 1).ok_or_else(|| invalid("index must be a whole number from 1 to 255"))?;
+        let ch = JsChannel::new(transport).map_err(invalid)?;
+        if ch.parties() < 2 || ch.parties() > MAX_PARTIES {
+            return Err(invalid(format!("authenticated garbling needs 2 to {MAX_PARTIES} parties")));
+        }
+        let opts = options(&options_obj, ch.parties())?;
+        Ok((sid, opts, ch, webmpc_core::Block(key), index))
+    })();
+    let (sid, opts, ch, mut key, index) = match prepared {
+        Ok(p) => p,
+        Err(e) => return Promise::reject(&e),
+    };
+    future_to_promise(Scrubbed(async move {
+        let probe = JsChannelProbe::new(&ch);
+        let (party, parties) = (ch.party(), ch.parties());
+        let ch = SharedChannel::new(ch);
+        let made = make_instance_preprocessor(ch.clone(), sid, opts.rho, key, index).await;
+        webmpc_core::Block::wipe(core::slice::from_mut(&mut key));
+        let built = made.and_then(|pre| AuthGcParty::new_instance(pre, ch, sid, opts.run));
+        match built {
+            Ok(p) => Ok(AuthGcSession { inner: Rc::new(RefCell::new(Some(p))), party, parties, rho: opts.rho }.into()),
+            Err(e) => {
+                let err = probe.error_with(e.to_string(), e.code(), e.peer(), is_transport(&e));
+                if !is_transport(&e) {
+                    annotate(&err, &e, Phase::Setup);
+                }
+                Err(err)
+            }
+        }
+    }))
+}
+
+/// Triples (and masks) below which a parallel instance does not get a part: its fixed costs
+/// (set-up, the instance key check) would outweigh what it saves.
+const MIN_TRIPLES_PER_PART: usize = 1024;
+/// Masks below which a mask-only preprocessing is not split.
+const MIN_MASKS_PER_PART: usize = 1 << 14;
+
+/// Over how many of `maxParts` parts (the primary and `maxParts − 1` parallel instances) to share
+/// out `andGates` AND triples and `masks` masks at statistical parameter `rho`: the most parts for
+/// which every part's triples still get the bucket size the whole would (smaller batches need
+/// larger buckets, i.e. more leaky triples per triple: splitting must not cost CPU time) and at
+/// least [`MIN_TRIPLES_PER_PART`] triples each; without triples, one part per
+/// [`MIN_MASKS_PER_PART`] masks. A function of public numbers only, so every party gets the same.
+#[wasm_bindgen(js_name = authgcInstanceParts)]
+pub fn authgc_instance_parts(and_gates: f64, masks: f64, max_parts: f64, rho: f64) -> Result<u32, JsValue> {
+    let limit = 1usize << 30;
+    let a = crate::js_size("andGates", and_gates, limit)?;
+    let m = crate::js_size("masks", masks, limit)?;
+    let max = crate::js_size("maxParts", max_parts, 256)?.max(1);
+    let rho = check_rho(crate::js_size("rho", rho, 128)?).map_err(|e| authgc_error(&e, None, Phase::Setup))?;
+    Ok(instance_parts(a, m, max, rho) as u32)
+}
+
+fn instance_parts(a: usize, m: usize, max: usize, rho: usize) -> usize {
+    use webmpc_authgc::fpre::fpre_core::bucket_plan;
+    if a == 0 {
+        return (m / MIN_MASKS_PER_PART).clamp(1, max);
+    }
+    let whole = bucket_plan(a.min(PREPROCESS_STEP), rho).bucket;
+    (1..=max)
+        .rev()
+        .find(|&j| {
+            let part = a.div_ceil(j);
+            j == 1 || (part >= MIN_TRIPLES_PER_PART && bucket_plan(part.min(PREPROCESS_STEP), rho).bucket <= whole)
+        })
+        .unwrap_or(1)
+}
+
 /// Calls `progress(phaseName, done, total)`, ignoring what it throws.
 fn reporter(progress: Option<Function>) -> impl FnMut(Phase, u64, u64) {
     move |phase, done, total| {
@@ -362,6 +457,70 @@ impl AuthGcSession {
         Ok(obj.into())
     }
 
+    /// This party's global key Δ_i (16 bytes), for its own parallel instances
+    /// (`authgcSetupInstance`) and nobody else: secret, to be wiped (`fill(0)`) once handed over.
+    /// Fails with `BUSY` while a call runs.
+    #[wasm_bindgen(js_name = deltaForInstances)]
+    pub fn delta_for_instances(&self) -> Result<Uint8Array, JsValue> {
+        let slot = self.inner.borrow();
+        let p = slot.as_ref().ok_or_else(crate::ot::busy)?;
+        let mut key = p.preprocessor().delta_for_instances();
+        let out = Uint8Array::from(&key.0[..]);
+        webmpc_core::Block::wipe(core::slice::from_mut(&mut key));
+        Ok(out)
+    }
+
+    /// A parallel instance's hand-over: takes everything its pools hold, with ρ fresh shares made
+    /// for the primary's instance key check (an F_Pre batch: every party's instance of this index
+    /// calls it at the same point). Resolves to `{ bytes, triples, masks }`; the bytes are secret
+    /// (the caller wipes them once the primary has them).
+    #[wasm_bindgen(js_name = takeMaterial)]
+    pub fn take_material(&self) -> Promise {
+        with_party(&self.inner, Phase::Independent, move |mut p| async move {
+            let (t, m) = p.pooled();
+            let r = p.take_material().await.map(|mut bytes| {
+                let obj = Object::new();
+                let _ = Reflect::set(&obj, &"bytes".into(), &Uint8Array::from(&bytes[..]));
+                bytes.iter_mut().for_each(|b| *b = 0);
+                let _ = Reflect::set(&obj, &"triples".into(), &(t as f64).into());
+                let _ = Reflect::set(&obj, &"masks".into(), &(m as f64).into());
+                JsValue::from(obj)
+            });
+            (p, r)
+        })
+    }
+
+    /// The primary's side of the hand-over: `materials[k]` is what instance k + 1 took
+    /// (`takeMaterial`'s bytes), appended to the pools in that order after what they hold — every
+    /// party passes its instances' material in instance order. Refuses material that does not
+    /// decode for this party and key (`INVALID_ARGUMENT`, nothing sent), then runs the instance
+    /// key check with every party (a party whose instance used another global key is caught:
+    /// `CHEATING_DETECTED`, check `instance global-key consistency check`). Resolves to
+    /// `{ triples, masks }` added. The caller wipes its copies of the bytes.
+    #[wasm_bindgen(js_name = putMaterial)]
+    pub fn put_material(&self, materials: Array) -> Result<Promise, JsValue> {
+        let mut copies = Vec::with_capacity(materials.length() as usize);
+        for v in materials.iter() {
+            let bytes: Uint8Array = v.dyn_into().map_err(|_| invalid("each material must be a Uint8Array"))?;
+            copies.push(bytes.to_vec());
+        }
+        Ok(with_party(&self.inner, Phase::Independent, move |mut p| async move {
+            let refs: Vec<&[u8]> = copies.iter().map(Vec::as_slice).collect();
+            let r = p.put_material(&refs).await;
+            drop(refs);
+            for c in copies.iter_mut() {
+                c.iter_mut().for_each(|b| *b = 0);
+            }
+            let r = r.map(|(t, m)| {
+                let obj = Object::new();
+                let _ = Reflect::set(&obj, &"triples".into(), &(t as f64).into());
+                let _ = Reflect::set(&obj, &"masks".into(), &(m as f64).into());
+                JsValue::from(obj)
+            });
+            (p, r)
+        }))
+    }
+
     /// Function-independent preprocessing: pools `andGates` AND triples and `masks` random masks
     /// (one per input bit and per AND gate of the circuits to come). Every party must call it
     /// with the same sizes. `progress(phase, done, total)` is optional; it is called after every
@@ -461,5 +620,32 @@ impl AuthGcSession {
             let r = p.run(&mut source, &roles, &values, reporter(progress)).await.map(|o| outputs_to_js(&o));
             (p, r)
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::instance_parts;
+
+    #[test]
+    fn instance_parts_keep_the_bucket_size_of_the_whole() {
+        // AES-128 (6,800 AND gates): B = 4 whole, 3,400 per part at 2 parts (B = 4), 1,700 at 4
+        // (B = 5): two parts at most.
+        assert_eq!(instance_parts(6_800, 7_056, 4, 40), 2);
+        assert_eq!(instance_parts(6_800, 7_056, 2, 40), 2);
+        assert_eq!(instance_parts(6_800, 7_056, 1, 40), 1);
+        // Past 4·3,100 triples, four parts of B = 4 each.
+        assert_eq!(instance_parts(20_000, 0, 4, 40), 4);
+        // B = 3 from 280,000 per batch: 600,000 splits in two (batches of 300,000 keep B = 3) but
+        // not in four.
+        assert_eq!(instance_parts(600_000, 0, 4, 40), 2);
+        // Small jobs stay whole; mask-only jobs split by 2^14 masks.
+        assert_eq!(instance_parts(300, 300, 4, 40), 1);
+        assert_eq!(instance_parts(0, 10_000, 4, 40), 1);
+        assert_eq!(instance_parts(0, 40_000, 4, 40), 2);
+        assert_eq!(instance_parts(0, 1 << 20, 4, 40), 4);
+        // ρ > 40 follows its own bucket plans, the same rule.
+        let p = instance_parts(20_000, 0, 4, 64);
+        assert!((1..=4).contains(&p));
     }
 }

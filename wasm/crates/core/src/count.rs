@@ -39,10 +39,12 @@ pub enum Op {
     CurveCompressBatch,
     /// A precomputed table for a variable point (`RistrettoBasepointTable::create`).
     CurveTable,
+    /// One multiplication in MASCOT's prime field F_p, p = 2^128 − 173 (`webmpc_spdz::Fp`).
+    FpMul,
 }
 
 /// Every op, in the order [`OpCounts::get`] indexes them.
-pub const OPS: [Op; 12] = [
+pub const OPS: [Op; 13] = [
     Op::AesBlock,
     Op::AesKeyExpansion,
     Op::Gf128Mul,
@@ -55,6 +57,7 @@ pub const OPS: [Op; 12] = [
     Op::CurveCompress,
     Op::CurveCompressBatch,
     Op::CurveTable,
+    Op::FpMul,
 ];
 
 impl Op {
@@ -73,6 +76,7 @@ impl Op {
             Op::CurveCompress => "curve_compress",
             Op::CurveCompressBatch => "curve_compress_batch",
             Op::CurveTable => "curve_table",
+            Op::FpMul => "fp_mul",
         }
     }
 
@@ -121,6 +125,12 @@ pub fn add(op: Op, n: u64) {
     });
     #[cfg(not(feature = "op-count"))]
     let _ = (op, n);
+}
+
+/// SHA-256 compressions of a `len`-byte message hashed in one go (with its padding: the 0x80
+/// byte and the 8-byte length).
+pub const fn sha256_blocks(len: usize) -> u64 {
+    (len as u64 + 9).div_ceil(64)
 }
 
 /// This thread's counts so far (zeros without `op-count`).

@@ -44,6 +44,7 @@ impl Tweaks {
         h.update(sid.0);
         h.update((sender as u64).to_le_bytes());
         h.update((receiver as u64).to_le_bytes());
+        webmpc_core::count::add(webmpc_core::count::Op::ShaBlock, webmpc_core::count::sha256_blocks(28 + 32 + 16));
         let d = h.finalize();
         Tweaks { tag: u64::from_le_bytes(d[..8].try_into().expect("8 bytes")), next: 0 }
     }

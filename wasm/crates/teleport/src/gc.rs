@@ -135,6 +135,7 @@ enum SigmaKind {
 }
 
 fn sigma(sid: &[u8; 32], kind: SigmaKind, wire: u32, bit: bool, label: Block) -> Digest32 {
+    webmpc_core::count::add(webmpc_core::count::Op::ShaBlock, webmpc_core::count::sha256_blocks(27 + 32 + 1 + 4 + 1 + 16));
     Sha256::new()
         .chain_update(b"webmpc/teleport/gc-sigma/v1")
         .chain_update(sid)
@@ -205,28 +206,34 @@ pub fn sigmas(keys: &GcKeys, sid: &[u8; 32], layout: &Layout) -> Sigmas {
 }
 
 /// τ, computed as the tables stream past.
-pub struct TauHasher(Sha256);
+pub struct TauHasher(Sha256, usize);
 
 impl TauHasher {
     /// Starts τ for `job` (its canonical encoding is hashed first).
     pub fn new(job: &JobHeader) -> Self {
         let mut h = Sha256::new();
         h.update(b"webmpc/teleport/gc-tau/v1");
-        crate::bytes::put_prefixed(&mut HashSink(&mut h), &job.encode());
-        TauHasher(h)
+        let job = job.encode();
+        crate::bytes::put_prefixed(&mut HashSink(&mut h), &job);
+        // Bytes absorbed, for the roofline's SHA-256 block count (the prefix is 4 bytes).
+        TauHasher(h, 25 + 4 + job.len())
     }
 
     /// Absorbs the next tables, in stream order.
     pub fn tables(&mut self, tables: &[u8]) {
         self.0.update(tables);
+        self.1 += tables.len();
     }
 
     /// Absorbs the decoding bits and the σ's and returns τ.
     pub fn finish(mut self, decoding: &[u8], sigmas: &Sigmas) -> Digest32 {
         self.0.update(decoding);
+        self.1 += decoding.len();
         for s in sigmas.iter() {
             self.0.update(s);
+            self.1 += s.len();
         }
+        webmpc_core::count::add(webmpc_core::count::Op::ShaBlock, webmpc_core::count::sha256_blocks(self.1));
         self.0.finalize().into()
     }
 }

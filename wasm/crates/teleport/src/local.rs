@@ -4,7 +4,11 @@
 //!
 //! Also: adapters that present teleported ROT through `webmpc_ot`'s [`RotSender`] /
 //! [`RotReceiver`] traits (the receiver runs the enclave beside it, as the deployment does), and
-//! [`Timed`], which measures the time each party spends in its own code.
+//! [`Timed`] / [`Watched`], which measure the time each party spends in its own code.
+//!
+//! **Clocks.** [`Timed`] and [`run_gc_session`] read `std::time::Instant`, which traps in
+//! `wasm32-unknown-unknown`; [`run_gc_session_with_clock`] takes the clock as an argument (in
+//! Wasm, the benchmark's JavaScript clock), as the other in-process runners do.
 
 use crate::driver::{self, EvaluatorSession, GarblerSession, JobCounter, Peers};
 use crate::evidence::{Policy, SimulatedSigner, FORMAT_SIMULATED};
@@ -78,6 +82,66 @@ impl<F: Future> Future for Timed<'_, F> {
     }
 }
 
+/// A party's time in its own code, by a clock given as milliseconds from any origin: the sum of
+/// the time spent inside the polls of its [`Watched`] future, readable at any moment (also from
+/// inside the future, where the current poll's time so far is included).
+pub struct Stopwatch<'c> {
+    clock: &'c dyn Fn() -> f64,
+    spent: Cell<f64>,
+    entered: Cell<Option<f64>>,
+}
+
+impl<'c> Stopwatch<'c> {
+    /// A stopwatch at zero reading `clock` (milliseconds).
+    pub fn new(clock: &'c dyn Fn() -> f64) -> Self {
+        Stopwatch { clock, spent: Cell::new(0.0), entered: Cell::new(None) }
+    }
+
+    /// Milliseconds spent so far.
+    pub fn ms(&self) -> f64 {
+        self.spent.get() + self.entered.get().map_or(0.0, |t| (self.clock)() - t)
+    }
+
+    /// [`ms`](Self::ms) as a duration (negative clock steps read as zero).
+    pub fn duration(&self) -> Duration {
+        Duration::from_secs_f64(self.ms().max(0.0) / 1000.0)
+    }
+}
+
+/// A future whose polls a [`Stopwatch`] times (with every party on one thread, exactly the time
+/// of that party's own work).
+pub struct Watched<'a, 'c, F> {
+    inner: Pin<Box<F>>,
+    watch: &'a Stopwatch<'c>,
+}
+
+impl<'a, 'c, F: Future> Watched<'a, 'c, F> {
+    /// Wraps `fut`, timing its polls on `watch`.
+    pub fn new(fut: F, watch: &'a Stopwatch<'c>) -> Self {
+        Watched { inner: Box::pin(fut), watch }
+    }
+}
+
+impl<F: Future> Future for Watched<'_, '_, F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let w = self.watch;
+        let t = (w.clock)();
+        w.entered.set(Some(t));
+        let r = self.inner.as_mut().poll(cx);
+        w.entered.set(None);
+        w.spent.set(w.spent.get() + ((w.clock)() - t));
+        r
+    }
+}
+
+/// Milliseconds since the first call, by `std::time::Instant` (native builds; traps in
+/// `wasm32-unknown-unknown`).
+pub fn instant_ms() -> f64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
+}
+
 /// Time each party spent in its own code during one local run.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PartyTimes {
@@ -98,6 +162,9 @@ pub struct LocalRun {
     pub garbler_outputs: Vec<Vec<Option<Vec<bool>>>>,
     /// Time each party spent in its own code, session setup included.
     pub times: PartyTimes,
+    /// The part of `times` each party spent setting up the attested session: the garbler and
+    /// the evaluator until their session was connected, the enclave until its evidence was made.
+    pub setup: PartyTimes,
     /// Bytes the garbler sent (all to the evaluator), in total.
     pub garbler_bytes: u64,
 }
@@ -112,22 +179,44 @@ pub fn run_gc(job: &JobHeader, circuit: &[u8], x1: &[bool], x2: &[bool]) -> Resu
 
 /// GC jobs of one circuit in one fresh attested session (the evidence checked and the garbler's
 /// X25519 key made once), all three parties in this process; `reveal[i]`: output value `i` goes
-/// to the garbler too.
+/// to the garbler too. Times by `std::time::Instant` (native only: see
+/// [`run_gc_session_with_clock`]).
 pub fn run_gc_session(jobs: &[JobHeader], circuit: &[u8], x1: &[bool], x2: &[bool], reveal: &[bool]) -> Result<LocalRun, TeleportError> {
+    run_gc_session_with_clock(jobs, circuit, x1, x2, reveal, &instant_ms)
+}
+
+/// [`run_gc_session`] timing the parties by `clock` (milliseconds from any origin; in Wasm, a
+/// clock from the host, since `Instant` traps there).
+pub fn run_gc_session_with_clock(
+    jobs: &[JobHeader],
+    circuit: &[u8],
+    x1: &[bool],
+    x2: &[bool],
+    reveal: &[bool],
+    clock: &dyn Fn() -> f64,
+) -> Result<LocalRun, TeleportError> {
     let mut net = network(3).into_iter();
     let (g, e, x) = (net.next().expect("3"), net.next().expect("3"), net.next().expect("3"));
     let mut machine = enclave()?;
     let (mut pg, mut pe) = (Prg::from_entropy()?, Prg::from_entropy()?);
     let peers = Peers::default();
-    let times = [Cell::new(Duration::ZERO), Cell::new(Duration::ZERO), Cell::new(Duration::ZERO)];
+    let watches = [Stopwatch::new(clock), Stopwatch::new(clock), Stopwatch::new(clock)];
+    let setup = [Cell::new(Duration::ZERO), Cell::new(Duration::ZERO), Cell::new(Duration::ZERO)];
     let garbler_bytes = Cell::new(0);
     let pol = policy();
+    // The enclave's session setup ends when its evidence is made.
+    let attest_timed = |report: &[u8; 32]| {
+        let r = attest(report);
+        setup[2].set(watches[2].duration());
+        r
+    };
     let (a, b, c) = run_local(async {
         futures::join!(
-            Timed::new(
+            Watched::new(
                 async {
                     let r = async {
                         let mut s = GarblerSession::connect(&g, &peers, &pol, &mut pg).await?;
+                        setup[0].set(watches[0].duration());
                         let mut out = Vec::with_capacity(jobs.len());
                         for job in jobs {
                             out.push(driver::gc_garbler(&g, &peers, &mut s, job, circuit, x1, reveal, &mut pg).await?);
@@ -139,12 +228,13 @@ pub fn run_gc_session(jobs: &[JobHeader], circuit: &[u8], x1: &[bool], x2: &[boo
                     drop(g);
                     r
                 },
-                &times[0]
+                &watches[0]
             ),
-            Timed::new(
-                async move {
+            Watched::new(
+                async {
                     let r = async {
                         let mut s = EvaluatorSession::connect(&e, &peers, &pol, &mut pe).await?;
+                        setup[1].set(watches[1].duration());
                         let mut out = Vec::with_capacity(jobs.len());
                         for job in jobs {
                             out.push(driver::gc_evaluator(&e, &peers, &mut s, job, circuit, x2, reveal, &mut pe, |_| {}).await?);
@@ -155,15 +245,15 @@ pub fn run_gc_session(jobs: &[JobHeader], circuit: &[u8], x1: &[bool], x2: &[boo
                     drop(e);
                     r
                 },
-                &times[1]
+                &watches[1]
             ),
-            Timed::new(
-                async move {
-                    let r = driver::enclave_party(&x, &peers, &mut machine, &attest).await;
+            Watched::new(
+                async {
+                    let r = driver::enclave_party(&x, &peers, &mut machine, &attest_timed).await;
                     drop(x);
                     r
                 },
-                &times[2]
+                &watches[2]
             ),
         )
     })
@@ -171,8 +261,9 @@ pub fn run_gc_session(jobs: &[JobHeader], circuit: &[u8], x1: &[bool], x2: &[boo
     let garbler_outputs = a?;
     let outputs = b?;
     c?;
-    let times = PartyTimes { garbler: times[0].get(), evaluator: times[1].get(), enclave: times[2].get() };
-    Ok(LocalRun { outputs, garbler_outputs, times, garbler_bytes: garbler_bytes.get() })
+    let times = PartyTimes { garbler: watches[0].duration(), evaluator: watches[1].duration(), enclave: watches[2].duration() };
+    let setup = PartyTimes { garbler: setup[0].get(), evaluator: setup[1].get(), enclave: setup[2].get() };
+    Ok(LocalRun { outputs, garbler_outputs, times, setup, garbler_bytes: garbler_bytes.get() })
 }
 
 /// A fresh session id from the platform CSPRNG.

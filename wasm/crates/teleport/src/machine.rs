@@ -97,16 +97,18 @@ impl Default for Config {
 }
 
 /// An upper bound of the memory (bytes) the enclave allocates for a GC job on the circuit with
-/// `header` and input `layout`: wire labels and their stamps (24 per wire), the input labels and
-/// σ's (up to four copies while they are hashed, cut and sealed), a digest per piece, the kept
-/// circuit (and the one it replaces), and one piece with its tables in flight.
+/// `header` and input `layout`: wire labels and their schedule records (24 per wire), the input
+/// labels and σ's (up to four copies while they are hashed, cut and sealed), a digest per piece,
+/// the kept circuit (and the one it replaces), and one piece with its tables and its schedule in
+/// flight.
 pub fn gc_job_memory(header: &Header, layout: &Layout, mode: Mode) -> u64 {
     let labels = 24 * header.wires as u64;
     let inputs = 4 * frames::input_labels_len(layout.garbler.len(), layout.evaluator.len(), mode);
     let pieces = header.gates.div_ceil(PIECE_GATES as u64) + 1;
     let encoding = 64 + 4 * (header.inputs.len() + header.outputs.len()) as u64 + 13 * header.gates;
     let kept = 2 * encoding.min(CIRCUIT_CACHE_BYTES as u64);
-    let in_flight = (2 * 13 + 2 * crate::grr3::AND_TABLE_BYTES as u64) * PIECE_GATES as u64;
+    let in_flight =
+        (2 * 13 + 2 * crate::grr3::AND_TABLE_BYTES as u64 + crate::grr3::SCHEDULE_BYTES_PER_GATE) * PIECE_GATES as u64;
     labels.saturating_add(inputs).saturating_add(32 * pieces).saturating_add(kept).saturating_add(in_flight)
 }
 
@@ -434,6 +436,7 @@ impl EnclaveMachine {
                     &c.pieces[index as usize][..]
                 } else {
                     let piece = r.rest();
+                    webmpc_core::count::add(webmpc_core::count::Op::ShaBlock, webmpc_core::count::sha256_blocks(piece.len()));
                     if index != *next || digests.get(index as usize) != Some(&Sha256::digest(piece).into()) {
                         return Err(TeleportError::ParameterMismatch("circuit piece (differs from the uploaded one)"));
                     }
@@ -604,6 +607,7 @@ fn upload_piece(up: &mut Upload, piece: &[u8], cfg: &Config, job: &JobHeader) ->
             if up.gates > h.gates {
                 return Err(TeleportError::Malformed("circuit (more gates than its header declares)"));
             }
+            webmpc_core::count::add(webmpc_core::count::Op::ShaBlock, webmpc_core::count::sha256_blocks(piece.len()));
             up.digests.push(Sha256::digest(piece).into());
         }
     }

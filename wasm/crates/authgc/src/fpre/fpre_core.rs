@@ -176,27 +176,42 @@ pub enum HashUse {
     AndTriple = 1,
 }
 
-/// The session part of every tweak: 64 bits of SHA-256 of the instance's session id.
-pub fn tweak_tag(session: &[u8; 32]) -> u64 {
+/// The most F_Pre instances of one party that can share its global key Δ_i: the primary (index
+/// 0) and its parallel instances (1..), each with its own tweak domain (the low byte of the tag).
+pub const MAX_INSTANCES: usize = 1 << 8;
+
+/// The session part of every tweak for F_Pre instance `instance` of a party (0: the primary,
+/// 1..: its parallel instances, [`super::RealPreprocessor::setup_with_delta`]): 56 bits of
+/// SHA-256 of the instance's session id, then the instance index in the low byte.
+///
+/// The index makes the tweaks of a party's instances disjoint **unconditionally**: they share
+/// Δ_i, so a tweak repeated between two of them would be a TCCR query repeated under the same
+/// secret, and a 64-bit hash of distinct session ids differs only with probability 1 − 2^{−64}
+/// (or less, if a party could grind the session id). With the index in the tweak, two instances
+/// of one session never meet, whatever their session ids hash to.
+pub fn tweak_tag(session: &[u8; 32], instance: u8) -> u64 {
     let mut h = Sha256::new();
-    h.update(b"webmpc/authgc/fpre/tweak-tag/v1");
+    h.update(b"webmpc/authgc/fpre/tweak-tag/v2");
     h.update(session);
     let d = h.finalize();
-    u64::from_le_bytes(d[..8].try_into().expect("8 bytes"))
+    let tag = u64::from_le_bytes(d[..8].try_into().expect("8 bytes"));
+    (tag & !0xff) | u64::from(instance)
 }
 
 /// The tweak of leaky triple `counter` for the key `holder` holds on `owner`'s bit, as a
 /// little-endian 128-bit integer:
 ///
 /// ```text
-/// bits 0..40 counter | 40..50 holder | 50..60 owner | 60..64 use | 64..128 session tag
+/// bits 0..40 counter | 40..50 holder | 50..60 owner | 60..64 use | 64..72 instance | 72..128 session tag
 /// ```
 ///
-/// Injective in (use, holder, owner, counter) within an instance, so no two hashes of an instance
-/// share a tweak (across calls, batches and pairs: the counter runs over the instance's lifetime);
-/// across sessions the tags differ except with probability 2^{−64}, and each instance has its own
-/// fresh Δ anyway. Triple `counter + k` of a contiguous run has tweak `base + k`, which is the form
-/// [`Hasher::tccr_many_counter`] takes.
+/// (`tag` is [`tweak_tag`]: the instance index and the session tag.) Injective in (instance, use,
+/// holder, owner, counter) within a session, so no two hashes of a party's instances share a
+/// tweak — not within an instance (the counter runs over the instance's lifetime, across calls,
+/// batches and pairs), and not between the primary and a parallel instance, which hash under
+/// the same Δ_i (the instance field differs); across sessions the tags differ except with
+/// probability 2^{−56}, and each session has its own fresh Δ anyway. Triple `counter + k` of a
+/// contiguous run has tweak `base + k`, which is the form [`Hasher::tccr_many_counter`] takes.
 pub fn tweak_base(tag: u64, usage: HashUse, holder: usize, owner: usize, counter: u64) -> u128 {
     debug_assert!(holder < MAX_PARTIES && owner < MAX_PARTIES && counter < MAX_LEAKY);
     (tag as u128) << 64 | (usage as u128) << 60 | (owner as u128) << 50 | (holder as u128) << 40 | counter as u128
@@ -652,8 +667,8 @@ mod tests {
 
     #[test]
     fn tweaks_are_injective_in_their_fields() {
-        let tag = tweak_tag(&[7; 32]);
-        assert_ne!(tag, tweak_tag(&[8; 32]));
+        let tag = tweak_tag(&[7; 32], 0);
+        assert_ne!(tag, tweak_tag(&[8; 32], 0));
         let mut seen = std::collections::HashSet::new();
         for usage in [HashUse::AndTriple] {
             for holder in [0, 1, 2, MAX_PARTIES - 1] {
@@ -665,6 +680,30 @@ mod tests {
             }
         }
         assert_eq!(tweak_base(tag, HashUse::AndTriple, 3, 1, 10) + 5, tweak_base(tag, HashUse::AndTriple, 3, 1, 15));
+    }
+
+    #[test]
+    fn two_instances_of_a_party_never_repeat_a_tweak() {
+        // The primary (0) and parallel instances (1, 2, 255) of one party share Δ_i. Whatever
+        // their session ids hash to — here even the same id, the worst case — the instance field
+        // keeps every tweak of one instance out of every other's whole range.
+        for (a, b) in [([3u8; 32], [4u8; 32]), ([3u8; 32], [3u8; 32])] {
+            let tags: Vec<u64> = [0u8, 1, 2, 255].iter().map(|&i| tweak_tag(&a, i)).chain([tweak_tag(&b, 1)]).collect();
+            for (x, &tx) in tags.iter().enumerate() {
+                for &ty in &tags[x + 1..] {
+                    if tx == ty {
+                        continue; // the same instance index of the same id: the same instance
+                    }
+                    // Every tweak of an instance lies in [tag·2^64, (tag + 1)·2^64): disjoint
+                    // ranges for different (tag, instance) pairs.
+                    let lo = |t: u64| tweak_base(t, HashUse::AndTriple, 0, 0, 0);
+                    let hi = |t: u64| tweak_base(t, HashUse::AndTriple, MAX_PARTIES - 1, MAX_PARTIES - 1, MAX_LEAKY - 1);
+                    assert!(hi(tx) < lo(ty) || hi(ty) < lo(tx), "{tx:x} and {ty:x} overlap");
+                }
+            }
+            assert_eq!(tweak_tag(&a, 0) >> 8, tweak_tag(&a, 200) >> 8, "the same session tag");
+            assert_eq!(tweak_tag(&a, 200) & 0xff, 200, "the instance in the low byte");
+        }
     }
 
     #[test]
@@ -720,7 +759,7 @@ mod tests {
         let x = deal(&mut prg, &d, len);
         let y = deal(&mut prg, &d, len);
         let r = deal(&mut prg, &d, len);
-        let tag = tweak_tag(&[1; 32]);
+        let tag = tweak_tag(&[1; 32], 0);
         let bases = |i, j| tweak_base(tag, HashUse::AndTriple, i, j, 0);
         let phis: Vec<Vec<Block>> = (0..n).map(|i| phi(&y[i], d[i])).collect();
         let mut acc = vec![vec![Block::ZERO; len]; n];

@@ -26,7 +26,9 @@
 //! hashed random-OT messages under its Δ, ordered by the larger index's correction bits c ⊕ Δ_j),
 //! which halves setup's group operations. That hashes with Δ_i, like Π_HaAND does below: the
 //! KOS tweaks (its instance tag, then a counter below 2^60) never meet this module's, whose low
-//! 64 bits are at least 2^60 ([`fpre_core::tweak_base`]), so no TCCR tweak repeats under Δ_i. Only the *unhashed* Δ-OT outputs are used (`cot_stream`): K and M = K ⊕ x·Δ_i.
+//! 64 bits are at least 2^60 ([`fpre_core::tweak_base`]), so no TCCR tweak repeats under Δ_i.
+//! (Parallel instances, which share Δ_i, run fresh base OTs both ways instead: see *Parallel
+//! instances* below.) Only the *unhashed* Δ-OT outputs are used (`cot_stream`): K and M = K ⊕ x·Δ_i.
 //! Setup ends with the Π_aShare global-key check (below).
 //!
 //! **Π^n_aBit (Fig. 14)**, run by every batch: party i picks `len + p` random bits x and runs
@@ -117,6 +119,62 @@
 //! ([`fpre_core::bucket_plan`]): emp-agmpc's 5 / 4 / 3 (from 3,100 and 280,000 triples) at ρ = 40
 //! for batches of ≥ 320 triples; otherwise — smaller batches, or ρ > 40 — the cheapest B (and
 //! batch, possibly larger than asked) for which the bucketing bound is ≤ 2^{−ρ}.
+//!
+//! # Parallel instances
+//!
+//! A party may run its F_Pre as several independent instances at once — the primary, set up by
+//! [`RealPreprocessor::setup`] with a fresh Δ_i, and parallel instances set up by
+//! [`RealPreprocessor::setup_with_delta`] with the **same** Δ_i, each over a channel of its own
+//! (in the SDK: a worker each, over a sub-channel of every pairwise transport), talking to the
+//! instance of the same index at every other party — and move what the instances make into the
+//! primary's pools ([`crate::online::AuthGcParty::take_material`] /
+//! [`put_material`](crate::online::AuthGcParty::put_material)). Why sharing Δ_i is sound for WRK17's F_Pre:
+//!
+//! * **Base OTs.** Each instance runs its own base OTs with every peer, in both directions, with
+//!   Δ_i's bits as the choices of its Δ-OT sender side: exactly what a second session with the
+//!   same key would run. Each set of base OTs hides the choices on its own (fresh randomness on
+//!   both sides), so a peer learns no more about Δ_i from k sets than from one. The instance's
+//!   Δ-OT outputs are used unhashed (K and K ⊕ x·Δ_i), as in the primary. An instance does not
+//!   use [`KosSender::derive_reverse`]: that hashes under the sender's Δ with KOS tweaks whose tag
+//!   is a 64-bit hash of the session id, and with Δ shared those tags would separate the
+//!   primary's hashes from an instance's only with probability 1 − 2^{−64} (less if the session
+//!   id can be ground); fresh base OTs in both directions avoid the question.
+//! * **Selective failure on Δ_i.** A malicious Δ-OT receiver can make the KOS check (or a later
+//!   check) fail depending on a guess of some bits of Δ_i, in any instance. Any failure in any
+//!   instance — or in the primary — fails the whole session at every party (the SDK closes every
+//!   sub-channel and the transport), and Δ_i is never used again (it is fresh per session). So c
+//!   guessed bits survive with probability 2^{−c} however the guesses are spread over instances,
+//!   as in a single instance.
+//! * **Π_aShare within an instance.** Each instance runs the global-key check at its own setup,
+//!   on its own fresh aBits, with its own commitments and coins: every party's sender instances
+//!   inside it use one key.
+//! * **Across instances: the instance key check.** Nothing inside an instance ties a *corrupt*
+//!   party's key there to the key it uses in the primary, and a party that authenticated the
+//!   instance's material under Δ′_i ≠ Δ_i would break the garbling: the evaluator rebuilds
+//!   garbler i's labels from i's row and the tags M_i\[r^k\] every other party holds, and with
+//!   keys under two Δ's the rebuilt label is off by ⊕_k r^k·(Δ_i ⊕ Δ′_i) — a function of the honest
+//!   parties' *individual* mask shares, which a corrupt evaluator colluding with i reads off
+//!   (or an honest one's abort reveals). So before the primary takes any instance's material,
+//!   every party runs Π_aShare's check once more on ρ positions that are sums of one fresh share
+//!   from the primary and one from every instance
+//!   ([`RealPreprocessor::check_instance_keys`]): a prover whose key towards some honest party
+//!   differs, in any source, from the key it opens C_1 = C_0 ⊕ Δ with fails each position with
+//!   probability ≥ 1/2 (the honest bits of every source are uniform and unknown to it when it
+//!   commits), so it passes with probability 2^{−ρ} — and the primary's key is among the sources.
+//!   The shares checked are never used for anything else, and only their sums are opened.
+//! * **Tweaks.** Every HaAND/LaAND hash under Δ_i has a tweak that holds the instance's index
+//!   next to its session tag ([`fpre_core::tweak_tag`], [`fpre_core::tweak_base`]), and each
+//!   instance counts its own leaky triples (`leaky_done`): no tweak repeats within an instance,
+//!   and none can repeat between two instances of a session, whatever their session ids hash to.
+//!   The primary's KOS `derive_reverse` hashes (low 64 bits below 2^60) never meet them either.
+//! * **Everything else is per instance**: the coins of every aBit check, of the LaAND check and
+//!   of the bucketing permutation are tossed inside each instance for each batch (commitments
+//!   labelled with the committing party, so one instance's commitment cannot pass for another
+//!   party's in another instance), broadcast logs and views are per instance, and an instance
+//!   never garbles: the free-XOR offset Δ_i, the label PRG and the run counter (the online
+//!   protocol's tweaks) belong to the primary alone
+//!   ([`AuthGcParty::new_instance`](crate::online::AuthGcParty::new_instance) refuses to
+//!   prepare or run).
 //!
 //! # Batches and memory
 //!
@@ -348,6 +406,10 @@ pub enum Deviation {
         /// The step at which the party stops.
         step: Step,
     },
+    /// In the instance key check ([`RealPreprocessor::check_instance_keys`]), skip this party's
+    /// own checks of the others' openings, as a corrupt party may: only the others' checks of
+    /// this party remain.
+    SkipOwnInstanceKeyChecks,
 }
 
 #[cfg(feature = "testing")]
@@ -362,6 +424,7 @@ impl core::fmt::Debug for Deviation {
             Deviation::WrongCheckValue { index } => write!(f, "WrongCheckValue {{ index: {index} }}"),
             Deviation::Edit { step, to, nth, .. } => write!(f, "Edit {{ step: {step:?}, to: {to:?}, nth: {nth} }}"),
             Deviation::Disconnect { step } => write!(f, "Disconnect {{ step: {step:?} }}"),
+            Deviation::SkipOwnInstanceKeyChecks => write!(f, "SkipOwnInstanceKeyChecks"),
         }
     }
 }
@@ -384,8 +447,11 @@ pub struct RealPreprocessor<C> {
     rho: usize,
     /// `pairs[j]`: the instances with peer j (`None` at this party's own index).
     pairs: Vec<Option<PairOt<Tap<C>>>>,
-    /// The session part of every HaAND/LaAND tweak.
+    /// The session part of every HaAND/LaAND tweak, with this instance's index in its low byte
+    /// ([`fpre_core::tweak_tag`]).
     tag: u64,
+    /// 0 for a party's primary F_Pre, 1.. for its parallel instances (which share its Δ).
+    instance: u8,
     /// Leaky triples hashed so far: the counter part of the next tweak.
     leaky_done: u64,
     poisoned: bool,
@@ -439,12 +505,111 @@ fn batch_sizes(total: usize, max: usize) -> Vec<usize> {
     (0..count).map(|k| total / count + usize::from(k < total % count)).collect()
 }
 
+/// The labels and check names of one use of Π_aShare's check.
+struct KeyCheck {
+    /// The phase its errors name.
+    phase: Phase,
+    /// The prefix of its commitment labels and view digests.
+    domain: &'static [u8],
+    /// A commitment that does not open.
+    opening: &'static str,
+    /// A verifier's opened bits whose tags fail under the prover's key.
+    tags: &'static str,
+    /// A prover's opened key sum that is not the XOR of the tags.
+    consistency: &'static str,
+}
+
+/// Π_aShare's check at setup (within one F_Pre instance).
+const ASHARE_CHECK: KeyCheck = KeyCheck {
+    phase: Phase::Setup,
+    domain: b"webmpc/authgc/fpre/delta-check/",
+    opening: "aShare commitment opening",
+    tags: "aShare tag check on a verifier's opened bits",
+    consistency: "aShare global-key consistency check",
+};
+
+/// The same check across a party's primary and its parallel instances
+/// ([`RealPreprocessor::check_instance_keys`]).
+const INSTANCE_CHECK: KeyCheck = KeyCheck {
+    phase: Phase::Independent,
+    domain: b"webmpc/authgc/fpre/instance-key-check/",
+    opening: "instance key check commitment opening",
+    tags: "instance key check on a verifier's opened bits",
+    consistency: "instance global-key consistency check",
+};
+
 impl<C: Channel + Clone> RealPreprocessor<C> {
     /// Sets up F_Pre for this party: a fresh Δ, the KOS instances with every peer, and the
     /// Π_aShare global-key check. Every party must call it with the same `session` (fresh per
     /// session) and `rho` (≥ 40).
     pub async fn setup(ch: C, session: &SessionId, rho: usize) -> Result<Self, AuthGcError> {
-        Self::setup_inner(Tap::new(ch), session, rho).await
+        Self::setup_inner(Tap::new(ch), session, rho, None).await
+    }
+
+    /// Sets up a **parallel instance** of this party's F_Pre (what the SDK runs in another worker,
+    /// over a sub-channel of its own): like [`setup`](Self::setup), but with the party's global
+    /// key `delta` (from the primary's [`delta_for_instances`](Self::delta_for_instances))
+    /// instead of a fresh one, so that its shares and triples are authenticated under the same
+    /// Δ_i as the primary's and can join the primary's pools
+    /// ([`AuthGcParty::take_material`](crate::online::AuthGcParty::take_material),
+    /// [`AuthGcParty::put_material`](crate::online::AuthGcParty::put_material)). `instance` is
+    /// its index (1 to [`fpre_core::MAX_INSTANCES`] − 1; 0 is the primary) and `session` its own
+    /// id; every party passes the same for its instance of the same index. `delta` must be
+    /// nonzero.
+    ///
+    /// **Why sharing Δ_i between the primary and its instances is sound** (the full argument is
+    /// under *Parallel instances* in the [module docs](self)): each instance runs its own base
+    /// OTs, in both directions, with Δ_i's bits as the choices of its sender side, as a second
+    /// session with the same key would (each set of base OTs hides them on its own); its own
+    /// Π_aShare check at setup; its own coins for every check and for bucketing; and tweaks that
+    /// never meet another instance's (the instance index is part of every tweak). A malicious
+    /// peer can still test guesses of Δ_i's bits by selective failure, in any instance, but every
+    /// failure aborts the whole session, so c guessed bits survive with probability 2^{−c} however
+    /// they are spread. What an instance cannot check on its own — that every *other* party's
+    /// instance used that party's one global key — the primary checks before it accepts the
+    /// material ([`check_instance_keys`](Self::check_instance_keys)).
+    pub async fn setup_with_delta(
+        ch: C,
+        session: &SessionId,
+        rho: usize,
+        delta: Block,
+        instance: u8,
+    ) -> Result<Self, AuthGcError> {
+        if instance == 0 {
+            return Err(AuthGcError::InvalidArgument("instance 0 is the primary: a parallel instance has an index from 1".into()));
+        }
+        if delta == Block::ZERO {
+            return Err(AuthGcError::InvalidArgument("the global key of an instance must be nonzero".into()));
+        }
+        Self::setup_inner(Tap::new(ch), session, rho, Some((delta, instance))).await
+    }
+
+    /// [`setup_with_delta`](Self::setup_with_delta) for a party that applies `deviation` from
+    /// the start (tests).
+    #[cfg(feature = "testing")]
+    pub async fn setup_with_delta_deviating(
+        ch: C,
+        session: &SessionId,
+        rho: usize,
+        delta: Block,
+        instance: u8,
+        deviation: Deviation,
+    ) -> Result<Self, AuthGcError> {
+        let tap = Tap::new(ch);
+        tap.set_deviation(Some(deviation));
+        Self::setup_inner(tap, session, rho, Some((delta, instance))).await
+    }
+
+    /// This party's global key Δ_i, to hand to its own parallel instances
+    /// ([`setup_with_delta`](Self::setup_with_delta)) and to nobody else. Secret: the caller wipes
+    /// it after use.
+    pub fn delta_for_instances(&self) -> Block {
+        self.delta
+    }
+
+    /// This F_Pre's instance index: 0 for a party's primary, 1.. for a parallel instance.
+    pub fn instance(&self) -> u8 {
+        self.instance
     }
 
     /// [`setup`](Self::setup) for a party that applies `deviation` from the start (tests).
@@ -457,7 +622,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     ) -> Result<Self, AuthGcError> {
         let tap = Tap::new(ch);
         tap.set_deviation(Some(deviation));
-        Self::setup_inner(tap, session, rho).await
+        Self::setup_inner(tap, session, rho, None).await
     }
 
     /// Makes this party apply `deviation` from now on (tests).
@@ -466,7 +631,12 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         self.ch.set_deviation(deviation);
     }
 
-    async fn setup_inner(ch: Tap<C>, session: &SessionId, rho: usize) -> Result<Self, AuthGcError> {
+    async fn setup_inner(
+        ch: Tap<C>,
+        session: &SessionId,
+        rho: usize,
+        given: Option<(Block, u8)>,
+    ) -> Result<Self, AuthGcError> {
         let rho = check_rho(rho)?;
         let (me, n) = (ch.party(), ch.parties());
         if !(2..=MAX_PARTIES).contains(&n) || me >= n {
@@ -474,11 +644,14 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
                 "F_Pre needs 2 to {MAX_PARTIES} parties, got {n} (party {me})"
             )));
         }
-        let delta = loop {
-            let d = random::random_block()?;
-            if d != Block::ZERO {
-                break d;
-            }
+        let (delta, instance) = match given {
+            Some((d, i)) => (d, i),
+            None => loop {
+                let d = random::random_block()?;
+                if d != Block::ZERO {
+                    break (d, 0);
+                }
+            },
         };
         let mut this = RealPreprocessor {
             ch,
@@ -487,7 +660,8 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             delta,
             rho,
             pairs: (0..n).map(|_| None).collect(),
-            tag: tweak_tag(&session.0),
+            tag: tweak_tag(&session.0, instance),
+            instance,
             leaky_done: 0,
             poisoned: true,
             clock: None,
@@ -499,10 +673,24 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             let key = this.sender_delta(j);
             async move {
                 let (send_id, recv_id) = (instance_id(session, me, j), instance_id(session, j, me));
-                // Base OTs run once per pair, for the instance whose sender has the smaller
-                // index; the other instance's base OTs come from 128 of its random OTs (KOS
-                // `derive_reverse`), which saves half the public-key work of setup.
-                let pair = if me < j {
+                // The primary runs base OTs once per pair, for the instance whose sender has the
+                // smaller index; the other instance's base OTs come from 128 of its random OTs
+                // (KOS `derive_reverse`), which saves half the public-key work of setup. That
+                // hashes with the sender's Δ under KOS tweaks whose tag is a 64-bit hash of the
+                // session id: a parallel instance, which shares Δ with the primary, runs fresh
+                // base OTs in both directions instead, so no KOS hash under a shared Δ ever
+                // depends on two session ids hashing apart (its Δ-OT outputs are never hashed).
+                let pair = if instance != 0 {
+                    if me < j {
+                        let sender = KosSender::setup(ch.clone(), j, &send_id, key).await?;
+                        let receiver = KosReceiver::setup(ch, j, &recv_id).await?;
+                        PairOt { sender, receiver }
+                    } else {
+                        let receiver = KosReceiver::setup(ch.clone(), j, &recv_id).await?;
+                        let sender = KosSender::setup(ch, j, &send_id, key).await?;
+                        PairOt { sender, receiver }
+                    }
+                } else if me < j {
                     let mut sender = KosSender::setup(ch.clone(), j, &send_id, key).await?;
                     let receiver = sender.derive_reverse(ch, &recv_id).await?;
                     PairOt { sender, receiver }
@@ -689,16 +877,65 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     /// Π_aShare's global-key consistency check on ρ fresh positions (setup).
     async fn delta_check(&mut self) -> Result<(), AuthGcError> {
         let phase = Phase::Setup;
-        let rho = self.rho;
-        let (me, n) = (self.me, self.n);
-        let (shares, log) = self.abit(rho, phase).await?;
+        let (shares, log) = self.abit(self.rho, phase).await?;
         self.enter(Step::AbitBroadcast)?;
         log.check(&self.ch, phase).await?;
+        self.key_check(&shares, &ASHARE_CHECK).await
+    }
+
+    /// The cross-instance global-key check (see *Parallel instances* in the [module docs](self)):
+    /// before this party (the primary) takes material its parallel instances made, every party
+    /// proves that the keys it holds on the others' bits are under **one** global key in the
+    /// primary and in every instance. `theirs[k]` are ρ fresh random shares instance k + 1 made
+    /// for this check alone (never used otherwise); this party adds ρ fresh shares of its own and
+    /// runs Π_aShare's check on the sums. Every party calls it at the same point with the same
+    /// number of instances. A failure poisons the instance.
+    ///
+    /// Why the sums: a prover i's tag sum for position r opens as ⊕_src ⊕_{k≠i} (K ⊕ x^k_src·Δ^(i→k)_src)
+    /// over the sources src (the primary and each instance), while its committed C_b = C0 ⊕ b·D
+    /// needs b·D with b = ⊕_src ⊕_k x^k_src. For an honest verifier h, the bits x^h_src are
+    /// uniform, independent and unknown to i when it commits, so passing needs
+    /// ⊕_src x^h_src·(Δ^(i→h)_src ⊕ D) to equal a value i fixed before — probability at most 1/2
+    /// unless Δ^(i→h)_src = D for **every** source: 2^{−ρ} over the ρ positions. The primary's key
+    /// is among the sources, so D is the primary's Δ_i, the key i garbles with.
+    pub async fn check_instance_keys(&mut self, theirs: &[AuthShares]) -> Result<(), AuthGcError> {
+        let (me, n, rho) = (self.me, self.n, self.rho);
+        if theirs.iter().any(|s| s.me != me || s.parties() != n || s.len() != rho || s.check_shape().is_err()) {
+            return Err(AuthGcError::InvalidArgument(format!(
+                "the instance key check takes {rho} shares of this party's view from each instance"
+            )));
+        }
+        self.guarded(async |this: &mut Self| {
+            let mut sum = this.share_batch(rho).await?;
+            for s in theirs {
+                sum.xor_assign(s);
+            }
+            this.key_check(&sum, &INSTANCE_CHECK).await
+        })
+        .await
+    }
+
+    /// Π_aShare's check (Fig. 15) on `shares` (ρ positions that are never used for anything
+    /// else), with the labels and check names of `which`.
+    async fn key_check(&mut self, shares: &AuthShares, which: &KeyCheck) -> Result<(), AuthGcError> {
+        let phase = which.phase;
+        // Whether this party checks the others' openings (always, unless a test makes it skip
+        // them in the instance key check, as a corrupt party may).
+        let checks_others = {
+            #[cfg(feature = "testing")]
+            let skip = which.phase == Phase::Independent
+                && matches!(self.ch.deviation(), Some(Deviation::SkipOwnInstanceKeyChecks));
+            #[cfg(not(feature = "testing"))]
+            let skip = false;
+            !skip
+        };
+        let rho = self.rho;
+        let (me, n) = (self.me, self.n);
 
         // (a) Commit to C0_r, C1_r = C0_r ⊕ Δ (as prover) and to the bits and tags (as verifier).
         let c0 = key_sums(&shares);
         let label = |what: &[u8], party: PartyId, r: usize| {
-            let mut l = b"webmpc/authgc/fpre/delta-check/".to_vec();
+            let mut l = which.domain.to_vec();
             l.extend_from_slice(what);
             l.extend_from_slice(&(party as u64).to_le_bytes());
             l.extend_from_slice(&(r as u64).to_le_bytes());
@@ -724,7 +961,8 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         commitments[me] = round1;
         let view = |items: &[Vec<u8>], what: &[u8]| -> [u8; 32] {
             let mut h = Sha256::new();
-            h.update(b"webmpc/authgc/fpre/delta-check/view/v1");
+            h.update(which.domain);
+            h.update(b"view/v1");
             h.update(what);
             for c in items {
                 h.update((c.len() as u64).to_le_bytes());
@@ -752,7 +990,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             }
             // Can blame k: the commitment and its opening are both k's own messages.
             let value = commit::verify(&label(b"tags", k, 0), &commitments[k][..COMMITMENT_LEN], opening)
-                .ok_or(AuthGcError::cheating(phase, Some(k), "aShare commitment opening"))?;
+                .ok_or(AuthGcError::cheating(phase, Some(k), which.opening))?;
             let packed = rho.div_ceil(8);
             bits[k] = unpack_bits(&value[..packed], rho).ok_or(AuthGcError::Malformed {
                 phase,
@@ -770,10 +1008,10 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             // its true tag K ⊕ x·Δ, would learn Δ from it. (Fig. 15 omits this check.)
             let want = expected_macs(&shares.keys[k], &bits[k], self.sender_delta(k));
             let ok = Block::slice_as_bytes(&want).ct_eq(Block::slice_as_bytes(&tags[k][me]));
-            if !bool::from(ok) {
+            if !bool::from(ok) && checks_others {
                 // Can blame k: the bits and tags are k's own opening, checked against this
                 // party's keys from the Δ-OT of this pair alone.
-                return Err(AuthGcError::cheating(phase, Some(k), "aShare tag check on a verifier's opened bits"));
+                return Err(AuthGcError::cheating(phase, Some(k), which.tags));
             }
         }
 
@@ -807,14 +1045,14 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
                 // openings' views were just compared).
                 let value =
                     commit::verify(&label(&[b'C', b as u8], j, r), &commitments[j][at..at + COMMITMENT_LEN], opening)
-                        .ok_or(AuthGcError::cheating(phase, Some(j), "aShare commitment opening"))?;
+                        .ok_or(AuthGcError::cheating(phase, Some(j), which.opening))?;
                 let want = (0..n).filter(|&k| k != j).fold(Block::ZERO, |a, k| a ^ tags[k][j][r]);
-                if value != &want.0[..] {
+                if value != &want.0[..] && checks_others {
                     // Can blame j: the tags are the verifiers' openings, which every honest
                     // party saw alike (compared views) and which j itself checked under its key
                     // before opening C_b (step (b)); so ⊕ tags = ⊕ K_j ⊕ b·Δ_j for an honest j,
                     // and only j's C_b (its keys' sum and Δ_j) can be off.
-                    return Err(AuthGcError::cheating(phase, Some(j), "aShare global-key consistency check"));
+                    return Err(AuthGcError::cheating(phase, Some(j), which.consistency));
                 }
             }
         }

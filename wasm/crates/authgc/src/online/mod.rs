@@ -158,6 +158,7 @@
 
 pub mod gc_core;
 pub mod local;
+pub mod material;
 mod shared;
 
 pub use gc_core::{MAX_AND_GATES, MAX_PARTIES};
@@ -176,6 +177,8 @@ use webmpc_core::prg::Prg;
 use webmpc_core::Block;
 pub use webmpc_garble::{GateSource, PreparedCircuit, Shape};
 use webmpc_garble::YaoError;
+use crate::fpre::RealPreprocessor;
+use material::Material;
 
 /// Who learns an output value: a set of parties (bit p = party p).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -325,6 +328,8 @@ pub struct AuthGcParty<P, C> {
     labels: Prg,
     prepared: Option<Prepared>,
     stats: RunStats,
+    /// A parallel instance ([`AuthGcParty::new_instance`]): preprocesses only.
+    instance_only: bool,
 }
 
 const MODE_PREPARE: u8 = 0;
@@ -423,7 +428,32 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             labels: Prg::from_entropy()?,
             prepared: None,
             stats: RunStats::default(),
+            instance_only: false,
         })
+    }
+
+    /// A **parallel instance** of a party over `pre` (set up with the party's global key, e.g.
+    /// [`RealPreprocessor::setup_with_delta`]) and its own channel: it only preprocesses, for the
+    /// party's primary to take what it made ([`take_material`](Self::take_material)). It never
+    /// garbles — the free-XOR offset Δ_i, the label PRG and the run counter that the online
+    /// protocol's tweaks hang on belong to the primary alone — so [`prepare`](Self::prepare) and
+    /// [`run`](Self::run) refuse.
+    pub fn new_instance(pre: P, ch: C, session: [u8; 32], options: Options) -> Result<Self, AuthGcError> {
+        let mut p = Self::new(pre, ch, session, options)?;
+        p.instance_only = true;
+        Ok(p)
+    }
+
+    /// Whether this is a parallel instance ([`new_instance`](Self::new_instance)).
+    pub fn is_instance(&self) -> bool {
+        self.instance_only
+    }
+
+    fn refuse_instance(&self) -> Result<(), AuthGcError> {
+        if self.instance_only {
+            return Err(invalid("a parallel instance only preprocesses: its primary prepares and runs circuits"));
+        }
+        Ok(())
     }
 
     /// This party's index.
@@ -444,6 +474,12 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// The preprocessor.
     pub fn preprocessor(&self) -> &P {
         &self.pre
+    }
+
+    /// The preprocessor, to make it deviate (tests).
+    #[cfg(feature = "testing")]
+    pub fn preprocessor_mut(&mut self) -> &mut P {
+        &mut self.pre
     }
 
     /// Pooled AND triples and random masks.
@@ -913,6 +949,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         roles: &Roles,
         mut progress: impl Progress,
     ) -> Result<(), AuthGcError> {
+        self.refuse_instance()?;
         self.prepared = None;
         self.stats = RunStats::default();
         let shape = circuit.source().shape().clone();
@@ -957,6 +994,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         inputs: &[Vec<bool>],
         mut progress: impl Progress,
     ) -> Result<Outputs, AuthGcError> {
+        self.refuse_instance()?;
         let shape = source.shape().clone();
         self.check_roles(&shape, roles)?;
         let my_bits = self.my_inputs(&shape, roles, inputs)?;
@@ -1036,6 +1074,87 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let output_ends = self.output_ends(&shape, &state);
         drop(state);
         self.process_outputs(&shape, roles, &output_ends, eval.as_ref()).await
+    }
+}
+
+/// Moving preprocessed material between a party's primary and its parallel instances (the real
+/// F_Pre only: the instance key check is one of its protocols).
+impl<C2: Channel + Clone, C: Channel> AuthGcParty<RealPreprocessor<C2>, C> {
+    /// Takes everything in the pools out, as the fixed encoding of [`material`] for the primary's
+    /// [`put_material`](Self::put_material), with ρ fresh random shares made for the instance key
+    /// check. Talks to the peers (the check shares are an F_Pre batch): every party's instance of
+    /// the same index calls it at the same point. The pools are empty afterwards; the bytes are
+    /// secret (the caller wipes them once handed over).
+    pub async fn take_material(&mut self) -> Result<Vec<u8>, AuthGcError> {
+        let (me, n) = (self.party(), self.parties());
+        let rho = self.pre.rho();
+        let check = self.pre.random_shares(rho).await?;
+        let empty = || AuthShares::empty(me, n);
+        let triples = self.triples.take().unwrap_or_else(|| Triples { x: empty(), y: empty(), z: empty() });
+        let masks = self.shares.take().unwrap_or_else(empty);
+        let m = Material { triples, masks, check };
+        Ok(material::encode(me, n, rho, self.pre.delta(), &m))
+        // `m` drops here: its shares wipe themselves.
+    }
+
+    /// Appends the material this party's parallel instances made ([`take_material`](Self::take_material)),
+    /// `materials[k]` from instance k + 1, to the pools after what they hold, in that order —
+    /// every party must pass its instances' material in instance order, so that item k of every
+    /// party's pool is the same shared item. First refuses (with nothing changed and nothing
+    /// sent) material that does not decode for this party, its ρ and its global key; then runs
+    /// the instance key check with every party ([`RealPreprocessor::check_instance_keys`]: a
+    /// party whose instance authenticated under another key than its primary's is caught there,
+    /// before anything is used). Returns the (triples, masks) added.
+    pub async fn put_material(&mut self, materials: &[&[u8]]) -> Result<(usize, usize), AuthGcError> {
+        if materials.is_empty() {
+            return Ok((0, 0));
+        }
+        let (me, n) = (self.party(), self.parties());
+        let (rho, delta) = (self.pre.rho(), self.pre.delta());
+        let decoded =
+            materials.iter().map(|b| material::decode(b, me, n, rho, delta)).collect::<Result<Vec<Material>, _>>()?;
+        let checks: Vec<AuthShares> = decoded.iter().map(|m| m.check.clone()).collect();
+        self.pre.check_instance_keys(&checks).await?;
+        drop(checks);
+        Ok(self.append_material(decoded))
+    }
+
+    /// [`put_material`](Self::put_material) without the key fingerprint and without the instance
+    /// key check: what the online checks see when those are skipped (tests only).
+    #[cfg(feature = "testing")]
+    pub fn put_material_unchecked(&mut self, materials: &[&[u8]]) -> Result<(usize, usize), AuthGcError> {
+        let (me, n) = (self.party(), self.parties());
+        let rho = self.pre.rho();
+        let decoded = materials
+            .iter()
+            .map(|b| {
+                let mut b = b.to_vec();
+                b[20..36].copy_from_slice(&material::delta_fingerprint(self.pre.delta()));
+                material::decode(&b, me, n, rho, self.pre.delta())
+            })
+            .collect::<Result<Vec<Material>, _>>()?;
+        Ok(self.append_material(decoded))
+    }
+
+    fn append_material(&mut self, decoded: Vec<Material>) -> (usize, usize) {
+        let (me, n) = (self.party(), self.parties());
+        let (mut t, mut k) = (0, 0);
+        for m in decoded {
+            t += m.triples.len();
+            k += m.masks.len();
+            let pool = self.triples.get_or_insert_with(|| {
+                Triples { x: AuthShares::empty(me, n), y: AuthShares::empty(me, n), z: AuthShares::empty(me, n) }
+            });
+            pool.x.extend(&m.triples.x);
+            pool.y.extend(&m.triples.y);
+            pool.z.extend(&m.triples.z);
+            self.shares.get_or_insert_with(|| AuthShares::empty(me, n)).extend(&m.masks);
+            // `m` drops here: its shares wipe themselves.
+        }
+        let (pt, ps) = self.pooled();
+        self.stats.max_pooled_triples = self.stats.max_pooled_triples.max(pt);
+        self.stats.max_pooled_shares = self.stats.max_pooled_shares.max(ps);
+        (t, k)
     }
 }
 

@@ -3,7 +3,7 @@
 //! runs a generic test on both ([`on_both_preprocessors!`]), a runner for n parties over the
 //! in-memory network with an optional deviating party, reference circuits, a small circuit
 //! builder (Vickrey auctions, random circuits) and a generated streamed circuit.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 /// For each `name`, a `#[test]` that runs the generic `fn name<S: PreSetup>()` on the trusted
 /// dealer (`ideal_fpre::name`) and one on the real F_Pre (`real_fpre::name`).

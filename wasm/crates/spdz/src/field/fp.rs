@@ -377,6 +377,7 @@ impl Mul for Fp {
     type Output = Fp;
     #[inline(always)]
     fn mul(self, o: Fp) -> Fp {
+        webmpc_core::count::add(webmpc_core::count::Op::FpMul, 1);
         Fp(mul_mod(self.0, o.0))
     }
 }

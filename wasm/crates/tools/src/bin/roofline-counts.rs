@@ -78,6 +78,44 @@ fn main() {
     });
     emit("mascot-triple", "triple", &c, u, b);
 
+    // GRR3 (teleportation's garbling scheme) on its level schedule: garbling alone and
+    // evaluation alone, per AND gate of AES-128.
+    {
+        use webmpc_teleport::circuit::{decode_gates, pieces, Header, PIECE_GATES};
+        use webmpc_teleport::grr3::{Evaluator, Garbler};
+        let bin = aes.to_binary();
+        let (h, _) = Header::parse(&bin).expect("header");
+        let mut gates = Vec::new();
+        let mut list = Vec::new();
+        for r in &pieces(&bin).expect("pieces")[1..] {
+            decode_gates(&bin[r.clone()], h.wires, PIECE_GATES, &mut gates).expect("gates");
+            list.push(gates.clone());
+        }
+        let delta = webmpc_core::Block::from_u128(0x1234_5678_9abc_def1);
+        let prf = webmpc_core::aes::Aes128::new(webmpc_core::Block::from_u128(5));
+        let (tables, cg) = count::measure(|| {
+            let mut g = Garbler::new(delta, prf.clone(), h.wires, 1);
+            let (mut base, mut out) = (0, Vec::new());
+            for p in &list {
+                let mut t = Vec::new();
+                g.garble_chunk(p, base, &mut t).expect("garble");
+                base += p.len() as u64;
+                out.push(t);
+            }
+            out
+        });
+        emit("grr3-garble-and", "AND", &cg, ands, tables.iter().map(Vec::len).sum::<usize>() as f64);
+        let (_, ce) = count::measure(|| {
+            let mut e = Evaluator::new(h.wires, 1);
+            let mut base = 0;
+            for (p, t) in list.iter().zip(&tables) {
+                e.evaluate_chunk(p, base, t).expect("evaluate");
+                base += p.len() as u64;
+            }
+        });
+        emit("grr3-evaluate-and", "AND", &ce, ands, 0.0);
+    }
+
     // Teleported Yao (malicious mode): one AES-128 run in a session, all three parties.
     use webmpc_teleport::{local, JobKind, Mode, Owner};
     let bin = aes.to_binary();
