@@ -24,7 +24,11 @@ export function chromiumAvailable() {
   return existsSync(CHROMIUM);
 }
 
-/** Records a page's console errors/warnings and uncaught errors in `problems`. */
+/**
+ * Records a page's console errors/warnings and uncaught errors in `problems`.
+ * @param {import('playwright-core').Page} page
+ * @param {string[]} problems
+ */
 export function watch(page, problems) {
   page.on('console', (msg) => {
     if (msg.type() === 'error' || msg.type() === 'warning') {

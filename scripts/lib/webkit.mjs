@@ -106,6 +106,32 @@ function exited(child, ms) {
   });
 }
 
+/**
+ * Process groups this launcher started and has not ended yet. They are detached (so that a group
+ * kill reaches MiniBrowser's helpers), so nothing else would end them if the test process exited
+ * without calling close() (process.exit, an uncaught error): the exit hook does, as Playwright
+ * and Puppeteer do for the browsers they launch. A SIGKILLed test process leaves them behind.
+ * @type {Set<number>}
+ */
+const liveGroups = new Set();
+let exitHook = false;
+function track(child) {
+  if (!child?.pid) return;
+  liveGroups.add(child.pid);
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => {
+      for (const pid of liveGroups) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    });
+  }
+}
+
 /** Ends a process group this launcher started (the driver's includes MiniBrowser and its helpers). */
 async function endGroup(child) {
   if (!child?.pid) return;
@@ -123,6 +149,7 @@ async function endGroup(child) {
   }
   // The group may outlive its leader (MiniBrowser's helper processes): make sure of them too.
   kill('SIGKILL');
+  liveGroups.delete(child.pid);
 }
 
 class WebDriverError extends Error {
@@ -300,6 +327,7 @@ export async function launch() {
       stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       detached: true,
     });
+    track(xvfb);
     const display = await new Promise((resolve, reject) => {
       let got = '';
       const t = setTimeout(() => reject(new Error('Xvfb did not report a display within 30 s')), 30_000);
@@ -322,6 +350,7 @@ export async function launch() {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
+    track(driver);
     const keep = (d) => {
       driverLog = (driverLog + String(d)).slice(-4000);
     };

@@ -10,34 +10,11 @@ import {
   launchEngine,
   selectedEngines,
   type Engine,
+  type EngineBrowser,
+  type EnginePage,
 } from '../../scripts/lib/engines.mjs';
 
-export { ENGINES, ENGINE_NAMES, launchEngine, type Engine };
-
-/** The calls every engine's page offers (a subset of Playwright's Page). */
-export interface EnginePage {
-  goto(url: string): Promise<unknown>;
-  evaluate<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R>;
-  waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options?: { timeout?: number }): Promise<unknown>;
-  addScriptTag(options: { type?: string; content?: string; url?: string }): Promise<unknown>;
-  screenshot(options: { path: string }): Promise<unknown>;
-  /** `runBeforeUnload`: let the page run its unload handlers (pagehide), as a person closing a tab does. */
-  close(options?: { runBeforeUnload?: boolean }): Promise<void>;
-}
-
-export interface EngineBrowser {
-  engine: Engine;
-  version: string;
-  page: EnginePage;
-  problems: string[];
-  newPage(): Promise<EnginePage>;
-  close(): Promise<void>;
-}
-
-/** Launches `engine`, typed with the common page API. */
-export function launch(engine: Engine): Promise<EngineBrowser> {
-  return launchEngine(engine) as unknown as Promise<EngineBrowser>;
-}
+export { ENGINES, ENGINE_NAMES, launchEngine as launch, type Engine, type EngineBrowser, type EnginePage };
 
 /**
  * What the engines, as Debian builds them, can do. WebKitGTK is built without WebRTC
@@ -66,9 +43,4 @@ export function skipEngine(engine: Engine): boolean {
       `!! Run \`bash scripts/setup.sh --browser\` (apt-get install ${ENGINE_PACKAGES[engine]}), or \`npm test\`, which does.\n${bar}\n`,
   );
   return true;
-}
-
-/** The engines whose tests run here, for describe.each. */
-export function enginesToTest(): Engine[] {
-  return ENGINES.filter((e) => !skipEngine(e));
 }

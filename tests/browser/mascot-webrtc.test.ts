@@ -1,14 +1,14 @@
-// MASCOT (session.run, protocol 'mascot') in each engine (Chromium, Firefox ESR, WebKitGTK) over
-// WebRTC (the relay for WebKitGTK, which has no WebRTC) inside pinned secure channels: two pages
-// of the engine, the Vickrey auction built in each page with webmpc.program.vickreyAuction
+// MASCOT (session.run, protocol 'mascot') in Chromium over WebRTC inside pinned secure channels:
+// Chromium↔Chromium, the Vickrey auction built in each page with webmpc.program.vickreyAuction
 // (a tie at the top), then a comparison program of signed inputs; and a page that closes its
 // connection during preprocessing, so the other page gets a typed abort. The pages load the
 // compiled SDK as plain ESM from the static server, libsodium through an import map.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init } from '../../dist/index.js';
 import { exportIdentitySecret, generateIdentity, type Identity } from '../../dist/secure/index.js';
-import { ENGINES, ENGINE_NAMES, skipEngine } from './engines.js';
-import { b64, openSdkPages, type Meeting, type Page, type SdkPages } from './sdk-page.js';
+import { skipBrowserTests } from './chromium.js';
+import { b64, openSdkPages, type Page, type SdkPages } from './sdk-page.js';
 
 type Outcome =
   | { ok: true; outputs: (string | null)[][]; ms: number }
@@ -23,7 +23,8 @@ type Outcome =
  */
 function mascotInPage(
   page: Page,
-  meeting: Meeting,
+  signalingUrl: string,
+  room: string,
   party: number,
   seed: string,
   peers: string[],
@@ -32,15 +33,15 @@ function mascotInPage(
   mode: 'run' | 'preprocess' | 'die',
 ) {
   return page.evaluate(
-    async ({ meeting, party, seed, peers, bids, signed, mode }) => {
+    async ({ signalingUrl, room, party, seed, peers, bids, signed, mode }) => {
       const bytes = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
-      const { webmpc, secure } = window.sdk;
+      const { webmpc, net, secure } = window.sdk;
       const identity = await secure.importIdentitySecret(bytes(seed));
-      const inner = await window.connectParty(meeting, party, 2, { recvTimeoutMs: 20_000 });
+      const inner = await net.connectMesh({ signalingUrl, room, party, parties: 2, connectTimeoutMs: 30_000, recvTimeoutMs: 20_000 });
       let transport: import('../../dist/secure/index.js').SecureTransport | undefined;
       let triplesSeen = 0;
       try {
-        transport = await secure.secureTransport(inner, { identity, sessionId: meeting.room, trust: 'pinned', peers: peers.map(bytes) });
+        transport = await secure.secureTransport(inner, { identity, sessionId: room, trust: 'pinned', peers: peers.map(bytes) });
         const s = await webmpc.session({ transport, party, parties: 2 });
         if (mode !== 'run') {
           let dead = false;
@@ -77,7 +78,7 @@ function mascotInPage(
         await (transport ?? inner).close();
       }
     },
-    { meeting, party, seed, peers, bids, signed, mode },
+    { signalingUrl, room, party, seed, peers, bids, signed, mode },
   ) as Promise<Outcome>;
 }
 
@@ -85,42 +86,41 @@ async function keysFor(identities: Identity[], party: number): Promise<[string, 
   return [b64(await exportIdentitySecret(identities[party]!)), identities.map((id) => b64(id.publicKey))];
 }
 
-for (const engine of ENGINES) describe.skipIf(skipEngine(engine))(`mascot in ${ENGINE_NAMES[engine]}`, () => {
-  const X = ENGINE_NAMES[engine];
+describe.skipIf(skipBrowserTests())('mascot over WebRTC in Chromium', () => {
   let env: SdkPages;
 
   beforeAll(async () => {
     await init();
-    env = await openSdkPages('webmpc mascot over WebRTC', engine);
+    env = await openSdkPages('webmpc mascot over WebRTC');
   }, 120_000);
 
   afterAll(async () => {
     await env?.close();
   });
 
-  it(`${X}↔${X}: the Vickrey auction (tie at the top) and a signed comparison give the reference on both pages`, async () => {
+  it('Chromium↔Chromium: the Vickrey auction (tie at the top) and a signed comparison give the reference on both pages', async () => {
     const [a, b] = env.pages as [Page, Page];
-    const meeting = env.meeting('mascot-x2x');
+    const room = `mascot-c2c-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     const bids = ['1000', '4294967295', '77', '4294967295'];
     const [ra, rb] = await Promise.all([
-      mascotInPage(a, meeting, 0, ...(await keysFor(identities, 0)), bids, '-300', 'run'),
-      mascotInPage(b, meeting, 1, ...(await keysFor(identities, 1)), bids, '-7', 'run'),
+      mascotInPage(a, env.signaling.url, room, 0, ...(await keysFor(identities, 0)), bids, '-300', 'run'),
+      mascotInPage(b, env.signaling.url, room, 1, ...(await keysFor(identities, 1)), bids, '-7', 'run'),
     ]);
     // Bid 1 (party 1) and bid 3 (party 1) tie at the top: index 1 wins and pays 2^32 − 1.
     expect(ra).toMatchObject({ ok: true, outputs: [['1', '4294967295'], ['1', null]] });
     expect(rb).toMatchObject({ ok: true, outputs: [['1', '4294967295'], ['1', '-293']] });
-    console.log(`${X}↔${X} (${env.via}) mascot, auction of 4 bids + a comparison (setup included): ${(ra as { ms: number }).ms.toFixed(0)} ms`);
+    console.log(`Chromium↔Chromium mascot, auction of 4 bids + a comparison (setup included): ${(ra as { ms: number }).ms.toFixed(0)} ms`);
     expect(env.browser.problems).toEqual([]);
   }, 120_000);
 
-  it(`${X}↔${X}: a page that closes its connection during preprocessing; the other page gets a TransportError within 10 s`, async () => {
+  it('Chromium↔Chromium: a page that closes its connection during preprocessing; the other page gets a TransportError within 10 s', async () => {
     const [a, b] = env.pages as [Page, Page];
-    const meeting = env.meeting('mascot-die');
+    const room = `mascot-die-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     const [ra, rb] = await Promise.all([
-      mascotInPage(a, meeting, 0, ...(await keysFor(identities, 0)), ['1', '2'], '0', 'preprocess'),
-      mascotInPage(b, meeting, 1, ...(await keysFor(identities, 1)), ['1', '2'], '0', 'die'),
+      mascotInPage(a, env.signaling.url, room, 0, ...(await keysFor(identities, 0)), ['1', '2'], '0', 'preprocess'),
+      mascotInPage(b, env.signaling.url, room, 1, ...(await keysFor(identities, 1)), ['1', '2'], '0', 'die'),
     ]);
     expect(ra).toMatchObject({ ok: false, name: 'TransportError' });
     expect(['PEER_DISCONNECTED', 'TIMEOUT']).toContain((ra as { code: string }).code);
@@ -128,7 +128,7 @@ for (const engine of ENGINES) describe.skipIf(skipEngine(engine))(`mascot in ${E
     expect(rb).toMatchObject({ ok: false, triplesSeen: 64 });
     expect((ra as { triplesSeen: number }).triplesSeen).toBeLessThan(600);
     const gap = (ra as { at: number }).at - (rb as { at: number }).at;
-    console.log(`${X} page lost during preprocessing: the other page saw ${(ra as { code: string }).code} ${gap} ms after the dying page's own error`);
+    console.log(`Chromium page lost during preprocessing: the other page saw ${(ra as { code: string }).code} ${gap} ms after the dying page's own error`);
     expect(Math.abs(gap)).toBeLessThan(10_000);
   }, 120_000);
 });

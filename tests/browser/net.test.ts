@@ -1,34 +1,26 @@
-// WebRTC data channels in each engine with WebRTC (Chromium, Firefox ESR): two tabs of the engine,
-// a tab and Node (node-datachannel), and Chromium↔Firefox, introduced by the signaling server on
-// localhost; WebKitGTK, which Debian builds without WebRTC: the mesh fails at once with a typed
-// UNSUPPORTED error, and the relay (a WebSocket) carries its messages instead, to Node and to
-// Chromium. The page loads the compiled dist/net/index.js as plain ESM, so this also proves the
-// browser-side modules import nothing from Node. Messages are checked by SHA-256: crypto.subtle in
-// the page, node:crypto here.
+// WebRTC data channels in Chromium: Chromium↔Chromium (two tabs) and Chromium↔Node
+// (node-datachannel), introduced by the signaling server on localhost. The page loads the
+// compiled dist/net/index.js as plain ESM, so this also proves the browser-side modules import
+// nothing from Node. Messages are checked by SHA-256: crypto.subtle in the page, node:crypto here.
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as net from '../../dist/net/node.js';
 import { DIST } from '../helpers.js';
-import { ENGINES, ENGINE_NAMES, SUPPORTS, launch, skipEngine, type Engine, type EngineBrowser, type EnginePage } from './engines.js';
+import { launch, skipBrowserTests, type Browser } from './chromium.js';
 import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.mjs';
-import { connectNode, type Meeting, type Via } from './sdk-page.js';
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>webmpc net test</title>
 <link rel="icon" href="data:,">
 <script type="module">
   try {
     window.net = await import('/dist/net/index.js');
-    window.connectParty = (m, party, parties, extra = {}) =>
-      m.via === 'relay'
-        ? window.net.connectRelay({ url: m.signalingUrl + '/relay', room: m.room, party, parties, connectTimeoutMs: 30000, ...extra })
-        : window.net.connectMesh({ signalingUrl: m.signalingUrl, room: m.room, party, parties, connectTimeoutMs: 30000, ...extra });
     window.netStatus = { ok: true };
   } catch (e) {
     window.netStatus = { ok: false, error: String((e && e.stack) || e) };
   }
 </script></head><body>webmpc net</body></html>`;
 
-type Page = EnginePage;
+type Page = Browser['page'];
 const SIZES = [0, 1, 1000, 65_536, 200_001, 6 * 1024 * 1024 + 3];
 
 declare global {
@@ -44,19 +36,13 @@ function sha256(b: Uint8Array): string {
   return createHash('sha256').update(b).digest('hex');
 }
 
-const meetingOf = (via: Via, signaling: net.SignalingServer, tag: string): Meeting => ({
-  via,
-  signalingUrl: signaling.url,
-  room: `${tag}-${randomBytes(6).toString('hex')}`,
-});
-
-/** Joins the mesh (or the relay) from the page; the transport stays on window.t. */
-function connectInPage(page: Page, meeting: Meeting, party: number, parties: number) {
+/** Joins the mesh from the page; the transport stays on window.t. */
+function connectInPage(page: Page, signalingUrl: string, room: string, party: number, parties: number) {
   return page.evaluate(
-    async ({ meeting, party, parties }) => {
-      window.t = await window.connectParty(meeting, party, parties);
+    async ({ signalingUrl, room, party, parties }) => {
+      window.t = await window.net.connectMesh({ signalingUrl, room, party, parties, connectTimeoutMs: 30_000 });
     },
-    { meeting, party, parties },
+    { signalingUrl, room, party, parties },
   );
 }
 
@@ -94,76 +80,23 @@ function recvInPage(page: Page, from: number, count: number) {
   );
 }
 
-async function openNetPage(browser: EngineBrowser, server: StaticServer, page?: Page): Promise<Page> {
-  const p = page ?? (await browser.newPage());
-  await p.goto(`${server.url}/`);
-  await p.waitForFunction(() => window.netStatus !== undefined, undefined, { timeout: 30_000 });
-  const status = await p.evaluate(() => window.netStatus);
-  if (!status?.ok) throw new Error(`dist/net failed to load in the page: ${status?.error}`);
-  return p;
-}
-
-/** Two pages exchange SIZES both ways over `meeting`; every message is checked. */
-async function bothWays(a: Page, b: Page, meeting: Meeting) {
-  await Promise.all([connectInPage(a, meeting, 0, 2), connectInPage(b, meeting, 1, 2)]);
-  const [sentAB, gotAB, sentBA, gotBA] = await Promise.all([
-    sendFromPage(a, 1, SIZES),
-    recvInPage(b, 0, SIZES.length),
-    sendFromPage(b, 0, SIZES),
-    recvInPage(a, 1, SIZES.length),
-  ]);
-  expect(gotAB).toEqual(SIZES.map((n, i) => [n, sentAB[i]]));
-  expect(gotBA).toEqual(SIZES.map((n, i) => [n, sentBA[i]]));
-  await Promise.all([a, b].map((p) => p.evaluate(() => window.t.close())));
-}
-
-/** A page and Node exchange SIZES both ways over `meeting`; then the page leaves abruptly. */
-async function withNode(page: Page, meeting: Meeting) {
-  const [node] = await Promise.all([connectNode(meeting, 1, 2), connectInPage(page, meeting, 0, 2)]);
-  try {
-    const toPage = SIZES.map((n) => new Uint8Array(randomBytes(n)));
-    const sending = (async () => {
-      for (const m of toPage) await node.send(0, m);
-    })();
-    const pageGot = await recvInPage(page, 1, SIZES.length);
-    await sending;
-    expect(pageGot).toEqual(toPage.map((m) => [m.byteLength, sha256(m)]));
-
-    const pageSent = sendFromPage(page, 1, SIZES);
-    const nodeGot: [number, string][] = [];
-    for (let i = 0; i < SIZES.length; i++) {
-      const m = await node.recv(0, { timeoutMs: 60_000 });
-      nodeGot.push([m.byteLength, sha256(m)]);
-    }
-    const digests = await pageSent;
-    expect(nodeGot).toEqual(SIZES.map((n, i) => [n, digests[i]]));
-
-    // The page leaves abruptly: Node's pending recv fails with a typed error, not a hang.
-    const pending = node.recv(0, { timeoutMs: 30_000 }).then(
-      () => 'resolved',
-      (e: { code?: string }) => e.code,
-    );
-    await page.evaluate(() => window.t.close(new Error('page aborts')));
-    expect(await pending).toBe('PEER_DISCONNECTED');
-  } finally {
-    await node.close();
-  }
-}
-
-const WEBRTC_ENGINES = ENGINES.filter((e) => SUPPORTS[e].webrtc);
-
-for (const engine of WEBRTC_ENGINES) describe.skipIf(skipEngine(engine))(`WebRTC transport in ${ENGINE_NAMES[engine]}`, () => {
-  const X = ENGINE_NAMES[engine];
+describe.skipIf(skipBrowserTests())('WebRTC transport in Chromium', () => {
   let server: StaticServer;
   let signaling: net.SignalingServer;
-  let browser: EngineBrowser;
+  let browser: Browser;
   let pages: Page[];
 
   beforeAll(async () => {
     server = await serveStatic({ '/dist/': DIST }, { '/': PAGE });
     signaling = await net.startSignalingServer();
-    browser = await launch(engine);
-    pages = [await openNetPage(browser, server, browser.page), await openNetPage(browser, server), await openNetPage(browser, server)];
+    browser = await launch();
+    pages = [browser.page, await browser.page.context().newPage(), await browser.page.context().newPage()];
+    for (const page of pages) {
+      await page.goto(`${server.url}/`);
+      await page.waitForFunction(() => window.netStatus !== undefined, undefined, { timeout: 30_000 });
+      const status = await page.evaluate(() => window.netStatus);
+      if (!status?.ok) throw new Error(`dist/net failed to load in the page: ${status?.error}`);
+    }
   }, 120_000);
 
   afterAll(async () => {
@@ -177,25 +110,67 @@ for (const engine of WEBRTC_ENGINES) describe.skipIf(skipEngine(engine))(`WebRTC
     expect(browser.problems.filter((p) => p.startsWith('pageerror'))).toEqual([]);
   });
 
-  it(`${X} has RTCPeerConnection (as the support matrix says)`, async () => {
-    expect(await pages[0]!.evaluate(() => typeof RTCPeerConnection === 'function')).toBe(true);
-  });
-
-  it(`${X}↔${X}: both directions, up to 6 MiB, SHA-256-checked`, async () => {
-    await bothWays(pages[0]!, pages[1]!, meetingOf('webrtc', signaling, 'x2x'));
+  it('Chromium↔Chromium: both directions, up to 6 MiB, SHA-256-checked', async () => {
+    const [a, b] = pages as [Page, Page];
+    const room = `c2c-${randomBytes(6).toString('hex')}`;
+    await Promise.all([connectInPage(a, signaling.url, room, 0, 2), connectInPage(b, signaling.url, room, 1, 2)]);
+    const [sentAB, gotAB, sentBA, gotBA] = await Promise.all([
+      sendFromPage(a, 1, SIZES),
+      recvInPage(b, 0, SIZES.length),
+      sendFromPage(b, 0, SIZES),
+      recvInPage(a, 1, SIZES.length),
+    ]);
+    expect(gotAB).toEqual(SIZES.map((n, i) => [n, sentAB[i]]));
+    expect(gotBA).toEqual(SIZES.map((n, i) => [n, sentBA[i]]));
+    await Promise.all([a, b].map((p) => p.evaluate(() => window.t.close())));
   }, 120_000);
 
-  it(`${X}↔Node: both directions, SHA-256-checked in each runtime; the page leaving is a typed error in Node`, async () => {
-    await withNode(pages[2]!, meetingOf('webrtc', signaling, 'x2n'));
+  it('Chromium↔Node: both directions, SHA-256-checked in each runtime', async () => {
+    const page = pages[2]!;
+    const room = `c2n-${randomBytes(6).toString('hex')}`;
+    const [node] = await Promise.all([
+      net.connectNodeMesh({ signalingUrl: signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000 }),
+      connectInPage(page, signaling.url, room, 0, 2),
+    ]);
+    try {
+      const toPage = SIZES.map((n) => new Uint8Array(randomBytes(n)));
+      const sending = (async () => {
+        for (const m of toPage) await node.send(0, m);
+      })();
+      const pageGot = await recvInPage(page, 1, SIZES.length);
+      await sending;
+      expect(pageGot).toEqual(toPage.map((m) => [m.byteLength, sha256(m)]));
+
+      const pageSent = sendFromPage(page, 1, SIZES);
+      const nodeGot: [number, string][] = [];
+      for (let i = 0; i < SIZES.length; i++) {
+        const m = await node.recv(0, { timeoutMs: 60_000 });
+        nodeGot.push([m.byteLength, sha256(m)]);
+      }
+      const digests = await pageSent;
+      expect(nodeGot).toEqual(SIZES.map((n, i) => [n, digests[i]]));
+
+      // The page leaves abruptly: Node's pending recv fails with a typed error, not a hang.
+      const pending = node.recv(0, { timeoutMs: 30_000 }).then(
+        () => 'resolved',
+        (e: { code?: string }) => e.code,
+      );
+      await page.evaluate(() => window.t.close(new Error('page aborts')));
+      expect(await pending).toBe('PEER_DISCONNECTED');
+    } finally {
+      await node.close();
+    }
   }, 120_000);
 
   it('a tab that closes tells its Node peer at once (pagehide abort), not after the silence timeout', async () => {
-    const page = await openNetPage(browser, server);
-    const meeting = meetingOf('webrtc', signaling, 'hide');
+    const page = await browser.page.context().newPage();
+    await page.goto(`${server.url}/`);
+    await page.waitForFunction(() => window.netStatus !== undefined, undefined, { timeout: 30_000 });
+    const room = `hide-${randomBytes(6).toString('hex')}`;
     const [node] = await Promise.all([
       // A long silence timeout, so only the page's own abort can explain a quick error.
-      connectNode(meeting, 1, 2, { peerTimeoutMs: 20_000 }),
-      connectInPage(page, meeting, 0, 2),
+      net.connectNodeMesh({ signalingUrl: signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000, peerTimeoutMs: 20_000 }),
+      connectInPage(page, signaling.url, room, 0, 2),
     ]);
     try {
       await sendFromPage(page, 1, [10]);
@@ -208,7 +183,7 @@ for (const engine of WEBRTC_ENGINES) describe.skipIf(skipEngine(engine))(`WebRTC
       await page.close({ runBeforeUnload: true });
       const error = await pending;
       const ms = performance.now() - t0;
-      console.log(`${X}: closed tab noticed by Node after ${ms.toFixed(0)} ms`);
+      console.log(`closed tab noticed by Node after ${ms.toFixed(0)} ms`);
       expect(error.code).toBe('PEER_DISCONNECTED');
       expect(error.remote?.code).toBe('ABORTED');
       expect(ms).toBeLessThan(2_000);
@@ -219,11 +194,11 @@ for (const engine of WEBRTC_ENGINES) describe.skipIf(skipEngine(engine))(`WebRTC
 
   it('3-party mesh of two tabs and Node: every pair exchanges checked messages', async () => {
     const [a, b] = pages as [Page, Page];
-    const meeting = meetingOf('webrtc', signaling, 'mix');
+    const room = `mix-${randomBytes(6).toString('hex')}`;
     const [node] = await Promise.all([
-      connectNode(meeting, 2, 3),
-      connectInPage(a, meeting, 0, 3),
-      connectInPage(b, meeting, 1, 3),
+      net.connectNodeMesh({ signalingUrl: signaling.url, room, party: 2, parties: 3, connectTimeoutMs: 30_000 }),
+      connectInPage(a, signaling.url, room, 0, 3),
+      connectInPage(b, signaling.url, room, 1, 3),
     ]);
     try {
       const sizes = [100_000, 3];
@@ -255,82 +230,3 @@ for (const engine of WEBRTC_ENGINES) describe.skipIf(skipEngine(engine))(`WebRTC
     }
   }, 120_000);
 });
-
-describe.skipIf(skipEngine('webkit'))('WebKitGTK: no WebRTC, a typed error; the relay instead', () => {
-  let server: StaticServer;
-  let signaling: net.SignalingServer;
-  let browser: EngineBrowser;
-  let pages: Page[];
-
-  beforeAll(async () => {
-    server = await serveStatic({ '/dist/': DIST }, { '/': PAGE });
-    signaling = await net.startSignalingServer({ relay: true });
-    browser = await launch('webkit');
-    pages = [await openNetPage(browser, server, browser.page), await openNetPage(browser, server)];
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await signaling?.close();
-    await server?.close();
-  });
-
-  it('has no RTCPeerConnection (as the support matrix says)', async () => {
-    expect(SUPPORTS.webkit.webrtc).toBe(false);
-    expect(await pages[0]!.evaluate(() => typeof (globalThis as { RTCPeerConnection?: unknown }).RTCPeerConnection)).toBe('undefined');
-  });
-
-  it('connectMesh fails at once with a TransportError UNSUPPORTED that says why and what to use, not a connect timeout', async () => {
-    const meeting = meetingOf('webrtc', signaling, 'wk-rtc');
-    const r = await pages[0]!.evaluate(async (meeting) => {
-      const t0 = performance.now();
-      try {
-        await window.net.connectMesh({ signalingUrl: meeting.signalingUrl, room: meeting.room, party: 0, parties: 2, connectTimeoutMs: 30_000 });
-        return { ok: true as const };
-      } catch (e) {
-        const err = e as { name?: string; code?: string; message?: string };
-        return { ok: false as const, name: err.name, code: err.code, message: String(err.message), ms: performance.now() - t0 };
-      }
-    }, meeting);
-    expect(r).toMatchObject({ ok: false, name: 'TransportError', code: 'UNSUPPORTED' });
-    expect((r as { message: string }).message).toMatch(/this browser has no WebRTC \(RTCPeerConnection is not defined\).*connectRelay/);
-    expect((r as { ms: number }).ms).toBeLessThan(1_000);
-  });
-
-  it('WebKitGTK↔Node over the relay: both directions, up to 6 MiB, SHA-256-checked; the page leaving is a typed error in Node', async () => {
-    await withNode(pages[1]!, meetingOf('relay', signaling, 'wk2n'));
-  }, 120_000);
-});
-
-// Across engines: a Chromium tab and a Firefox tab over WebRTC, and WebKitGTK with Chromium over
-// the relay (WebKitGTK has no WebRTC).
-const CROSS: [Engine, Engine, Via][] = [
-  ['chromium', 'firefox', 'webrtc'],
-  ['webkit', 'chromium', 'relay'],
-];
-for (const [ea, eb, via] of CROSS) {
-  describe.skipIf(skipEngine(ea) || skipEngine(eb))(`${ENGINE_NAMES[ea]}↔${ENGINE_NAMES[eb]} (${via})`, () => {
-    let server: StaticServer;
-    let signaling: net.SignalingServer;
-    const browsers: EngineBrowser[] = [];
-    let pages: Page[];
-
-    beforeAll(async () => {
-      server = await serveStatic({ '/dist/': DIST }, { '/': PAGE });
-      signaling = await net.startSignalingServer({ relay: true });
-      for (const e of [ea, eb]) browsers.push(await launch(e));
-      pages = await Promise.all(browsers.map((b) => openNetPage(b, server, b.page)));
-    }, 120_000);
-
-    afterAll(async () => {
-      for (const b of browsers) await b.close();
-      await signaling?.close();
-      await server?.close();
-    });
-
-    it('both directions, up to 6 MiB, SHA-256-checked', async () => {
-      await bothWays(pages[0]!, pages[1]!, meetingOf(via, signaling, `${ea}-${eb}`));
-      for (const b of browsers) expect(b.problems).toEqual([]);
-    }, 120_000);
-  });
-}

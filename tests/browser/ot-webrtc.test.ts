@@ -1,13 +1,12 @@
-// OT extension and secure channels in each engine (Chromium, Firefox ESR, WebKitGTK), over WebRTC,
-// or over the relay for an engine without WebRTC (WebKitGTK). Each page loads the compiled SDK as
-// plain ESM from the static server (dist/index.js for OT and the Wasm, dist/net for the
-// transports, dist/secure for secureTransport, with libsodium-wrappers and libsodium mapped to
-// their ESM builds in node_modules by an import map). Identities are made in Node and handed to
-// the pages as seeds; the pages return the OT outputs in full (base64) and Node checks every OT.
+// OT extension and secure channels in Chromium over WebRTC. Each page loads the compiled SDK as
+// plain ESM from the static server (dist/index.js for OT and the Wasm, dist/net for connectMesh,
+// dist/secure for secureTransport, with libsodium-wrappers and libsodium mapped to their ESM
+// builds in node_modules by an import map). Identities are made in Node and handed to the pages
+// as seeds; the pages return the OT outputs in full (base64) and Node checks every OT.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { init, otReceiver, otSender } from '../../dist/index.js';
-import type * as net from '../../dist/net/node.js';
+import * as net from '../../dist/net/node.js';
 import {
   exportIdentitySecret,
   generateIdentity,
@@ -15,9 +14,9 @@ import {
   type Identity,
   type SecureTransport,
 } from '../../dist/secure/index.js';
+import { skipBrowserTests } from './chromium.js';
 import { badOts } from '../ot/check.js';
-import { ENGINES, ENGINE_NAMES, skipEngine } from './engines.js';
-import { b64, connectNode, openSdkPages, SODIUM, unb64, type Meeting, type Page, type SdkPages } from './sdk-page.js';
+import { b64, openSdkPages, SODIUM, unb64, type Page, type SdkPages } from './sdk-page.js';
 
 declare global {
   interface Window {
@@ -34,21 +33,21 @@ interface Party {
 }
 
 /**
- * In the page: imports the identity from its seed, joins the mesh (or the relay) and runs the
- * secure handshake with pinned keys. Resolves when the secure transport is up (kept on
- * window.secureT), or with the error's code and message.
+ * In the page: imports the identity from its seed, joins the WebRTC mesh and runs the secure
+ * handshake with pinned keys. Resolves when the secure transport is up (kept on window.secureT),
+ * or with the error's code and message.
  */
-function connectSecureInPage(page: Page, meeting: Meeting, party: number, who: Party) {
+function connectSecureInPage(page: Page, signalingUrl: string, room: string, party: number, who: Party) {
   return page.evaluate(
-    async ({ meeting, party, seed, peers }) => {
+    async ({ signalingUrl, room, party, seed, peers }) => {
       const bytes = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
-      const { secure } = window.sdk;
+      const { net, secure } = window.sdk;
       const identity = await secure.importIdentitySecret(bytes(seed));
-      const inner = await window.connectParty(meeting, party, 2);
+      const inner = await net.connectMesh({ signalingUrl, room, party, parties: 2, connectTimeoutMs: 30_000 });
       try {
         window.secureT = await secure.secureTransport(inner, {
           identity,
-          sessionId: meeting.room,
+          sessionId: room,
           trust: 'pinned',
           peers: peers.map(bytes),
         });
@@ -58,7 +57,7 @@ function connectSecureInPage(page: Page, meeting: Meeting, party: number, who: P
         return { ok: false as const, code: err.code, message: String(err.message) };
       }
     },
-    { meeting, party, ...who },
+    { signalingUrl, room, party, ...who },
   );
 }
 
@@ -114,13 +113,12 @@ async function identityFor(identities: Identity[], party: number): Promise<Party
   return { seed: b64(await exportIdentitySecret(identities[party]!)), peers: identities.map((id) => b64(id.publicKey)) };
 }
 
-for (const engine of ENGINES) describe.skipIf(skipEngine(engine))(`OT and secure channels in ${ENGINE_NAMES[engine]}`, () => {
-  const X = ENGINE_NAMES[engine];
+describe.skipIf(skipBrowserTests())('OT and secure channels over WebRTC in Chromium', () => {
   let env: SdkPages;
 
   beforeAll(async () => {
     await init();
-    env = await openSdkPages('webmpc OT over WebRTC', engine);
+    env = await openSdkPages('webmpc OT over WebRTC');
   }, 120_000);
 
   afterAll(async () => {
@@ -135,14 +133,14 @@ for (const engine of ENGINES) describe.skipIf(skipEngine(engine))(`OT and secure
     expect(env.browser.problems).toEqual([]);
   });
 
-  it(`${X}↔${X}: 10^5 random OTs inside pinned secure channels, every OT checked`, async () => {
+  it('Chromium↔Chromium: 10^5 random OTs inside pinned secure channels, every OT checked', async () => {
     const n = 100_000;
     const [a, b] = env.pages as [Page, Page];
-    const meeting = env.meeting('ot-x2x');
+    const room = `ot-c2c-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     const [ca, cb] = await Promise.all([
-      connectSecureInPage(a, meeting, 0, await identityFor(identities, 0)),
-      connectSecureInPage(b, meeting, 1, await identityFor(identities, 1)),
+      connectSecureInPage(a, env.signaling.url, room, 0, await identityFor(identities, 0)),
+      connectSecureInPage(b, env.signaling.url, room, 1, await identityFor(identities, 1)),
     ]);
     const keys = identities.map((id) => b64(id.publicKey));
     expect(ca).toEqual({ ok: true, peerKeys: keys });
@@ -157,7 +155,7 @@ for (const engine of ENGINES) describe.skipIf(skipEngine(engine))(`OT and secure
     ]);
     const ms = performance.now() - t0;
     await Promise.all([closeInPage(a), closeInPage(b)]);
-    console.log(`${X}↔${X} (${env.via}): ${n} random OTs (setup included) in ${ms.toFixed(0)} ms`);
+    console.log(`Chromium↔Chromium: ${n} random OTs (setup included) in ${ms.toFixed(0)} ms`);
     expect(choices.length).toBe(n);
     const ones = choices.reduce((s, c) => s + c, 0);
     expect(Math.abs(ones - n / 2)).toBeLessThan(n / 50);
@@ -168,23 +166,23 @@ for (const engine of ENGINES) describe.skipIf(skipEngine(engine))(`OT and secure
     expect(env.browser.problems).toEqual([]);
   }, 60_000);
 
-  it(`${X}↔Node: 10^4 random OTs each way inside pinned secure channels, every OT checked`, async () => {
+  it('Chromium↔Node: 10^4 random OTs each way inside pinned secure channels, every OT checked', async () => {
     const n = 10_000;
     const page = env.pages[1]!;
-    const meeting = env.meeting('ot-x2n');
+    const room = `ot-c2n-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     // Filled in as the Node side comes up, for the cleanup below.
     const held: { inner?: net.Transport; node?: SecureTransport } = {};
     try {
       // Both handshakes must run at once: each waits for the other side's messages.
       const [inPage, node] = await Promise.all([
-        connectSecureInPage(page, meeting, 0, await identityFor(identities, 0)),
+        connectSecureInPage(page, env.signaling.url, room, 0, await identityFor(identities, 0)),
         (async () => {
-          const inner = await connectNode(meeting, 1, 2);
+          const inner = await net.connectNodeMesh({ signalingUrl: env.signaling.url, room, party: 1, parties: 2, connectTimeoutMs: 30_000 });
           held.inner = inner;
           held.node = await secureTransport(inner, {
             identity: identities[1]!,
-            sessionId: meeting.room,
+            sessionId: room,
             trust: 'pinned',
             peers: identities.map((id) => id.publicKey),
           });
@@ -234,17 +232,17 @@ for (const engine of ENGINES) describe.skipIf(skipEngine(engine))(`OT and secure
     expect(env.browser.problems).toEqual([]);
   }, 60_000);
 
-  it(`${X}↔${X}: a pinned key that is not the peer's fails the handshake on both sides`, async () => {
+  it('Chromium↔Chromium: a pinned key that is not the peer\'s fails the handshake on both sides', async () => {
     const [a, b] = env.pages as [Page, Page];
-    const meeting = env.meeting('ot-bad');
+    const room = `ot-bad-${randomBytes(6).toString('hex')}`;
     const identities = await Promise.all([generateIdentity(), generateIdentity()]);
     const stranger = await generateIdentity();
     const forB = await identityFor(identities, 1);
     // Page b expects party 0 to hold the stranger's key.
     forB.peers[0] = b64(stranger.publicKey);
     const [ca, cb] = await Promise.all([
-      connectSecureInPage(a, meeting, 0, await identityFor(identities, 0)),
-      connectSecureInPage(b, meeting, 1, forB),
+      connectSecureInPage(a, env.signaling.url, room, 0, await identityFor(identities, 0)),
+      connectSecureInPage(b, env.signaling.url, room, 1, forB),
     ]);
     expect(ca).toMatchObject({ ok: false, code: 'AUTHENTICATION_FAILED' });
     expect(cb).toMatchObject({ ok: false, code: 'AUTHENTICATION_FAILED' });

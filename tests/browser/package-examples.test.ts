@@ -1,8 +1,7 @@
 // The browser examples against the packed package, installed with npm into an empty project as
-// a user would: examples/vite/ built with Vite (once), and examples/import-map/ served as plain
-// files, both loaded in each engine (Chromium, Firefox ESR, WebKitGTK); their sessions compute in
-// engine workers. Also: what a page sees when its server answers the .wasm URL with the app's HTML
-// page.
+// a user would: examples/vite/ built with Vite, and examples/import-map/ served as plain files,
+// both loaded in Debian chromium. Also: what a page sees when its server answers the .wasm URL
+// with the app's HTML page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -12,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from '../helpers.js';
 import { installInto, pack } from '../package-pack.js';
-import { ENGINES, ENGINE_NAMES, enginesToTest, launch, skipEngine, type EngineBrowser } from './engines.js';
+import { launch, skipBrowserTests, type Browser } from './chromium.js';
 import { serveStatic } from '../../scripts/lib/static-server.mjs';
 
 interface PageResult {
@@ -27,30 +26,30 @@ const pageResult = () => (window as unknown as { result?: PageResult }).result;
 
 const VITE = createRequire(join(ROOT, 'package.json')).resolve('vite');
 
-async function runPage(browser: EngineBrowser, url: string): Promise<PageResult> {
+async function runPage(browser: Browser, url: string): Promise<PageResult> {
   await browser.page.goto(url);
   await browser.page.waitForFunction(`(${pageResult.toString()})() !== undefined`, undefined, { timeout: 30_000 });
   return (await browser.page.evaluate(pageResult))!;
 }
 
-describe.skipIf(enginesToTest().length === 0)('the browser examples, from the packed package', () => {
+describe.skipIf(skipBrowserTests())('the browser examples, from the packed package', () => {
   let scratch: string;
   let app: string;
-  /** Set by the build test: the Vite example's output and the chunks the pages must fetch. */
-  let built: { outDir: string; sodium: string } | undefined;
+  let browser: Browser;
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'webmpc-examples-'));
     app = join(scratch, 'app');
     installInto(app, pack(scratch).tarball);
-    copyFileSync(join(ROOT, 'examples/import-map/index.html'), join(app, 'import-map.html'));
+    browser = await launch();
   }, 240_000);
 
   afterAll(async () => {
+    await browser?.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('examples/vite: builds without warnings and keeps libsodium out of the entry chunk', async () => {
+  it('examples/vite: builds without warnings, keeps libsodium out of the entry chunk, and runs', async () => {
     for (const f of ['index.html', 'main.js']) copyFileSync(join(ROOT, 'examples/vite', f), join(app, f));
     const outDir = join(scratch, 'vite-out');
     const script = join(scratch, 'vite-build.mjs');
@@ -94,78 +93,61 @@ console.log(JSON.stringify(warnings));
     // would break this at once.
     expect(size(entry)).toBeLessThan(128 * 1024);
 
-    built = { outDir, sodium: sodium[0]! };
+    const server = await serveStatic({ '/': outDir });
+    try {
+      browser.problems.length = 0;
+      const result = await runPage(browser, `${server.url}/`);
+      expect(result).toMatchObject({ ok: true, aliceIsRicher: true });
+      expect(result.key).toMatch(/^[0-9a-f]{64}$/);
+      expect(server.requests.some((p) => p.endsWith('.wasm'))).toBe(true);
+      expect(server.requests).toContain(`/assets/${sodium[0]}`);
+      // The sessions computed in their engine worker, whose script Vite found and bundled.
+      expect(server.requests.some((p) => /^\/assets\/worker-[\w-]+\.js$/.test(p)), server.requests.join(' ')).toBe(true);
+      expect(browser.problems).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 
-  for (const engine of ENGINES) describe.skipIf(skipEngine(engine))(`in ${ENGINE_NAMES[engine]}`, () => {
-    let browser: EngineBrowser;
+  it('examples/import-map: runs with no bundler, straight from node_modules', async () => {
+    copyFileSync(join(ROOT, 'examples/import-map/index.html'), join(app, 'import-map.html'));
+    const server = await serveStatic({ '/': app });
+    try {
+      browser.problems.length = 0;
+      const result = await runPage(browser, `${server.url}/import-map.html`);
+      expect(result).toMatchObject({ ok: true, aliceIsRicher: true });
+      expect(result.key).toMatch(/^[0-9a-f]{64}$/);
+      expect(server.requests).toContain('/node_modules/webmpc/dist/wasm-gen/webmpc_bg.wasm');
+      // The engine worker loads by relative paths: no mapping needed for it.
+      expect(server.requests).toContain('/node_modules/webmpc/dist/engine/worker.js');
+      expect(browser.problems).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
 
-    beforeAll(async () => {
-      browser = await launch(engine);
-    }, 120_000);
-
-    afterAll(async () => {
-      await browser?.close();
+  it('a server that answers the .wasm URL with its HTML page: init says so, and where', async () => {
+    const page = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<script type="importmap">{ "imports": { "webmpc": "/node_modules/webmpc/dist/index.js" } }</script>
+<script type="module">
+import { init } from 'webmpc';
+init({ wasm: '/assets/webmpc_bg.wasm' }).then(
+  () => { window.result = { ok: true }; },
+  (e) => { window.result = { ok: false, error: e.code + ': ' + e.message }; },
+);
+</script></head><body>app</body></html>`;
+    // The catch-all: the app's HTML for a path that has no file.
+    const server = await serveStatic({ '/node_modules/': join(app, 'node_modules') }, {
+      '/': page,
+      '/assets/webmpc_bg.wasm': '<!doctype html><html><body>app</body></html>',
     });
-
-    it(`examples/vite runs in ${ENGINE_NAMES[engine]}, its sessions in the worker Vite bundled`, async () => {
-      expect(built, 'the Vite build test ran first').toBeDefined();
-      const { outDir, sodium } = built!;
-      const server = await serveStatic({ '/': outDir });
-      try {
-        browser.problems.length = 0;
-        const result = await runPage(browser, `${server.url}/`);
-        expect(result).toMatchObject({ ok: true, aliceIsRicher: true });
-        expect(result.key).toMatch(/^[0-9a-f]{64}$/);
-        expect(server.requests.some((p) => p.endsWith('.wasm'))).toBe(true);
-        expect(server.requests).toContain(`/assets/${sodium}`);
-        // The sessions computed in their engine worker, whose script Vite found and bundled.
-        expect(server.requests.some((p) => /^\/assets\/worker-[\w-]+\.js$/.test(p)), server.requests.join(' ')).toBe(true);
-        expect(browser.problems).toEqual([]);
-      } finally {
-        await server.close();
-      }
-    });
-
-    it(`examples/import-map runs in ${ENGINE_NAMES[engine]} with no bundler, straight from node_modules`, async () => {
-      const server = await serveStatic({ '/': app });
-      try {
-        browser.problems.length = 0;
-        const result = await runPage(browser, `${server.url}/import-map.html`);
-        expect(result).toMatchObject({ ok: true, aliceIsRicher: true });
-        expect(result.key).toMatch(/^[0-9a-f]{64}$/);
-        expect(server.requests).toContain('/node_modules/webmpc/dist/wasm-gen/webmpc_bg.wasm');
-        // The engine worker loads by relative paths: no mapping needed for it.
-        expect(server.requests).toContain('/node_modules/webmpc/dist/engine/worker.js');
-        expect(browser.problems).toEqual([]);
-      } finally {
-        await server.close();
-      }
-    });
-
-    it(`a server that answers the .wasm URL with its HTML page: init says so, and where (${ENGINE_NAMES[engine]})`, async () => {
-      const page = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
-  <script type="importmap">{ "imports": { "webmpc": "/node_modules/webmpc/dist/index.js" } }</script>
-  <script type="module">
-  import { init } from 'webmpc';
-  init({ wasm: '/assets/webmpc_bg.wasm' }).then(
-    () => { window.result = { ok: true }; },
-    (e) => { window.result = { ok: false, error: e.code + ': ' + e.message }; },
-  );
-  </script></head><body>app</body></html>`;
-      // The catch-all: the app's HTML for a path that has no file.
-      const server = await serveStatic({ '/node_modules/': join(app, 'node_modules') }, {
-        '/': page,
-        '/assets/webmpc_bg.wasm': '<!doctype html><html><body>app</body></html>',
-      });
-      try {
-        const result = await runPage(browser, `${server.url}/`);
-        expect(result.ok).toBe(false);
-        expect(result.error).toContain(`WASM_LOAD_FAILED: webmpc: could not load the Wasm module: got HTML, not Wasm, from ${server.url}/assets/webmpc_bg.wasm`);
-        expect(result.error).toContain('init({ wasm })');
-      } finally {
-        await server.close();
-      }
-    });
+    try {
+      const result = await runPage(browser, `${server.url}/`);
+      expect(result.ok).toBe(false);
+      expect(result.error).toContain(`WASM_LOAD_FAILED: webmpc: could not load the Wasm module: got HTML, not Wasm, from ${server.url}/assets/webmpc_bg.wasm`);
+      expect(result.error).toContain('init({ wasm })');
+    } finally {
+      await server.close();
+    }
   });
 });
