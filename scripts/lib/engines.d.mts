@@ -18,7 +18,8 @@ export function selectedEngines(): Engine[];
 export interface EnginePage {
   goto(url: string): Promise<unknown>;
   evaluate<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R>;
-  waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options?: { timeout?: number }): Promise<unknown>;
+  /** `fn` may be source text of an expression, as in Playwright. */
+  waitForFunction<A>(fn: string | ((arg: A) => unknown), arg?: A, options?: { timeout?: number }): Promise<unknown>;
   addScriptTag(options: { type?: string; content?: string; url?: string }): Promise<unknown>;
   screenshot(options: { path: string }): Promise<unknown>;
   close(): Promise<void>;
