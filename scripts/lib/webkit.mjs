@@ -169,6 +169,8 @@ class Session {
     /** @type {string | undefined} */
     this.current = undefined;
     this.queue = Promise.resolve();
+    /** The page close under way, if any (see WebKitPage.close). */
+    this.closing = Promise.resolve();
   }
 
   async #http(method, path, body) {
@@ -292,9 +294,23 @@ class WebKitPage {
     } catch {
       // A page that cannot answer has nothing to add.
     }
-    await this.#command('DELETE', '/window').catch(() => {});
+    // WebDriver ends the session with its last window: keep a blank one, so that closing every
+    // page (a bench's pair of pages, closed at once) leaves the browser able to open more. One
+    // close at a time, so that two cannot both see the other's window and delete both.
+    const last = this.session.closing;
+    this.session.closing = (async () => {
+      await last;
+      const handles = await this.#command('GET', '/window/handles').catch(() => []);
+      if (handles.length <= 1) await this.#command('POST', '/window/new', { type: 'window' }).catch(() => {});
+      /** @type {string[]} */
+      const remaining = await this.#command('DELETE', '/window').catch(() => []);
+      // The driver's current window was this one; commands that name no window (newPage) need a
+      // live one to be current.
+      this.session.current = undefined;
+      if (remaining.length > 0) await this.session.command(remaining[0], 'GET', '/window/handles').catch(() => {});
+    })();
+    await this.session.closing;
     this.closed = true;
-    if (this.session.current === this.handle) this.session.current = undefined;
   }
 }
 

@@ -10,6 +10,7 @@
 // The existing Chromium-only files test each feature in depth; this one checks that every engine
 // runs the same SDK to the same outputs, and prints each engine's protocol times side by side.
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as webmpc from '../../dist/index.js';
 import * as net from '../../dist/net/node.js';
@@ -18,7 +19,6 @@ import { serveStatic, type StaticServer } from '../../scripts/lib/static-server.
 import { DIST, ROOT, hex, nodeAes, rand, unhex } from '../helpers.js';
 import { ENGINES, ENGINE_NAMES, SUPPORTS, launch, skipEngine, type Engine, type EngineBrowser, type EnginePage } from './engines.js';
 import { SODIUM, SODIUM_WRAPPERS, b64, sdkPage, unb64 } from './sdk-page.js';
-import { join } from 'node:path';
 
 const KEY = '000102030405060708090a0b0c0d0e0f';
 const PT = '00112233445566778899aabbccddeeff';
