@@ -134,10 +134,11 @@ console.log(JSON.stringify(warnings));
     it.skipIf(skipEngine(engine))(`both examples in ${ENGINE_NAMES[engine]}: the Vite build and the import map, with their engine workers`, async () => {
       expect(viteOut, 'the Vite example test builds what this one loads').toBeDefined();
       copyFileSync(join(ROOT, 'examples/import-map/index.html'), join(app, 'import-map.html'));
-      const other = await launchEngine(engine);
       const vite = await serveStatic({ '/': viteOut! });
       const plain = await serveStatic({ '/': app });
+      let other: Awaited<ReturnType<typeof launchEngine>> | undefined;
       try {
+        other = await launchEngine(engine);
         for (const [server, path] of [[vite, '/'], [plain, '/import-map.html']] as const) {
           const result = await runPage(other, `${server.url}${path}`);
           expect(result, `${path} in ${ENGINE_NAMES[engine]}`).toMatchObject({ ok: true, aliceIsRicher: true });
@@ -146,8 +147,8 @@ console.log(JSON.stringify(warnings));
         }
         expect(other.problems).toEqual([]);
       } finally {
+        await other?.close();
         await Promise.all([vite.close(), plain.close()]);
-        await other.close();
       }
     }, 120_000);
   }
