@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects so scripts/test.sh can report Node and browser results as separate steps:
 //   vitest run --project node      tests/**/*.test.ts except tests/browser/ (the built package in Node)
-//   vitest run --project browser   tests/browser/**/*.test.ts (drives Debian chromium from Node)
+//   vitest run --project browser   tests/browser/**/*.test.ts (drives Debian chromium, firefox-esr and WebKitGTK from Node)
 export default defineConfig({
   test: {
     projects: [

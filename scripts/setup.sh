@@ -4,7 +4,8 @@
 # second. CI runs it on a clean clone with no stdin, so nothing here may prompt.
 #
 #   scripts/setup.sh            Rust wasm target, wasm-bindgen-cli, npm dependencies
-#   scripts/setup.sh --browser  the same, plus Debian's chromium for the browser tests
+#   scripts/setup.sh --browser  the same, plus Debian's chromium, firefox-esr and webkit2gtk-driver
+#                               (with xvfb) for the browser tests
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -122,15 +123,35 @@ else
   fi
 fi
 
-# --- Chromium (browser tests only) ---------------------------------------------------------
+# --- Browsers (browser tests only) --------------------------------------------------------
+# Debian's packages only (Playwright's own browser builds cannot be downloaded on these machines):
+# chromium (driven by playwright-core), firefox-esr (puppeteer-core over WebDriver BiDi),
+# webkit2gtk-driver (WebKitWebDriver and WebKitGTK's MiniBrowser) with xvfb for its display.
+# Each is checked by the file the launchers in scripts/lib/ run, and all missing ones are
+# installed in one apt-get call.
 if [ "$want_browser" -eq 1 ]; then
-  if [ -x /usr/bin/chromium ]; then
-    say "chromium: present ($(/usr/bin/chromium --version 2>/dev/null | head -n1 || echo 'version unknown'))"
-  else
-    command -v apt-get >/dev/null 2>&1 || die "chromium is missing and there is no apt-get to install it with"
+  # package  file that shows it is installed
+  browser_packages=(
+    "chromium /usr/bin/chromium"
+    "firefox-esr /usr/bin/firefox-esr"
+    "webkit2gtk-driver /usr/bin/WebKitWebDriver"
+    "xvfb /usr/bin/Xvfb"
+  )
+  missing=()
+  for entry in "${browser_packages[@]}"; do
+    pkg=${entry%% *}
+    file=${entry#* }
+    if [ -x "$file" ]; then
+      say "$pkg: present"
+    else
+      missing+=("$pkg")
+    fi
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    command -v apt-get >/dev/null 2>&1 || die "${missing[*]} missing and there is no apt-get to install them with"
     sudo_cmd=()
     if [ "$(id -u)" -ne 0 ]; then
-      command -v sudo >/dev/null 2>&1 || die "chromium is missing; installing it needs root (or sudo)"
+      command -v sudo >/dev/null 2>&1 || die "${missing[*]} missing; installing needs root (or sudo)"
       sudo_cmd=(sudo -n)
     fi
     # A second apt-get would fail on the dpkg lock rather than wait for it.
@@ -146,14 +167,16 @@ if [ "$want_browser" -eq 1 ]; then
       say "apt package lists are empty: apt-get update"
       "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
     fi
-    say "chromium: installing from Debian (apt-get install chromium)"
-    if ! "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2; then
+    say "installing from Debian: ${missing[*]}"
+    if ! "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; then
       # Stale lists name package versions the mirror no longer has.
       say "install failed; refreshing package lists and retrying once"
       "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-      "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2
+      "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
     fi
-    [ -x /usr/bin/chromium ] || die "apt-get finished but /usr/bin/chromium is still missing"
+    for entry in "${browser_packages[@]}"; do
+      [ -x "${entry#* }" ] || die "apt-get finished but ${entry#* } (package ${entry%% *}) is still missing"
+    done
   fi
 fi
 

@@ -41,7 +41,7 @@ if npx --no-install vitest run --project node \
   failed_steps+=("vitest node")
 fi
 
-banner "vitest: browser (Debian chromium)"
+banner "vitest: browser (Debian chromium; firefox-esr and WebKitGTK in engines.test.ts)"
 # setup.sh --browser has run, so a missing browser is a failure here rather than a skip.
 if WEBMPC_REQUIRE_BROWSER=1 npx --no-install vitest run --project browser \
   --reporter=default --reporter=json --outputFile.json="$artifacts/vitest-browser.json"; then :; else

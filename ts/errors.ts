@@ -75,7 +75,13 @@ export type TransportErrorCode =
   /** The transport was closed locally before or during the operation. */
   | 'CLOSED'
   /** A caller passed an invalid argument (party index out of range, message to self, ...). */
-  | 'INVALID_ARGUMENT';
+  | 'INVALID_ARGUMENT'
+  /**
+   * The runtime lacks what this transport needs: a browser without WebRTC data channels
+   * (`RTCPeerConnection` is not defined, as in WebKitGTK built without WebRTC) asked for a WebRTC
+   * mesh. Use the relay (`connectRelay`) there instead.
+   */
+  | 'UNSUPPORTED';
 
 /**
  * Codes of {@link ProtocolAbort}: an MPC protocol detected cheating or a broken peer and aborted.

@@ -309,6 +309,11 @@ export function explain(err: unknown, phase: string, context: { signalingUrl?: s
     case 'ROOM_FULL':
       title = message;
       break;
+    case 'UNSUPPORTED':
+      // WebKitGTK as some Linux distributions build it has no WebRTC: the bidders' pages connect
+      // to each other with it, so this browser cannot take part.
+      title = 'This browser has no WebRTC, which the auction needs to connect the bidders; open the link in another browser.';
+      break;
     default:
       title = `The auction failed while ${where}.`;
   }

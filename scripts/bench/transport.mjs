@@ -15,6 +15,15 @@
 // Baseline for the WebRTC rows: bare data channels (`raw-datachannel`: 64 MiB in 64 KiB messages
 // on one ordered channel, no framing, see transport-raw.mjs) between the same runtimes, with the
 // ratio ours ÷ raw, and for Chromium the UDP packets per megabyte that its SCTP stack sends.
+//
+// The other engines, side by side with Chromium (TRANSPORT_ENGINES, default
+// `chromium,firefox,webkit`, those installed): Firefox ESR↔Firefox and Firefox↔Node over WebRTC and
+// the relay (runtime `firefox`), Chromium↔Firefox over WebRTC (`chromium-firefox`), WebKitGTK over
+// the relay only (runtime `webkit`: Debian builds it without WebRTC). No CPU rows for these (the
+// CPU marks need Playwright's exposeFunction). And protocol times per engine (runtime
+// `wasm-<engine>`): yao2pc and authgc AES-128 and authgc SHA-256 between two tabs of the engine
+// over its transport (WebRTC; the relay for WebKitGTK), sessions in their engine workers, median
+// of the runs after a warm-up, without a secure channel.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -99,11 +108,11 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" 
   window.netReady = true;
 </script></head><body>webmpc transport bench</body></html>`;
 
-/** A page of the bench, with `benchMark` (CPU snapshots in Node) exposed to it. */
+/** A page of the bench, with `benchMark` (CPU snapshots in Node) exposed to it where the engine allows. */
 async function openPage(browser, serverUrl, marks) {
-  const page = browser.used ? await browser.page.context().newPage() : browser.page;
+  const page = browser.used ? await browser.newPage() : browser.page;
   browser.used = true;
-  await page.exposeFunction('benchMark', (name) => marks.mark(name));
+  if (marks && typeof page.exposeFunction === 'function') await page.exposeFunction('benchMark', (name) => marks.mark(name));
   await page.goto(`${serverUrl}/`);
   await page.waitForFunction(() => window.netReady === true, undefined, { timeout: 30_000 });
   return page;
@@ -123,11 +132,11 @@ const connectInPage = (page, url, room, party, relay = false) =>
 const measureInPage = (page, quick) =>
   page.evaluate((quick) => window.bench.measure(window.t, 1, { quick, mark: window.benchMark }), quick);
 
-/** Chromium↔Chromium: two tabs of one browser; B echoes like transport-peer.mjs, A measures. */
-async function chromiumPair(browser, serverUrl, signalingUrl, quick, relay) {
-  const marks = cpuMarks();
+/** Two tabs of one browser (or of two: `browserB`); B echoes like transport-peer.mjs, A measures. */
+async function chromiumPair(browser, serverUrl, signalingUrl, quick, relay, browserB = browser) {
+  const marks = browser.engine === 'chromium' && browserB === browser ? cpuMarks() : undefined;
   const pageA = await openPage(browser, serverUrl, marks);
-  const pageB = await openPage(browser, serverUrl, marks);
+  const pageB = await openPage(browserB, serverUrl, marks);
   const room = `bench-${randomBytes(6).toString('hex')}`;
   await Promise.all([connectInPage(pageA, signalingUrl, room, 0, relay), connectInPage(pageB, signalingUrl, room, 1, relay)]);
   await pageB.evaluate(() => {
@@ -149,7 +158,7 @@ async function chromiumPair(browser, serverUrl, signalingUrl, quick, relay) {
 
 /** Chromium↔Node: the page measures, a Node process (node-datachannel, or the relay client) echoes. */
 async function chromiumNodePair(browser, serverUrl, signalingUrl, root, quick, relay) {
-  const marks = cpuMarks();
+  const marks = browser.engine === 'chromium' ? cpuMarks() : undefined;
   const page = await openPage(browser, serverUrl, marks);
   const room = `bench-${randomBytes(6).toString('hex')}`;
   const peer = relay
@@ -241,7 +250,7 @@ async function chromiumRows(root, net, emit, quick) {
       const pages = [];
       try {
         const newPage = async () => {
-          const page = await browser.page.context().newPage();
+          const page = await browser.newPage();
           pages.push(page);
           await page.goto(`${server.url}/`);
           await page.waitForFunction(() => window.netReady === true, undefined, { timeout: 30_000 });
@@ -277,8 +286,133 @@ async function chromiumRows(root, net, emit, quick) {
   }
 }
 
-export async function run({ root, emit, quick }) {
-  const net = await import(pathToFileURL(join(root, 'dist', 'net', 'node.js')).href);
+/** The bench's SDK page: the protocols between two tabs over the engine's transport. */
+const SDK_PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<script type="module">
+  const [webmpc, net, circuits] = await Promise.all([import('/dist/index.js'), import('/dist/net/index.js'), import('/dist/circuit/index.js')]);
+  await webmpc.init();
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  window.protocols = async ({ url, room, party, relay, runs }) => {
+    const t = relay
+      ? await net.connectRelay({ url: url + '/relay', room, party, parties: 2, recvTimeoutMs: 120000 })
+      : await net.connectMesh({ signalingUrl: url, room, party, parties: 2, recvTimeoutMs: 120000 });
+    const s = await webmpc.session({ transport: t, party, parties: 2 });
+    const aes = circuits.aes128Circuit();
+    const sha = circuits.sha256Circuit();
+    const cases = [
+      ['yao2pc-aes128', aes, 'yao2pc', [new Uint8Array(16).fill(1 + party)]],
+      ['authgc-aes128', aes, 'authgc', [new Uint8Array(16).fill(1 + party)]],
+      ['authgc-sha256', sha, 'authgc', [party === 0 ? new Uint8Array(64).fill(0x61) : new Uint8Array(32).fill(7)]],
+    ];
+    const out = {};
+    try {
+      for (const [name, c, protocol, inputs] of cases) {
+        const times = [];
+        for (let r = 0; r <= runs; r++) {
+          const t0 = performance.now();
+          await s.run(c, { protocol, inputs });
+          if (r > 0) times.push(performance.now() - t0);
+        }
+        out[name] = median(times);
+      }
+    } finally {
+      await s.close();
+    }
+    return out;
+  };
+  window.sdkReady = true;
+</script></head><body>webmpc protocol bench</body></html>`;
+
+/** Protocol times between two tabs of `browser` over its WebRTC (or the relay): medians in ms. */
+async function protocolTimes(browser, serverUrl, signalingUrl, relay, quick) {
+  const pages = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      const page = await browser.newPage();
+      pages.push(page);
+      await page.goto(`${serverUrl}/sdk`);
+      await page.waitForFunction(() => window.sdkReady === true, undefined, { timeout: 60_000 });
+    }
+    const room = `bench-${randomBytes(6).toString('hex')}`;
+    const runs = quick ? 3 : 7;
+    const [a] = await Promise.all(
+      pages.map((page, party) => page.evaluate((o) => window.protocols(o), { url: signalingUrl, room, party, relay, runs })),
+    );
+    return a;
+  } finally {
+    for (const page of pages) await page.close().catch(() => {});
+  }
+}
+
+/** Which engines the browser rows run: TRANSPORT_ENGINES, else every installed one. */
+async function benchEngines() {
+  const { ENGINES, engineAvailable } = await import('../lib/engines.mjs');
+  const want = (process.env.TRANSPORT_ENGINES ?? ENGINES.join(',')).split(',').map((e) => e.trim()).filter(Boolean);
+  return want.filter((e) => {
+    if (engineAvailable(e)) return true;
+    process.stderr.write(`bench transport: ${e} not installed (scripts/setup.sh --browser installs it); skipped\n`);
+    return false;
+  });
+}
+
+/**
+ * Firefox ESR and WebKitGTK rows beside Chromium's, and every engine's protocol times. Chromium's
+ * transport rows come from chromiumRows (with CPU and the raw baseline).
+ */
+async function engineRows(root, net, emit, quick, engines) {
+  const { launchEngine } = await import('../lib/engines.mjs');
+  const { serveStatic } = await import('../lib/static-server.mjs');
+  const server = await serveStatic({ '/dist/': join(root, 'dist'), '/bench/': join(root, 'scripts', 'bench') }, { '/': PAGE, '/sdk': SDK_PAGE });
+  const signaling = await net.startSignalingServer({ relay: true });
+  const open = new Map();
+  const browserOf = async (engine) => {
+    if (!open.has(engine)) open.set(engine, await launchEngine(engine));
+    return open.get(engine);
+  };
+  const WEBRTC = { chromium: true, firefox: true, webkit: false };
+  try {
+    for (const engine of engines) {
+      const browser = await browserOf(engine);
+      const cases = engine === 'chromium' ? [] : [
+        ...(WEBRTC[engine]
+          ? [
+              [`${engine}-native`, () => chromiumPair(browser, server.url, signaling.url, quick, false)],
+              [`${engine}-node`, () => chromiumNodePair(browser, server.url, signaling.url, root, quick, false)],
+            ]
+          : []),
+        [`${engine}-relay`, () => chromiumPair(browser, server.url, signaling.url, quick, true)],
+        [`${engine}-node-relay`, () => chromiumNodePair(browser, server.url, signaling.url, root, quick, true)],
+      ];
+      if (engine === 'firefox' && engines.includes('chromium')) {
+        cases.push(['chromium-firefox', async () => chromiumPair(await browserOf('chromium'), server.url, signaling.url, quick, false, browser)]);
+      }
+      for (const [impl, run] of cases) {
+        try {
+          const { result, marks } = await run();
+          rows(emit, impl === 'chromium-firefox' ? 'chromium-firefox' : engine, impl, result, marks);
+        } catch (err) {
+          process.stderr.write(`bench transport: ${impl} failed: ${err?.stack ?? err}\n`);
+        }
+      }
+      try {
+        const relay = !WEBRTC[engine];
+        const times = await protocolTimes(browser, server.url, signaling.url, relay, quick);
+        for (const [kase, ms] of Object.entries(times)) {
+          emit({ suite: SUITE, case: kase, metric: 'time_median', value: ms, unit: 'ms', runtime: `wasm-${engine}`, impl: relay ? `${engine}-relay` : `${engine}-native` });
+        }
+      } catch (err) {
+        process.stderr.write(`bench transport: ${engine} protocols failed: ${err?.stack ?? err}\n`);
+      }
+    }
+  } finally {
+    for (const b of open.values()) await b.close();
+    await signaling.close();
+    await server.close();
+  }
+}
+
+/** The Node runtimes' rows: in-memory, WebSocket, relay, node-datachannel, @roamhq/wrtc. */
+async function nodeRows(root, net, emit, quick) {
   {
     const [a, b] = net.createMemoryTransports(2);
     const echo = (async () => {
@@ -310,9 +444,23 @@ export async function run({ root, emit, quick }) {
       }
     }
   }
+}
+
+export async function run({ root, emit, quick }) {
+  const net = await import(pathToFileURL(join(root, 'dist', 'net', 'node.js')).href);
+  // TRANSPORT_BROWSERS_ONLY=1: only the browser rows (the engines side by side).
+  if (process.env.TRANSPORT_BROWSERS_ONLY !== '1') await nodeRows(root, net, emit, quick);
+  const engines = await benchEngines();
+  if (engines.includes('chromium')) {
+    try {
+      await chromiumRows(root, net, emit, quick);
+    } catch (err) {
+      process.stderr.write(`bench transport: chromium failed: ${err?.stack ?? err}\n`);
+    }
+  }
   try {
-    await chromiumRows(root, net, emit, quick);
+    await engineRows(root, net, emit, quick, engines);
   } catch (err) {
-    process.stderr.write(`bench transport: chromium failed: ${err?.stack ?? err}\n`);
+    process.stderr.write(`bench transport: engines failed: ${err?.stack ?? err}\n`);
   }
 }

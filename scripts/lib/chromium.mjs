@@ -1,6 +1,7 @@
 // Debian's chromium driven by playwright-core (never a Playwright-downloaded browser), with the
 // flags that work as root on this machine kind, in a fresh profile per launch. Shared by the
 // browser tests and the wasm-chromium benchmarks.
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,11 +11,32 @@ export const CHROMIUM = process.env.WEBMPC_CHROMIUM ?? '/usr/bin/chromium';
 
 /**
  * @typedef {object} Browser
+ * @property {'chromium'} engine
+ * @property {string} version
  * @property {import('playwright-core').Page} page
- * @property {string[]} problems console errors/warnings and uncaught page errors, for tests to
- *   assert there are none
+ * @property {string[]} problems console errors/warnings and uncaught page errors (of the first
+ *   page and of those `newPage` opens), for tests to assert there are none
+ * @property {() => Promise<import('playwright-core').Page>} newPage another tab, its problems recorded
  * @property {() => Promise<void>} close
  */
+
+export function chromiumAvailable() {
+  return existsSync(CHROMIUM);
+}
+
+/**
+ * Records a page's console errors/warnings and uncaught errors in `problems`.
+ * @param {import('playwright-core').Page} page
+ * @param {string[]} problems
+ */
+export function watch(page, problems) {
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' || msg.type() === 'warning') {
+      problems.push(`${msg.type()}: ${msg.text()} (${msg.location().url})`);
+    }
+  });
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+}
 
 /** @returns {Promise<Browser>} */
 export async function launch() {
@@ -46,15 +68,17 @@ export async function launch() {
   const page = context.pages()[0] ?? (await context.newPage());
   /** @type {string[]} */
   const problems = [];
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || msg.type() === 'warning') {
-      problems.push(`${msg.type()}: ${msg.text()} (${msg.location().url})`);
-    }
-  });
-  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  watch(page, problems);
   return {
+    engine: 'chromium',
+    version: `Chromium ${context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent)).replace(/.*Chrome\/([\d.]+).*/, '$1')}`,
     page,
     problems,
+    newPage: async () => {
+      const p = await context.newPage();
+      watch(p, problems);
+      return p;
+    },
     close: async () => {
       await context.close();
       await rm(userDataDir, { recursive: true, force: true });

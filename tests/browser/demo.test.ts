@@ -3,6 +3,8 @@
 // bidders' keys as the Node bidder really has them; a screenshot of each page's result is
 // saved), and a bidder closing its tab mid-run makes the others show a clear abort in time.
 // The mascot engine: picked on the create page, three pages on its link get the right result.
+// Other engines: a Firefox ESR bidder beside two Chromium bidders; a WebKitGTK page (no WebRTC)
+// says so at once.
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
@@ -19,6 +21,7 @@ import type { AuctionState } from '../../demo-app/src/state.js';
 import { ROOT } from '../helpers.js';
 import { launch, skipBrowserTests, type Browser } from './chromium.js';
 import { watch, type Page } from './sdk-page.js';
+import { ENGINE_NAMES, launch as launchEngine, skipEngine, type EnginePage } from './engines.js';
 
 const WEB = join(ROOT, 'demo-app/dist/web');
 const SHOTS = join(ROOT, 'test-results/demo');
@@ -528,4 +531,75 @@ describe.skipIf(skipBrowserTests())('the auction app in Chromium', () => {
     expect(await page.getByTestId('error').textContent()).toMatch(/room name is not valid: a room name is 1 to 128 characters/);
     expect(await page.locator('#bid').count()).toBe(0);
   });
+  /** A bidder's page in an engine without Playwright's locators: the same UI, driven through the DOM. */
+  async function bidInEngine(page: EnginePage, url: string, bid: number): Promise<void> {
+    await page.goto(url);
+    await page.waitForFunction(() => (document.querySelector('#bid') as HTMLInputElement | null)?.disabled === false, undefined, { timeout: 30_000 });
+    await page.evaluate((value) => {
+      (document.querySelector('#bid') as HTMLInputElement).value = value;
+      (document.querySelector('#bid-button') as HTMLButtonElement).click();
+    }, String(bid));
+  }
+
+  it.skipIf(skipEngine('firefox'))('a Firefox bidder beside two Chromium bidders: every page shows the right winner and price', async () => {
+    const firefox = await launchEngine('firefox');
+    try {
+      const bids = [randomInt(0, 2 ** 32), randomInt(0, 2 ** 32), randomInt(0, 2 ** 32)];
+      const want = vickreyReference(bids);
+      const link = { room: newRoomName(), bidders: 3, engine: DEFAULT_ENGINE, signalingUrl: signaling.url };
+      const chromiumPages = pages.slice(0, 2);
+      await Promise.all([
+        ...chromiumPages.map(async (page, seat) => {
+          await page.goto(`${linkUrl(`${web.url}/`, { ...link, seat })}&wait=60`);
+          await page.locator('#bid:not([disabled])').waitFor({ timeout: 30_000 });
+          await page.fill('#bid', String(bids[seat]));
+          await page.click('#bid-button');
+        }),
+        bidInEngine(firefox.page, `${linkUrl(`${web.url}/`, { ...link, seat: 2 })}&wait=60`, bids[2]!),
+      ]);
+      // Every bidder confirms the codes, as a person would press the button.
+      await Promise.all([
+        ...chromiumPages.map(confirmCodes),
+        (async () => {
+          await firefox.page.waitForFunction(() => document.querySelector('#codes-match') !== null, undefined, { timeout: 30_000 });
+          await firefox.page.evaluate(() => (document.querySelector('#codes-match') as HTMLButtonElement).click());
+        })(),
+      ]);
+      const states = [
+        ...(await Promise.all(chromiumPages.map((p) => settledState(p)))),
+        await (async () => {
+          await firefox.page.waitForFunction(() => ['done', 'failed'].includes(window.auctionState?.status), undefined, { timeout: 60_000 });
+          return firefox.page.evaluate(() => window.auctionState);
+        })(),
+      ];
+      for (const [seat, state] of states.entries()) {
+        expect(state.status, `seat ${seat}: ${JSON.stringify(state.error)}`).toBe('done');
+        expect(state.result).toMatchObject({ ...want, bidders: 3, engine: DEFAULT_ENGINE });
+      }
+      const shown = await firefox.page.evaluate(() => document.querySelector('[data-testid=result]')?.textContent ?? '');
+      expect(shown).toContain(want.winner === 2 ? `You win! You pay ${want.price}` : `Bidder ${want.winner} wins and pays ${want.price}`);
+      expect(firefox.problems).toEqual([]);
+      expect(browser.problems).toEqual([]);
+    } finally {
+      await firefox.close();
+    }
+  }, 120_000);
+
+  it.skipIf(skipEngine('webkit'))(`a ${ENGINE_NAMES.webkit} bidder (no WebRTC): the page says this browser cannot take part, at once, not after the wait`, async () => {
+    const webkit = await launchEngine('webkit');
+    try {
+      const link = { room: newRoomName(), bidders: 3, engine: DEFAULT_ENGINE, signalingUrl: signaling.url, seat: 0 };
+      const t0 = performance.now();
+      await bidInEngine(webkit.page, `${linkUrl(`${web.url}/`, link)}&wait=60`, 1234);
+      await webkit.page.waitForFunction(() => ['done', 'failed'].includes(window.auctionState?.status), undefined, { timeout: 30_000 });
+      const state = await webkit.page.evaluate(() => window.auctionState);
+      expect(state).toMatchObject({ status: 'failed', error: { code: 'UNSUPPORTED', phase: 'connecting' } });
+      expect(state.error!.title).toMatch(/no WebRTC.*another browser/);
+      expect(await webkit.page.evaluate(() => document.querySelector('[data-testid=error]')?.textContent ?? '')).toContain('no WebRTC');
+      // Refused by the SDK, not timed out by the page's 60 s wait for the other bidders.
+      expect(performance.now() - t0).toBeLessThan(20_000);
+    } finally {
+      await webkit.close();
+    }
+  }, 120_000);
 });

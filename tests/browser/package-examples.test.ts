@@ -1,6 +1,6 @@
 // The browser examples against the packed package, installed with npm into an empty project as
 // a user would: examples/vite/ built with Vite, and examples/import-map/ served as plain files,
-// both loaded in Debian chromium. Also: what a page sees when its server answers the .wasm URL
+// both loaded in Debian chromium, then in Firefox ESR and WebKitGTK. Also: what a page sees when its server answers the .wasm URL
 // with the app's HTML page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { ROOT } from '../helpers.js';
 import { installInto, pack } from '../package-pack.js';
 import { launch, skipBrowserTests, type Browser } from './chromium.js';
+import { ENGINE_NAMES, launch as launchEngine, skipEngine, type EnginePage } from './engines.js';
 import { serveStatic } from '../../scripts/lib/static-server.mjs';
 
 interface PageResult {
@@ -26,7 +27,7 @@ const pageResult = () => (window as unknown as { result?: PageResult }).result;
 
 const VITE = createRequire(join(ROOT, 'package.json')).resolve('vite');
 
-async function runPage(browser: Browser, url: string): Promise<PageResult> {
+async function runPage(browser: { page: EnginePage }, url: string): Promise<PageResult> {
   await browser.page.goto(url);
   await browser.page.waitForFunction(`(${pageResult.toString()})() !== undefined`, undefined, { timeout: 30_000 });
   return (await browser.page.evaluate(pageResult))!;
@@ -36,6 +37,8 @@ describe.skipIf(skipBrowserTests())('the browser examples, from the packed packa
   let scratch: string;
   let app: string;
   let browser: Browser;
+  /** The Vite example's build, once the first test has made it. */
+  let viteOut: string | undefined;
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'webmpc-examples-'));
@@ -93,6 +96,7 @@ console.log(JSON.stringify(warnings));
     // would break this at once.
     expect(size(entry)).toBeLessThan(128 * 1024);
 
+    viteOut = outDir;
     const server = await serveStatic({ '/': outDir });
     try {
       browser.problems.length = 0;
@@ -125,6 +129,29 @@ console.log(JSON.stringify(warnings));
       await server.close();
     }
   });
+
+  for (const engine of ['firefox', 'webkit'] as const) {
+    it.skipIf(skipEngine(engine))(`both examples in ${ENGINE_NAMES[engine]}: the Vite build and the import map, with their engine workers`, async () => {
+      expect(viteOut, 'the Vite example test builds what this one loads').toBeDefined();
+      copyFileSync(join(ROOT, 'examples/import-map/index.html'), join(app, 'import-map.html'));
+      const vite = await serveStatic({ '/': viteOut! });
+      const plain = await serveStatic({ '/': app });
+      let other: Awaited<ReturnType<typeof launchEngine>> | undefined;
+      try {
+        other = await launchEngine(engine);
+        for (const [server, path] of [[vite, '/'], [plain, '/import-map.html']] as const) {
+          const result = await runPage(other, `${server.url}${path}`);
+          expect(result, `${path} in ${ENGINE_NAMES[engine]}`).toMatchObject({ ok: true, aliceIsRicher: true });
+          expect(result.key).toMatch(/^[0-9a-f]{64}$/);
+          expect(server.requests.some((p) => /worker[\w-]*\.js$/.test(p)), server.requests.join(' ')).toBe(true);
+        }
+        expect(other.problems).toEqual([]);
+      } finally {
+        await other?.close();
+        await Promise.all([vite.close(), plain.close()]);
+      }
+    }, 120_000);
+  }
 
   it('a server that answers the .wasm URL with its HTML page: init says so, and where', async () => {
     const page = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">

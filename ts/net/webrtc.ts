@@ -134,6 +134,15 @@ export async function connectMesh(options: WebRtcMeshOptions): Promise<Transport
     | DomPeerConnectionConstructor
     | undefined;
   if (!PeerConnection) {
+    // A browser without WebRTC (WebKitGTK as Debian builds it, some embedded webviews) cannot do
+    // this at all: say so at once rather than time out. Elsewhere (Node) the caller forgot to
+    // pass the polyfill.
+    if (pageEvents()) {
+      throw transportError(
+        'UNSUPPORTED',
+        'this browser has no WebRTC (RTCPeerConnection is not defined), so it cannot join a WebRTC mesh; connect through the relay (connectRelay) instead',
+      );
+    }
     throw transportError('INVALID_ARGUMENT', 'no RTCPeerConnection: pass one (in Node, use the webmpc/net node entry)');
   }
   const WebSocketImpl = defaultWebSocket(options.WebSocket);
