@@ -13,30 +13,26 @@
 // named by every honest party is shown in Rust (wasm/crates/authgc/tests/instances.rs), with the
 // crate's test-only deviation.
 import { createHash } from 'node:crypto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { init, ProtocolAbort, WebmpcError } from '../../dist/index.js';
-import { changeInstanceKey, rejection, withThreads } from '../session/helpers.js';
+import { changeInstanceKey, rejection, restoreInstanceKeysAfterEach, withThreads } from '../session/helpers.js';
 
 beforeAll(async () => {
   await init();
 });
 
-let cheat: ReturnType<typeof changeInstanceKey> | undefined;
-afterEach(() => {
-  cheat?.restore();
-  cheat = undefined;
-});
+restoreInstanceKeysAfterEach();
 
 /** The material header's key fingerprint (`delta_fingerprint` in the crate's online/material.rs). */
 const FINGERPRINT = { at: 8 + 4 + 4 + 4, label: 'webmpc/authgc/material/delta-fingerprint/v1' };
 
 /** Party 1's authgc instances under another key; with `forge`, their material claims the primary's. */
 function cheatOnInstanceKey(forge: boolean): ReturnType<typeof changeInstanceKey> {
-  return (cheat = changeInstanceKey('authgc', 1, (made, primaryKey) => {
+  return changeInstanceKey('authgc', 1, (made, primaryKey) => {
     if (!forge || !made) return;
     const digest = createHash('sha256').update(FINGERPRINT.label).update(primaryKey).digest();
     (made as { bytes: Uint8Array }).bytes.set(digest.subarray(0, 16), FINGERPRINT.at);
-  }));
+  });
 }
 
 /** Big enough that authgc shares it out over two parts (see authgcInstanceParts). */

@@ -4,20 +4,16 @@
 // they all run under the instance's one key — and its material joins the store; MASCOT has no
 // check at the hand-over, so what catches it is the MAC check of the values opened with those
 // triples: the honest party aborts with MAC_CHECK_FAILED before any output is revealed.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { init, ProtocolAbort } from '../../dist/index.js';
 import { ProgramBuilder } from '../../dist/program/index.js';
-import { changeInstanceKey, rejection, withThreads } from '../session/helpers.js';
+import { changeInstanceKey, rejection, restoreInstanceKeysAfterEach, withThreads } from '../session/helpers.js';
 
 beforeAll(async () => {
   await init();
 });
 
-let cheat: ReturnType<typeof changeInstanceKey> | undefined;
-afterEach(() => {
-  cheat?.restore();
-  cheat = undefined;
-});
+restoreInstanceKeysAfterEach();
 
 /** x·y + x·x·y over F_p, for 2 parties: a few multiplications, so the run uses triples. */
 async function products() {
@@ -33,7 +29,7 @@ describe('MASCOT parallel instances: an instance under another MAC key share', (
     const program = await products();
     const n = await withThreads(2, 2);
     try {
-      cheat = changeInstanceKey('mascot', 1);
+      const cheat = changeInstanceKey('mascot', 1);
       // The run makes the triples it needs, half of them in each party's instance.
       const runs = n.s.map((s, p) => s.run(program, { protocol: 'mascot', inputs: program.encodeInputs(p, [BigInt(p + 5)]) }));
       const results = await Promise.all(runs.map(rejection));

@@ -1,4 +1,5 @@
 // Shared by the session tests: a connected pair (or group) of sessions over in-memory transports.
+import { afterEach } from 'vitest';
 import { createMemoryTransports, session, type Session, type Transport } from '../../dist/index.js';
 import { EngineWorker } from '../../dist/engine/worker-host.js';
 
@@ -63,6 +64,14 @@ export async function rejection(p: Promise<unknown>): Promise<{ error: any; at: 
  * `edit`, if given, may change what the instance hands back, knowing the primary's key.
  * `changed` counts the tasks changed; `restore()` unwraps.
  */
+/** The instance-key change in force, if any: at most one at a time. */
+let activeKeyChange: { restore(): void } | undefined;
+
+/** Undoes any {@link changeInstanceKey} after each test of the calling file, pass or fail. */
+export function restoreInstanceKeysAfterEach(): void {
+  afterEach(() => activeKeyChange?.restore());
+}
+
 export function changeInstanceKey(
   protocol: string,
   cheater: number,
@@ -83,10 +92,16 @@ export function changeInstanceKey(
     edit?.(made, primaryKey);
     return made;
   };
-  return {
+  activeKeyChange?.restore();
+  const change = {
     get changed() {
       return changed;
     },
-    restore: () => void (EngineWorker.prototype.perform = honest),
+    restore: () => {
+      EngineWorker.prototype.perform = honest;
+      if (activeKeyChange === change) activeKeyChange = undefined;
+    },
   };
+  activeKeyChange = change;
+  return change;
 }
