@@ -100,44 +100,9 @@ class PortTransport implements Transport {
     this.closed = new Promise((r) => (this.#resolveClosed = r));
   }
 
-  /** Bytes handed to the host whose send it has not yet confirmed. */
-  #inFlight = 0;
-  /** The first send the host could not make: every later send fails with it. */
-  #sendFailed: Error | undefined;
-  readonly #acked = new Set<() => void>();
-
-  /**
-   * Resolves once the host has the message, not once the transport took it: a protocol's next
-   * step need not wait for a round trip to the caller's thread. The host makes the sends in
-   * order; at most {@link SEND_WINDOW} bytes are unconfirmed (a larger message goes alone), and a
-   * send the host could not make fails every later one (the transport is closed by then, so the
-   * protocol's next receive fails too). {@link flush} waits for them all.
-   */
   async send(to: number, data: Uint8Array, owned?: boolean): Promise<void> {
     if (this.#closedWith) throw this.#closedWith;
-    if (this.#sendFailed) throw this.#sendFailed;
-    const size = data.byteLength;
-    while (this.#inFlight > 0 && this.#inFlight + size > SEND_WINDOW) await new Promise<void>((wake) => this.#acked.add(wake));
-    if (this.#sendFailed) throw this.#sendFailed;
-    this.#inFlight += size;
-    const settle = (err?: unknown) => {
-      this.#inFlight -= size;
-      if (err !== undefined) this.#sendFailed ??= err instanceof Error ? err : new TransportError('CLOSED', 'send failed');
-      for (const wake of [...this.#acked]) {
-        this.#acked.delete(wake);
-        wake();
-      }
-    };
-    request((id) => ({ t: 'send', id, to, data }), owned ? transferOf(data) : []).then(
-      () => settle(),
-      (err: unknown) => settle(err),
-    );
-  }
-
-  /** Waits until the host has made every send (or one failed). */
-  async flush(): Promise<void> {
-    while (this.#inFlight > 0) await new Promise<void>((wake) => this.#acked.add(wake));
-    if (this.#sendFailed) throw this.#sendFailed;
+    await request((id) => ({ t: 'send', id, to, data }), owned ? transferOf(data) : []);
   }
 
   async recv(from: number, options?: RecvOptions): Promise<Uint8Array> {
@@ -153,9 +118,6 @@ class PortTransport implements Transport {
     this.#resolveClosed(reason);
   }
 }
-
-/** Bytes of sends a protocol may have outstanding at the host before `send` waits. */
-const SEND_WINDOW = 8 * 1024 * 1024;
 
 /** Protocol state kept across operations, by protocol name (this worker serves one session). */
 const states = new Map<string, unknown>();
@@ -311,15 +273,10 @@ async function perform(op: WorkerOp): Promise<unknown> {
   const module = protocolModule(op.protocol);
   if (!module) throw new WebmpcError('INVALID_ARGUMENT', `unknown protocol '${op.protocol}'`);
   const transport = new PortTransport(op.ctx.party, op.ctx.parties);
-  // Whatever the operation sent is made before it is reported done.
-  const flushed = async <T>(value: T): Promise<T> => {
-    await transport.flush();
-    return value;
-  };
   if (op.op === 'instance') {
     const task = module.instanceTasks?.[op.task];
     if (!task) throw new WebmpcError('INVALID_ARGUMENT', `protocol '${module.name}' has no instance task '${op.task}'`);
-    return flushed(await task(instanceContextFor(module.name, op.ctx, transport), op.args));
+    return task(instanceContextFor(module.name, op.ctx, transport), op.args);
   }
   const ctx = contextFor(module.name, op.ctx, transport);
   // This party's own options that ride along with the roles or parameters (see localOptions).
@@ -327,11 +284,11 @@ async function perform(op: WorkerOp): Promise<unknown> {
     op.local !== undefined && module.localOptions ? ((await module.localOptions.receive(x as object, op.local)) as T) : x;
   if (op.op === 'run') {
     const job = await jobOf(op.job);
-    return flushed(await module.run(ctx, { ...job, roles: await withLocal(job.roles) } as never));
+    return module.run(ctx, { ...job, roles: await withLocal(job.roles) } as never);
   }
   if (!module.preprocess) throw new WebmpcError('INVALID_ARGUMENT', `protocol '${module.name}' has no preprocessing`);
   await module.preprocess.run(ctx, (await withLocal(op.params)) as never);
-  return flushed(undefined);
+  return undefined;
 }
 
 function handle(m: HostMessage): void {
