@@ -54,6 +54,7 @@ import type { CircuitJob, Json, Outputs, Params, Phase, ProgramJob, ProgramSourc
 import { plural, sha256, utf8 } from './protocols/util.js';
 import { compileModule } from './engine/modules.js';
 import { compiledModule, isNode } from './engine/wasm.js';
+import { trace } from './trace.js';
 import { EngineWorker, type OperationHooks } from './engine/worker-host.js';
 import type { ContextInit, PreparedShape, WireCircuit, WireJob, WorkerOp } from './engine/worker-protocol.js';
 
@@ -379,7 +380,9 @@ export class Session {
       ['outputs', job.outputs.map((o) => [...o])],
     ];
     const ctx = await this.#context(module, options);
+    trace(`party ${this.party}`, 'agreeing', { protocol: module.name });
     const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker));
+    trace(`party ${this.party}`, 'agreed', { threads });
     if (!inWorker) return module.run(ctx, job);
     const streamed = job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined;
     const wire = this.#wireJob(job);
@@ -467,7 +470,9 @@ export class Session {
     if (!this.#engine) {
       const main = compiledModule('main');
       if (!main) throw new WebmpcError('NOT_INITIALIZED', 'webmpc: call and await init() before running a session');
+      trace(`party ${this.party}`, 'engine worker starting');
       this.#engine = EngineWorker.start({ main });
+      void this.#engine.then(() => trace(`party ${this.party}`, 'engine worker ready'), () => {});
       // A worker that failed to start is not kept: the session fails (its transport closes) and
       // a later session starts afresh.
       this.#engine.catch(() => (this.#engine = undefined));

@@ -6,6 +6,7 @@ import { printJson, printLines, roundMs, toHex } from '../output.js';
 import { reportsParties } from '../protocols.js';
 import { plan, runAll, runHelp, runOn, RUN_OPTIONS } from '../run.js';
 import { loadSdk } from '../sdk.js';
+import { trace, traceCounters } from '../../trace.js';
 
 
 function usage(): string {
@@ -37,7 +38,9 @@ export async function run(args: string[]): Promise<number> {
   const parsed = parseCommand(args, RUN_OPTIONS, usage());
   if (!parsed) return 0;
   const { values } = parsed;
+  trace('eval', 'start', { sinceProcessStart: performance.now() });
   const sdk = await loadSdk();
+  trace('eval', 'sdk loaded');
   // Every party runs here, so the module checks the run options as each of them will use them.
   const p = await plan(sdk, values, (parties) => [...Array(parties).keys()]);
   const { job } = p;
@@ -45,6 +48,7 @@ export async function run(args: string[]): Promise<number> {
     const inputs = allInputs(job, values.input);
     const transports = sdk.createMemoryTransports(job.parties);
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     let results: Outputs[];
     try {
       results = await runAll(transports, (transport, party) => runOn(sdk, p, transport, inputs.filter((_, i) => job.owners[i] === party)));
@@ -52,6 +56,9 @@ export async function run(args: string[]): Promise<number> {
       await Promise.all(transports.map((t) => t.close()));
     }
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    trace('eval', 'computed', { ms, cpuMs: (cpu.user + cpu.system) / 1000 });
+    traceCounters('eval');
     const outputs = job.print(agreed(results));
     if (values.json) {
       const parties = reportsParties(p.protocol) ? { parties: job.parties } : {};

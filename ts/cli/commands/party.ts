@@ -10,6 +10,7 @@ import { plan, runHelp, runOn, RUN_OPTIONS } from '../run.js';
 import { loadSdk } from '../sdk.js';
 import { trapInterrupts } from '../signals.js';
 import { authenticate, identities, trustOf, TRUST_OPTIONS } from '../trust.js';
+import { trace, traceCounters } from '../../trace.js';
 
 
 function usage(): string {
@@ -71,11 +72,19 @@ function usage(): string {
   );
 }
 
+/** Process CPU time (all threads) since `since`, in ms. */
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(since);
+  return (d.user + d.system) / 1000;
+}
+
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommand(args, { ...RUN_OPTIONS, ...NETWORK_OPTIONS, ...TRUST_OPTIONS, party: { type: 'string' } }, usage());
   if (!parsed) return 0;
   const { values } = parsed;
+  trace('party', 'start', { sinceProcessStart: performance.now() });
   const sdk = await loadSdk();
+  trace('party', 'sdk loaded');
   // Everything is checked before anything connects: what to compute, this party's inputs and run
   // options (as the module sees them from this party's seat), whom to trust, where to connect.
   let party = 0;
@@ -111,6 +120,7 @@ export async function run(args: string[]): Promise<number> {
     try {
       const inner = await connect(route, party, parties, interrupted.signal, say);
       live = inner;
+      trace(`party ${party}`, 'connected');
       cleanup.push(() => inner.close());
       const transport = await authenticate(secure, inner, {
         identity,
@@ -124,13 +134,17 @@ export async function run(args: string[]): Promise<number> {
       live = transport;
       cleanup.push(() => transport.close());
       const connectMs = performance.now() - t0;
+      trace(`party ${party}`, 'authenticated');
 
       const t1 = performance.now();
+      const cpu1 = process.cpuUsage();
       const out = await runOn(sdk, p, transport, inputs, {
         signal: interrupted.signal,
         opened: () => say(describeCompute(p.compute)),
       });
       const computeMs = performance.now() - t1;
+      trace(`party ${party}`, 'computed', { ms: computeMs, cpuMs: cpuMs(cpu1) });
+      traceCounters(`party ${party}`);
       const outputs = job.print(out);
       if (values.json) {
         printJson({ outputs, protocol: p.protocol, party, ms: { connect: roundMs(connectMs), compute: roundMs(computeMs) } });
