@@ -55,7 +55,7 @@ import { plural, sha256, utf8 } from './protocols/util.js';
 import { compileModule } from './engine/modules.js';
 import { compiledModule, isNode } from './engine/wasm.js';
 import { trace } from './trace.js';
-import { EngineWorker, type OperationHooks } from './engine/worker-host.js';
+import { EngineWorker, takeEngineWorker, type OperationHooks } from './engine/worker-host.js';
 import type { ContextInit, PreparedShape, WireCircuit, WireJob, WorkerOp } from './engine/worker-protocol.js';
 
 export type { Protocol } from './protocols/index.js';
@@ -471,7 +471,7 @@ export class Session {
       const main = compiledModule('main');
       if (!main) throw new WebmpcError('NOT_INITIALIZED', 'webmpc: call and await init() before running a session');
       trace(`party ${this.party}`, 'engine worker starting');
-      this.#engine = EngineWorker.start({ main });
+      this.#engine = takeEngineWorker(main);
       void this.#engine.then(() => trace(`party ${this.party}`, 'engine worker ready'), () => {});
       // A worker that failed to start is not kept: the session fails (its transport closes) and
       // a later session starts afresh.

@@ -102,6 +102,53 @@ export function _liveEngineWorkers(): number {
   return live;
 }
 
+/**
+ * An engine worker started ahead of its session (see {@link prestartEngineWorker}), with the
+ * main module it was started with.
+ */
+let spare: { main: WebAssembly.Module; worker: Promise<EngineWorker> } | undefined;
+
+/**
+ * @internal Starts an engine worker now, for the next session of this realm to take instead of
+ * starting its own: a worker's start (a new JS realm, the SDK's modules, instantiating the Wasm:
+ * 100–600 ms on the 2-core test VM, depending on load) then overlaps whatever the caller does
+ * before that session exists — `webmpc party` connecting and authenticating. At most one is kept;
+ * a second call while one waits does nothing. Unused, it does not keep the process alive.
+ */
+export function prestartEngineWorker(main: WebAssembly.Module): void {
+  if (spare) return;
+  const worker = EngineWorker.start({ main });
+  worker.catch(() => {});
+  spare = { main, worker };
+}
+
+/**
+ * @internal A worker for a session: the prestarted one when it was started with the same main
+ * module (a spare that failed to start is dropped and a fresh one started), else a fresh one.
+ */
+export async function takeEngineWorker(main: WebAssembly.Module): Promise<EngineWorker> {
+  const s = spare;
+  if (s?.main === main) {
+    spare = undefined;
+    try {
+      return await s.worker;
+    } catch {
+      // Its failure said nothing about the next start: try once more, as without a spare.
+    }
+  }
+  return EngineWorker.start({ main });
+}
+
+/** @internal Ends the prestarted worker if no session took it. */
+export async function discardSpareEngineWorker(): Promise<void> {
+  const s = spare;
+  spare = undefined;
+  await s?.worker.then(
+    (w) => w.terminate(),
+    () => {},
+  );
+}
+
 /** What an operation's host side needs: the transport its bytes go over, and its hooks. */
 export interface OperationHooks {
   readonly transport: Transport;

@@ -72,7 +72,11 @@ const waiting = new Map<number, { resolve(value: unknown): void; reject(error: E
 let nextId = 1;
 
 function post(message: WorkerMessage, transfer?: ArrayBuffer[]): void {
+  if (!TRACING) return port!.post(message, transfer);
+  const t0 = traceClock();
   port!.post(message, transfer);
+  traceCount(`worker.post.${message.t}`);
+  traceCount(`worker.post.${message.t}.ms`, traceClock() - t0);
 }
 
 function request(message: (id: number) => WorkerMessage, transfer: ArrayBuffer[] = []): Promise<unknown> {

@@ -11,6 +11,8 @@ import { loadSdk } from '../sdk.js';
 import { trapInterrupts } from '../signals.js';
 import { authenticate, identities, trustOf, TRUST_OPTIONS } from '../trust.js';
 import { trace, traceCounters } from '../../trace.js';
+import { compiledModule } from '../../engine/wasm.js';
+import { discardSpareEngineWorker, prestartEngineWorker } from '../../engine/worker-host.js';
 
 
 function usage(): string {
@@ -96,6 +98,13 @@ export async function run(args: string[]): Promise<number> {
     const inputs = partyInputs(job, party, values.input);
     const trust = trustOf(values, parties, party);
     const route = routeOf(values, parties, party);
+    // Everything is checked: the engine worker starts now, while this party connects and
+    // authenticates (waiting for the others, mostly), not after.
+    const main = compiledModule('main');
+    if (p.compute.worker && main) {
+      prestartEngineWorker(main);
+      cleanup.push(() => discardSpareEngineWorker());
+    }
     const secure = await import('../../secure/index.js');
     const { identity, pinned } = await identities(secure, values.identity, trust);
     cleanup.push(() => secure.disposeIdentity(identity));
