@@ -162,6 +162,7 @@ export async function run(args: string[]): Promise<number> {
       }
       return 0;
     } catch (error) {
+      trace(`party ${party}`, 'failed');
       // Whatever failed because of the interrupt, the interrupt is what to report.
       if (interrupted.signal.aborted) throw interrupted.signal.reason;
       // Tell the other parties why we stop (once the secure channel is up, through it).
