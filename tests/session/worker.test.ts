@@ -173,6 +173,29 @@ describe('the engine worker', () => {
     await n.close();
   });
 
+  it('a transport closed with an error mid-operation fails the operation at once, ending the worker', async () => {
+    // At once: not when the worker next sends or receives (a long Wasm call can take a second).
+    const before = _liveEngineWorkers();
+    const two = await sessions(2, true);
+    await Promise.all(two.s.map((s) => s.ready()));
+    expect(_liveEngineWorkers()).toBe(before + 2);
+    let closed = false;
+    const close = (p: Progress) => {
+      if (closed || p.phase !== 'function-independent preprocessing') return;
+      closed = true;
+      void two.s[0]!.transport.close(new TransportError('ABORTED', 'closed by the test'));
+    };
+    const runs = two.s.map((s) => rejection(s.preprocess('authgc', { andGates: 200_000, ...(s.party === 0 ? { onProgress: close } : {}) })));
+    const r0 = await runs[0]!;
+    // Ended before the operation was failed: no later send or receive needed to notice.
+    expect(_liveEngineWorkers()).toBeLessThanOrEqual(before + 1);
+    expect(closed).toBe(true);
+    expect(r0.error).toMatchObject({ code: 'ABORTED', message: 'closed by the test' });
+    expect((await runs[1]!).error).toBeInstanceOf(TransportError);
+    await two.close();
+    expect(_liveEngineWorkers()).toBe(before);
+  }, 60_000);
+
   it('refuses a worker option that is not a boolean', async () => {
     const [t] = createMemoryTransports(2);
     const r = await rejection(session({ transport: t!, party: 0, parties: 2, sessionId: new Uint8Array(32), worker: 'yes' as never }));

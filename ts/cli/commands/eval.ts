@@ -2,7 +2,7 @@
 import type { Outputs } from '../../protocols/types.js';
 import { parseCommand } from '../args.js';
 import { allInputs } from '../job.js';
-import { printJson, printLines, roundMs, toHex } from '../output.js';
+import { cpuMsSince, printJson, printLines, roundMs, toHex } from '../output.js';
 import { reportsParties } from '../protocols.js';
 import { plan, runAll, runHelp, runOn, RUN_OPTIONS } from '../run.js';
 import { loadSdk } from '../sdk.js';
@@ -56,8 +56,7 @@ export async function run(args: string[]): Promise<number> {
       await Promise.all(transports.map((t) => t.close()));
     }
     const ms = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    trace('eval', 'computed', { ms, cpuMs: (cpu.user + cpu.system) / 1000 });
+    trace('eval', 'computed', { ms, cpuMs: cpuMsSince(cpu0) });
     traceCounters('eval');
     const outputs = job.print(agreed(results));
     if (values.json) {

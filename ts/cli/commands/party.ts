@@ -4,7 +4,7 @@ import { parseCommand, partyIndex } from '../args.js';
 import { describeCompute } from '../compute.js';
 import { partyInputs } from '../job.js';
 import { connect, NETWORK_OPTIONS, routeOf } from '../network.js';
-import { printJson, printLines, roundMs } from '../output.js';
+import { cpuMsSince, printJson, printLines, roundMs } from '../output.js';
 import { roleWarnings } from '../protocols.js';
 import { plan, runHelp, runOn, RUN_OPTIONS } from '../run.js';
 import { loadSdk } from '../sdk.js';
@@ -72,12 +72,6 @@ function usage(): string {
     'Exit codes: 0 done, 1 the computation failed (or the other party was not authenticated),\n' +
     '2 bad usage or input, 130/143 interrupted (the other party is told).\n'
   );
-}
-
-/** Process CPU time (all threads) since `since`, in ms. */
-function cpuMs(since: NodeJS.CpuUsage): number {
-  const d = process.cpuUsage(since);
-  return (d.user + d.system) / 1000;
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -152,7 +146,7 @@ export async function run(args: string[]): Promise<number> {
         opened: () => say(describeCompute(p.compute)),
       });
       const computeMs = performance.now() - t1;
-      trace(`party ${party}`, 'computed', { ms: computeMs, cpuMs: cpuMs(cpu1) });
+      trace(`party ${party}`, 'computed', { ms: computeMs, cpuMs: cpuMsSince(cpu1) });
       traceCounters(`party ${party}`);
       const outputs = job.print(out);
       if (values.json) {
