@@ -3,6 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import * as webmpc from '../dist/index.js';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from './helpers.js';
 
 describe('init', () => {
   it('kernels refuse to run before init() with NOT_INITIALIZED', () => {
@@ -92,4 +98,31 @@ describe('init', () => {
       ].sort(),
     );
   });
+
+  it('in Node, init() and a session in an engine worker never load the fetch implementation (undici)', async () => {
+    // Touching the `Response` or `Request` global loads undici (30-160 ms per thread): a fresh
+    // process, since this one's test runner may have loaded it already.
+    const script = `
+      const m = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/index.js')).href)});
+      await m.init();
+      const [a, b] = m.createMemoryTransports(2);
+      const s = await Promise.all([a, b].map((transport, party) => m.session({ transport, party, parties: 2, worker: true })));
+      await Promise.all(s.map((x) => x.ready()));
+      await Promise.all(s.map((x) => x.close()));
+      console.log(JSON.stringify(process.moduleLoadList.filter((x) => x.includes('undici'))));
+    `;
+    // A file, not `-e`: the engine worker inherits the process's flags, and `--input-type` is
+    // refused there.
+    const dir = mkdtempSync(join(tmpdir(), 'webmpc-init-'));
+    try {
+      const file = join(dir, 'probe.mjs');
+      writeFileSync(file, script);
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, [file], { timeout: 60_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      );
+      expect(JSON.parse(out)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

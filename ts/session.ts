@@ -54,7 +54,8 @@ import type { CircuitJob, Json, Outputs, Params, Phase, ProgramJob, ProgramSourc
 import { plural, sha256, utf8 } from './protocols/util.js';
 import { compileModule } from './engine/modules.js';
 import { compiledModule, isNode } from './engine/wasm.js';
-import { EngineWorker, type OperationHooks } from './engine/worker-host.js';
+import { trace } from './trace.js';
+import { EngineWorker, takeEngineWorker, type OperationHooks } from './engine/worker-host.js';
 import type { ContextInit, PreparedShape, WireCircuit, WireJob, WorkerOp } from './engine/worker-protocol.js';
 import { TrafficLog, type Traffic } from './traffic.js';
 
@@ -403,7 +404,9 @@ export class Session {
     ];
     const ctx = await this.#context(module, options);
     this.#traffic.begin('agreement');
+    trace(`party ${this.party}`, 'agreeing', { protocol: module.name });
     const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker));
+    trace(`party ${this.party}`, 'agreed', { threads });
     this.#traffic.operation('run');
     if (!inWorker) return module.run(ctx, job);
     const streamed = job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined;
@@ -505,7 +508,9 @@ export class Session {
     if (!this.#engine) {
       const main = compiledModule('main');
       if (!main) throw new WebmpcError('NOT_INITIALIZED', 'webmpc: call and await init() before running a session');
-      this.#engine = EngineWorker.start({ main });
+      trace(`party ${this.party}`, 'engine worker starting');
+      this.#engine = takeEngineWorker(main);
+      void this.#engine.then(() => trace(`party ${this.party}`, 'engine worker ready'), () => {});
       // A worker that failed to start is not kept: the session fails (its transport closes) and
       // a later session starts afresh.
       this.#engine.catch(() => (this.#engine = undefined));

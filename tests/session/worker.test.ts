@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTransports, init, prepareCircuit, session, TransportError, WebmpcError, type Progress, type Session } from '../../dist/index.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
 import * as workerHost from '../../dist/engine/worker-host.js';
+import { compiledModule } from '../../dist/engine/wasm.js';
 import { ProgramBuilder } from '../../dist/program/index.js';
 import { referenceCircuit } from '../helpers.js';
 import { hex, rejection, unhex } from './helpers.js';
@@ -100,6 +101,33 @@ describe('the engine worker', () => {
     await local.close();
   });
 
+  it('a prestarted worker is the one the next session takes; an unused one is ended by discard', async () => {
+    const host = workerHost as unknown as {
+      prestartEngineWorker(main: WebAssembly.Module): void;
+      discardSpareEngineWorker(): Promise<void>;
+    };
+    const main = compiledModule('main')!;
+    const before = _liveEngineWorkers();
+    host.prestartEngineWorker(main);
+    host.prestartEngineWorker(main); // a second call while one waits starts none
+    await expect.poll(() => _liveEngineWorkers(), { timeout: 30_000 }).toBe(before + 1);
+    const two = await sessions(2, true);
+    await Promise.all(two.s.map((s) => s.ready()));
+    // One session took the spare, the other started its own: two workers, not three.
+    expect(_liveEngineWorkers()).toBe(before + 2);
+    const c = prepareCircuit(aes);
+    const outs = await Promise.all(two.s.map((s, p) => s.run(c, { inputs: [p === 0 ? unhex('000102030405060708090a0b0c0d0e0f') : unhex('00112233445566778899aabbccddeeff')] })));
+    expect(hex(outs[0]![0])).toBe('69c4e0d86a7b0430d8cdb78070b4c55a');
+    await two.close();
+    c.free();
+    expect(_liveEngineWorkers()).toBe(before);
+    await host.discardSpareEngineWorker(); // none left: nothing to do
+    host.prestartEngineWorker(main);
+    await expect.poll(() => _liveEngineWorkers(), { timeout: 30_000 }).toBe(before + 1);
+    await host.discardSpareEngineWorker();
+    expect(_liveEngineWorkers()).toBe(before);
+  }, 60_000);
+
   it('keeps the protocol state across runs (yao2pc sets up once); free() drops it', async () => {
     const two = await sessions(2, true);
     const phases: string[][] = [];
@@ -146,6 +174,29 @@ describe('the engine worker', () => {
     }
     await n.close();
   });
+
+  it('a transport closed with an error mid-operation fails the operation at once, ending the worker', async () => {
+    // At once: not when the worker next sends or receives (a long Wasm call can take a second).
+    const before = _liveEngineWorkers();
+    const two = await sessions(2, true);
+    await Promise.all(two.s.map((s) => s.ready()));
+    expect(_liveEngineWorkers()).toBe(before + 2);
+    let closed = false;
+    const close = (p: Progress) => {
+      if (closed || p.phase !== 'function-independent preprocessing') return;
+      closed = true;
+      void two.s[0]!.transport.close(new TransportError('ABORTED', 'closed by the test'));
+    };
+    const runs = two.s.map((s) => rejection(s.preprocess('authgc', { andGates: 200_000, ...(s.party === 0 ? { onProgress: close } : {}) })));
+    const r0 = await runs[0]!;
+    // Ended before the operation was failed: no later send or receive needed to notice.
+    expect(_liveEngineWorkers()).toBeLessThanOrEqual(before + 1);
+    expect(closed).toBe(true);
+    expect(r0.error).toMatchObject({ code: 'ABORTED', message: 'closed by the test' });
+    expect((await runs[1]!).error).toBeInstanceOf(TransportError);
+    await two.close();
+    expect(_liveEngineWorkers()).toBe(before);
+  }, 60_000);
 
   it('refuses a worker option that is not a boolean', async () => {
     const [t] = createMemoryTransports(2);

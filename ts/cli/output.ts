@@ -12,6 +12,12 @@ export function roundMs(ms: number): number {
   return Math.round(ms * 10) / 10;
 }
 
+/** This process's CPU time (all threads) since `since` (`process.cpuUsage()`), in ms: for the trace. */
+export function cpuMsSince(since: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(since);
+  return (d.user + d.system) / 1000;
+}
+
 /** Prints one JSON object on a line of its own (`--json`: a script reads exactly one line). */
 export function printJson(value: object): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);

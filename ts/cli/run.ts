@@ -9,6 +9,7 @@ import { computeOptions, COMPUTE_HELP, COMPUTE_OPTIONS, openSession, type Comput
 import { JOB_OPTIONS, loadJob, type Job, type JobValues } from './job.js';
 import { checkRoles, protocolHelp, protocolNamed, roleHelp, roleOptions, ROLE_OPTIONS, type FlagValues, type Protocol, type ProtocolModule } from './protocols.js';
 import type { Sdk } from './sdk.js';
+import { trace } from '../trace.js';
 
 /** The `util.parseArgs` options of `eval` and `party` alike. */
 export const RUN_OPTIONS = {
@@ -73,6 +74,7 @@ export async function runOn(
   let s: Session | undefined;
   try {
     s = await openSession(sdk, transport, p.compute);
+    trace(`party ${transport.party}`, 'session opened');
     options.opened?.(s);
     const run = {
       inputs,
@@ -82,7 +84,9 @@ export async function runOn(
       ...(options.signal ? { signal: options.signal } : {}),
     } as RunOptions;
     const outputs = await s.run(p.job.target, run);
+    trace(`party ${transport.party}`, 'run done');
     await s.close();
+    trace(`party ${transport.party}`, 'session closed');
     options.closed?.(s);
     return outputs;
   } catch (error) {

@@ -18,7 +18,7 @@
  */
 import { WebmpcError, fromWasmError } from '../errors.js';
 import type { ProtocolModuleName, WasmSource } from './types.js';
-import { compileResolved, compiledModule, loadFailed, resolveSource, type LoadTarget } from './wasm.js';
+import { compileResolved, compiledModule, instantiateCompiled, loadFailed, resolveSource, type BindgenGlue, type LoadTarget } from './wasm.js';
 
 type MascotGlue = typeof import('../wasm-gen/webmpc_mascot.js');
 type TeleportGlue = typeof import('../wasm-gen/webmpc_teleport.js');
@@ -78,9 +78,8 @@ export function loadModule<N extends ProtocolModuleName>(name: N): Promise<Modul
     state.loading = (async () => {
       try {
         const glue = await entry.glue();
-        const init = (glue as unknown as { default: (i: unknown) => Promise<{ memory: WebAssembly.Memory }> }).default;
         const module = await compileModule(name);
-        state.memory = (await init({ module_or_path: module })).memory;
+        state.memory = await instantiateCompiled(glue as unknown as BindgenGlue, module);
       } catch (err) {
         if (err instanceof WebmpcError) throw err;
         throw loadFailed(entry.target, err instanceof Error ? err.message : String(err), err);

@@ -6,7 +6,7 @@
  * Node's fetch cannot read `file:` URLs, so in Node the bytes are read from disk instead; the
  * `node:` import is dynamic and only reached in that branch so browsers never see it.
  */
-import initBindings, * as bindings from '../wasm-gen/webmpc.js';
+import * as bindings from '../wasm-gen/webmpc.js';
 import { WebmpcError, fromWasmError } from '../errors.js';
 import { setModuleSources } from './modules.js';
 import type { InitOptions, WasmSource } from './types.js';
@@ -147,20 +147,41 @@ export async function compileResolved(
   const x = (await (resolved.module_or_path as unknown)) as unknown;
   let module: WebAssembly.Module;
   try {
+    // Bytes before `Response`: in Node, touching the `Response` global loads undici (see
+    // instantiateCompiled), and Node's bytes come from disk.
     if (x instanceof WebAssembly.Module) module = x;
+    else if (x instanceof Uint8Array) module = await WebAssembly.compile(x as Uint8Array<ArrayBuffer>);
+    else if (x instanceof ArrayBuffer) module = await WebAssembly.compile(x);
     else if (typeof Response !== 'undefined' && x instanceof Response) {
       module =
         typeof WebAssembly.compileStreaming === 'function' && x.headers.get('content-type')?.split(';')[0]?.trim() === 'application/wasm'
           ? await WebAssembly.compileStreaming(x)
           : await WebAssembly.compile(await x.arrayBuffer());
-    } else if (x instanceof Uint8Array) module = await WebAssembly.compile(x as Uint8Array<ArrayBuffer>);
-    else if (x instanceof ArrayBuffer) module = await WebAssembly.compile(x);
-    else throw new TypeError('not bytes, a Response or a WebAssembly.Module');
+    } else throw new TypeError('not bytes, a Response or a WebAssembly.Module');
   } catch (err) {
     throw loadFailed(target, `compiling failed (${err instanceof Error ? err.message : String(err)}) — ${hint(target)}`, err);
   }
   compiled.set(name, module);
   return module;
+}
+
+/** What a wasm-bindgen `web`-target glue module exports for instantiating it. */
+export interface BindgenGlue {
+  default(init: { module_or_path: WebAssembly.Module }): Promise<{ memory: WebAssembly.Memory }>;
+  initSync(init: { module: WebAssembly.Module }): { memory: WebAssembly.Memory };
+}
+
+/**
+ * Instantiates a compiled module through its wasm-bindgen glue. In Node, synchronously: the
+ * glue's async path first asks `typeof Request` and `typeof Response`, and in Node those globals
+ * are lazy getters that load the whole fetch implementation (undici) on first touch — measured
+ * 30–160 ms per thread on the 2-core test VM (more under load), paid again in every engine
+ * worker, on the way to its first operation. Browsers keep the async path (their main threads
+ * may refuse large synchronous Wasm work, and their `Response` costs nothing).
+ */
+export async function instantiateCompiled(glue: BindgenGlue, module: WebAssembly.Module): Promise<WebAssembly.Memory> {
+  if (isNode()) return glue.initSync({ module }).memory;
+  return (await glue.default({ module_or_path: module })).memory;
 }
 
 /**
@@ -177,7 +198,7 @@ export function loadWasm(options: InitOptions = {}): Promise<Bindings> {
         // (Vite, webpack 5, esbuild with a plugin) copy the file into the build output.
         const source = await resolveSource(options.wasm, () => new URL('../wasm-gen/webmpc_bg.wasm', import.meta.url));
         const module = await compileResolved('main', MAIN, source);
-        memory = (await initBindings({ module_or_path: module as never })).memory;
+        memory = await instantiateCompiled(bindings as unknown as BindgenGlue, module);
       } catch (err) {
         if (err instanceof WebmpcError) throw err;
         throw loadFailed(MAIN, err instanceof Error ? err.message : String(err), err);

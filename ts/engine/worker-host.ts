@@ -12,6 +12,7 @@
 import { WebmpcError } from '../errors.js';
 import type { Transport } from '../net/transport.js';
 import { isNode } from './wasm.js';
+import { trace } from '../trace.js';
 import {
   fromWire,
   toWire,
@@ -25,9 +26,10 @@ import {
 /** How long a worker may take to load its Wasm and say it is ready. */
 const START_TIMEOUT_MS = 30_000;
 /**
- * Once an operation's transport has closed (an abort, a peer's death), how long its worker may
- * take to notice (its next send or receive fails) before it is terminated: a worker in the middle
- * of a long computation would otherwise run on for nothing.
+ * Once an operation's transport has closed gracefully, how long its worker may take to notice
+ * (its next send or receive fails) before it is terminated: a worker in the middle of a long
+ * computation would otherwise run on for nothing. (Closed with an error, the operation fails at
+ * once: see `perform`.)
  */
 const ABANDON_AFTER_MS = 2_000;
 /** Node: the most a worker's JS heap may grow to (its Wasm memory is counted apart). */
@@ -100,6 +102,53 @@ let live = 0;
 /** @internal The number of engine workers alive in this realm. */
 export function _liveEngineWorkers(): number {
   return live;
+}
+
+/**
+ * An engine worker started ahead of its session (see {@link prestartEngineWorker}), with the
+ * main module it was started with.
+ */
+let spare: { main: WebAssembly.Module; worker: Promise<EngineWorker> } | undefined;
+
+/**
+ * @internal Starts an engine worker now, for the next session of this realm to take instead of
+ * starting its own: a worker's start (a new JS realm, the SDK's modules, instantiating the Wasm:
+ * 100–600 ms on the 2-core test VM, depending on load) then overlaps whatever the caller does
+ * before that session exists — `webmpc party` connecting and authenticating. At most one is kept;
+ * a second call while one waits does nothing. Unused, it does not keep the process alive.
+ */
+export function prestartEngineWorker(main: WebAssembly.Module): void {
+  if (spare) return;
+  const worker = EngineWorker.start({ main });
+  worker.catch(() => {});
+  spare = { main, worker };
+}
+
+/**
+ * @internal A worker for a session: the prestarted one when it was started with the same main
+ * module (a spare that failed to start is dropped and a fresh one started), else a fresh one.
+ */
+export async function takeEngineWorker(main: WebAssembly.Module): Promise<EngineWorker> {
+  const s = spare;
+  if (s?.main === main) {
+    spare = undefined;
+    try {
+      return await s.worker;
+    } catch {
+      // Its failure said nothing about the next start: try once more, as without a spare.
+    }
+  }
+  return EngineWorker.start({ main });
+}
+
+/** @internal Ends the prestarted worker if no session took it. */
+export async function discardSpareEngineWorker(): Promise<void> {
+  const s = spare;
+  spare = undefined;
+  await s?.worker.then(
+    (w) => w.terminate(),
+    () => {},
+  );
 }
 
 /** What an operation's host side needs: the transport its bytes go over, and its hooks. */
@@ -181,12 +230,18 @@ export class EngineWorker {
       this.#current = { id, hooks, resolve, reject };
       void hooks.transport.closed.then((reason) => {
         if (this.#current?.id !== id) return;
-        abandon = setTimeout(() => {
+        const end = () => {
           if (this.#current?.id !== id) return;
           const why = reason instanceof WebmpcError ? reason : workerFailed('the operation was abandoned: its transport closed');
           this.#die(why);
           void this.#w.terminate().catch(() => {});
-        }, ABANDON_AFTER_MS);
+        };
+        // Closed with an error (a peer's abort, a cancel, a verdict): the operation has failed
+        // whatever the worker does next, and a worker inside a long Wasm call would only notice
+        // at its next send or receive — up to a second later on a loaded machine, while the
+        // peers already know. Fail it now. Closed gracefully: give the worker time to finish.
+        if (reason instanceof Error) end();
+        else abandon = setTimeout(end, ABANDON_AFTER_MS);
       });
       this.#w.keepAlive(true);
       const shipped = modules ? Object.fromEntries(Object.entries(modules).filter(([n]) => !this.#shipped.has(n))) : undefined;
@@ -240,6 +295,7 @@ export class EngineWorker {
     switch (m.t) {
       case 'done':
         if (m.id !== current.id) return;
+        trace('engine host', 'operation done', { failed: m.error !== undefined });
         if (m.error) current.reject(fromWire(m.error));
         else current.resolve(m.value);
         return;

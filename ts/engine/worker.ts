@@ -18,6 +18,7 @@ import { protocolModule } from '../protocols/index.js';
 import type { CircuitJob, InstanceContext, ProgramJob, ProtocolContext } from '../protocols/types.js';
 import { setModuleSources } from './modules.js';
 import { loadWasm } from './wasm.js';
+import { trace, traceClock, traceCount, traceCounters, TRACING } from '../trace.js';
 import {
   fromWire,
   toWire,
@@ -71,7 +72,11 @@ const waiting = new Map<number, { resolve(value: unknown): void; reject(error: E
 let nextId = 1;
 
 function post(message: WorkerMessage, transfer?: ArrayBuffer[]): void {
+  if (!TRACING) return port!.post(message, transfer);
+  const t0 = traceClock();
   port!.post(message, transfer);
+  traceCount(`worker.post.${message.t}`);
+  traceCount(`worker.post.${message.t}.ms`, traceClock() - t0);
 }
 
 function request(message: (id: number) => WorkerMessage, transfer: ArrayBuffer[] = []): Promise<unknown> {
@@ -102,13 +107,27 @@ class PortTransport implements Transport {
 
   async send(to: number, data: Uint8Array, owned?: boolean): Promise<void> {
     if (this.#closedWith) throw this.#closedWith;
+    const t0 = TRACING ? traceClock() : 0;
+    const size = data.byteLength;
     await request((id) => ({ t: 'send', id, to, data }), owned ? transferOf(data) : []);
+    if (TRACING) {
+      traceCount('worker.sends');
+      traceCount('worker.sendBytes', size);
+      traceCount('worker.sendWaitMs', traceClock() - t0);
+    }
   }
 
   async recv(from: number, options?: RecvOptions): Promise<Uint8Array> {
     if (this.#closedWith) throw this.#closedWith;
     if (options?.signal) throw new WebmpcError('INVALID_ARGUMENT', 'recv in the engine worker takes no AbortSignal (the session cancels by closing the transport)');
-    return (await request((id) => ({ t: 'recv', id, from, timeoutMs: options?.timeoutMs }))) as Uint8Array;
+    const t0 = TRACING ? traceClock() : 0;
+    const data = (await request((id) => ({ t: 'recv', id, from, timeoutMs: options?.timeoutMs }))) as Uint8Array;
+    if (TRACING) {
+      traceCount('worker.recvs');
+      traceCount('worker.recvBytes', data.byteLength);
+      traceCount('worker.recvWaitMs', traceClock() - t0);
+    }
+    return data;
   }
 
   async close(reason?: Error): Promise<void> {
@@ -302,7 +321,9 @@ function handle(m: HostMessage): void {
         try {
           const { main, ...others } = m.modules;
           if (!main) throw new WebmpcError('WORKER_FAILED', 'the engine worker was started without the main Wasm module');
+          trace('worker', 'loading wasm');
           await loadWasm({ wasm: main, modules: others });
+          trace('worker', 'wasm loaded');
           post({ t: 'ready' });
         } catch (err) {
           post({ t: 'failed', error: toWire(fromWasmError(err)) });
@@ -312,8 +333,12 @@ function handle(m: HostMessage): void {
     case 'op':
       void (async () => {
         if (m.modules) setModuleSources(m.modules);
+        const where = `worker ${'ctx' in m ? m.ctx.party : ''}`;
+        trace(where, `${m.op} start`);
         try {
           const value = await perform(m);
+          trace(where, `${m.op} done`);
+          traceCounters(where);
           post({ t: 'done', id: m.id, value });
         } catch (err) {
           post({ t: 'done', id: m.id, error: toWire(fromWasmError(err)) });

@@ -62,6 +62,7 @@
  */
 import type { RemoteCloseReason, TransportError } from '../errors.js';
 import { BaseTransport, peerAbortError, transportError, waitUntil, type TransportOptions } from './base.js';
+import { traceClock, traceCount, TRACING } from '../trace.js';
 
 const FRAME_START = 0x01;
 const FRAME_CONTINUE = 0x02;
@@ -314,6 +315,7 @@ export class FramedTransport extends BaseTransport {
     }
     const state = this.links.get(peer);
     if (state) state.lastHeard = Date.now();
+    traceCount('framed.framesReceived');
     const error = this.parseFrame(peer, frame);
     if (error) this.fail(error);
   }
@@ -482,6 +484,7 @@ export class FramedTransport extends BaseTransport {
     if (amount <= 0 || !state) return;
     flow.pendingCredit = 0;
     flow.recvAllowance += amount;
+    traceCount('framed.creditFramesSent');
     try {
       state.link.send(u64Frame(FRAME_CREDIT, amount));
       state.lastSent = Date.now();
@@ -538,11 +541,19 @@ export class FramedTransport extends BaseTransport {
     let offset = 0;
     let first = true;
     do {
-      if (link.bufferedAmount > this.highWaterBytes) await this.drain(to, link);
+      if (link.bufferedAmount > this.highWaterBytes) {
+        const t0 = TRACING ? traceClock() : 0;
+        await this.drain(to, link);
+        traceCount('framed.drainWaitMs', TRACING ? traceClock() - t0 : 0);
+      }
       const overhead = first ? MESSAGE_OVERHEAD_BYTES : 0;
       // At least one byte of data per chunk (none for an empty message).
       const needed = overhead + Math.min(1, length - offset);
-      if (flow.sendAllowance < needed) await this.awaitCredit(to, needed);
+      if (flow.sendAllowance < needed) {
+        const t0 = TRACING ? traceClock() : 0;
+        await this.awaitCredit(to, needed);
+        traceCount('framed.creditWaitMs', TRACING ? traceClock() - t0 : 0);
+      }
       if (this.closeError) throw this.closeError;
       const header = first ? START_HEADER_BYTES : 1;
       const take = Math.min(this.chunkBytes - header, length - offset, flow.sendAllowance - overhead);
@@ -563,6 +574,7 @@ export class FramedTransport extends BaseTransport {
   }
 
   private sendFrame(to: number, state: LinkState, frame: Uint8Array<ArrayBuffer>): void {
+    traceCount('framed.dataFramesSent');
     try {
       state.link.send(frame);
       state.lastSent = Date.now();

@@ -58,6 +58,7 @@
 import { TransportError, type TransportErrorCode } from '../errors.js';
 import type { RecvOptions, Transport } from '../net/transport.js';
 import { type Sodium, wipe } from './sodium.js';
+import { traceClock, traceCount, TRACING } from '../trace.js';
 
 /** Plaintext bytes per encrypted segment (the first one includes the 8-byte length header). */
 export const SEGMENT_BYTES = 1 << 20;
@@ -347,6 +348,7 @@ export class SecureChannel implements Transport {
         plaintext = data.subarray(offset, Math.min(total, offset + SEGMENT_BYTES));
       }
       const ad = associatedData(this.party, state.peer, first ? KIND_FIRST : KIND_LATER);
+      const t0 = TRACING ? traceClock() : 0;
       const frame = sodium.crypto_aead_chacha20poly1305_ietf_encrypt(
         plaintext,
         ad,
@@ -354,6 +356,10 @@ export class SecureChannel implements Transport {
         nonceFor(state.sendCounter),
         state.sendKey,
       );
+      if (TRACING) {
+        traceCount('secure.segmentsSent');
+        traceCount('secure.encryptMs', traceClock() - t0);
+      }
       state.sendCounter += 1;
       if (first) {
         wipe(plaintext); // our copy of the caller's data; the caller's own buffer is theirs
@@ -438,6 +444,7 @@ export class SecureChannel implements Transport {
       throw new TransportError('PROTOCOL_ERROR', 'secure channel exhausted its message counter', { peer });
     }
     let plaintext: Uint8Array;
+    const t0 = TRACING ? traceClock() : 0;
     try {
       plaintext = this.#sodium.crypto_aead_chacha20poly1305_ietf_decrypt(
         null,
@@ -450,6 +457,10 @@ export class SecureChannel implements Transport {
       throw authFailure(peer, err);
     }
     state.recvCounter += 1;
+    if (TRACING) {
+      traceCount('secure.segmentsReceived');
+      traceCount('secure.decryptMs', traceClock() - t0);
+    }
     try {
       if (partial !== undefined) {
         partial.out.set(plaintext, partial.filled);

@@ -3,10 +3,11 @@ import type { Outputs } from '../../protocols/types.js';
 import type { Traffic } from '../../traffic.js';
 import { parseCommand } from '../args.js';
 import { allInputs } from '../job.js';
-import { printJson, printLines, roundMs, toHex } from '../output.js';
+import { cpuMsSince, printJson, printLines, roundMs, toHex } from '../output.js';
 import { reportsParties } from '../protocols.js';
 import { plan, runAll, runHelp, runOn, RUN_OPTIONS } from '../run.js';
 import { loadSdk } from '../sdk.js';
+import { trace, traceCounters } from '../../trace.js';
 
 
 function usage(): string {
@@ -39,7 +40,9 @@ export async function run(args: string[]): Promise<number> {
   const parsed = parseCommand(args, RUN_OPTIONS, usage());
   if (!parsed) return 0;
   const { values } = parsed;
+  trace('eval', 'start', { sinceProcessStart: performance.now() });
   const sdk = await loadSdk();
+  trace('eval', 'sdk loaded');
   // Every party runs here, so the module checks the run options as each of them will use them.
   const p = await plan(sdk, values, (parties) => [...Array(parties).keys()]);
   const { job } = p;
@@ -47,6 +50,7 @@ export async function run(args: string[]): Promise<number> {
     const inputs = allInputs(job, values.input);
     const transports = sdk.createMemoryTransports(job.parties);
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     let results: Outputs[];
     const traffic: Traffic[] = [];
     try {
@@ -57,6 +61,8 @@ export async function run(args: string[]): Promise<number> {
       await Promise.all(transports.map((t) => t.close()));
     }
     const ms = performance.now() - t0;
+    trace('eval', 'computed', { ms, cpuMs: cpuMsSince(cpu0) });
+    traceCounters('eval');
     const outputs = job.print(agreed(results));
     if (values.json) {
       const parties = reportsParties(p.protocol) ? { parties: job.parties } : {};

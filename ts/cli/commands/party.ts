@@ -5,12 +5,15 @@ import { parseCommand, partyIndex } from '../args.js';
 import { describeCompute } from '../compute.js';
 import { partyInputs } from '../job.js';
 import { connect, NETWORK_OPTIONS, routeOf } from '../network.js';
-import { printJson, printLines, roundMs } from '../output.js';
+import { cpuMsSince, printJson, printLines, roundMs } from '../output.js';
 import { roleWarnings } from '../protocols.js';
 import { plan, runHelp, runOn, RUN_OPTIONS } from '../run.js';
 import { loadSdk } from '../sdk.js';
 import { trapInterrupts } from '../signals.js';
 import { authenticate, identities, trustOf, TRUST_OPTIONS } from '../trust.js';
+import { trace, traceCounters } from '../../trace.js';
+import { compiledModule } from '../../engine/wasm.js';
+import { discardSpareEngineWorker, prestartEngineWorker } from '../../engine/worker-host.js';
 
 
 function usage(): string {
@@ -77,7 +80,9 @@ export async function run(args: string[]): Promise<number> {
   const parsed = parseCommand(args, { ...RUN_OPTIONS, ...NETWORK_OPTIONS, ...TRUST_OPTIONS, party: { type: 'string' } }, usage());
   if (!parsed) return 0;
   const { values } = parsed;
+  trace('party', 'start', { sinceProcessStart: performance.now() });
   const sdk = await loadSdk();
+  trace('party', 'sdk loaded');
   // Everything is checked before anything connects: what to compute, this party's inputs and run
   // options (as the module sees them from this party's seat), whom to trust, where to connect.
   let party = 0;
@@ -89,6 +94,13 @@ export async function run(args: string[]): Promise<number> {
     const inputs = partyInputs(job, party, values.input);
     const trust = trustOf(values, parties, party);
     const route = routeOf(values, parties, party);
+    // Everything is checked: the engine worker starts now, while this party connects and
+    // authenticates (waiting for the others, mostly), not after.
+    const main = compiledModule('main');
+    if (p.compute.worker && main) {
+      prestartEngineWorker(main);
+      cleanup.push(() => discardSpareEngineWorker());
+    }
     const secure = await import('../../secure/index.js');
     const { identity, pinned } = await identities(secure, values.identity, trust);
     cleanup.push(() => secure.disposeIdentity(identity));
@@ -113,6 +125,7 @@ export async function run(args: string[]): Promise<number> {
     try {
       const inner = await connect(route, party, parties, interrupted.signal, say);
       live = inner;
+      trace(`party ${party}`, 'connected');
       cleanup.push(() => inner.close());
       const transport = await authenticate(secure, inner, {
         identity,
@@ -126,15 +139,19 @@ export async function run(args: string[]): Promise<number> {
       live = transport;
       cleanup.push(() => transport.close());
       const connectMs = performance.now() - t0;
+      trace(`party ${party}`, 'authenticated');
 
       const t1 = performance.now();
       let traffic: Traffic | undefined;
+      const cpu1 = process.cpuUsage();
       const out = await runOn(sdk, p, transport, inputs, {
         signal: interrupted.signal,
         opened: () => say(describeCompute(p.compute)),
         closed: (s) => void (traffic = s.traffic),
       });
       const computeMs = performance.now() - t1;
+      trace(`party ${party}`, 'computed', { ms: computeMs, cpuMs: cpuMsSince(cpu1) });
+      traceCounters(`party ${party}`);
       const outputs = job.print(out);
       if (values.json) {
         printJson({ outputs, protocol: p.protocol, party, ms: { connect: roundMs(connectMs), compute: roundMs(computeMs) }, traffic });
@@ -143,6 +160,7 @@ export async function run(args: string[]): Promise<number> {
       }
       return 0;
     } catch (error) {
+      trace(`party ${party}`, 'failed');
       // Whatever failed because of the interrupt, the interrupt is what to report.
       if (interrupted.signal.aborted) throw interrupted.signal.reason;
       // Tell the other parties why we stop (once the secure channel is up, through it).
