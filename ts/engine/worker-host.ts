@@ -228,7 +228,11 @@ export class EngineWorker {
     let abandon: ReturnType<typeof setTimeout> | undefined;
     return new Promise<unknown>((resolve, reject) => {
       this.#current = { id, hooks, resolve, reject };
-      void hooks.transport.closed.then((reason) => {
+      // Only operations that talk are tied to the transport: preparing a circuit or freeing
+      // state is local, and must work (or fail on its own terms) even once a failed run has
+      // closed the transport.
+      const talks = op.op !== 'prepare' && op.op !== 'free';
+      if (talks) void hooks.transport.closed.then((reason) => {
         if (this.#current?.id !== id) return;
         const end = () => {
           if (this.#current?.id !== id) return;
