@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Benchmark driver: `npm run bench -- <suite...> [--json] [--quick]`.
+// Benchmark driver: `npm run bench -- <suite...> [--json] [--quick] [--threads k[,k...]]`
+// (`--threads`: the ot suite measures OT extension in k parallel instances instead).
 //
 // Prints a table, or with --json one JSON object per line (suite, case, metric, value, unit,
 // runtime, impl). Setup and build run first with their output on stderr, so stdout carries only
@@ -27,7 +28,9 @@ const suites = {
   workers: () => import('./bench/workers.mjs'),
   roofline: () => import('./bench/roofline.mjs'),
 };
-const asked = argv.filter((a) => !a.startsWith('--'));
+// Options that take a value (`--threads 1,2`): the value is not a suite name.
+const VALUED = new Set(['--threads']);
+const asked = argv.filter((a, i) => !a.startsWith('--') && !VALUED.has(argv[i - 1]));
 const unknown = asked.filter((s) => !(s in suites));
 if (unknown.length) {
   process.stderr.write(`bench: unknown suite(s) ${unknown.join(', ')}; have: ${Object.keys(suites).join(', ')}\n`);

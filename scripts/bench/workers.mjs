@@ -15,6 +15,7 @@
 // (throughput per CPU-second) is the figure that says whether more threads waste work.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { timedWithCpu as timed } from './measure.mjs';
 
 const SUITE = 'workers';
 
@@ -29,16 +30,6 @@ export async function run({ root, emit, quick }) {
     const s = await Promise.all(ts.map((transport, party) => sdk.session({ transport, party, parties, ...options })));
     await Promise.all(s.map((x) => x.ready()));
     return { s, close: () => Promise.all(s.map((x) => x.close())) };
-  }
-
-  /** Wall seconds and process CPU seconds (every thread) of `fn`. */
-  async function timed(fn) {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    const out = await fn();
-    const wall = (performance.now() - t0) / 1000;
-    const c = process.cpuUsage(c0);
-    return { wall, cpu: (c.user + c.system) / 1e6, out };
   }
 
   // MASCOT triples: a warm-up run sets up (base OTs, COPE per instance); the measured run
