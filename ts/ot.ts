@@ -217,11 +217,13 @@ class InThread implements Lanes {
 }
 
 /**
- * Whether an instance's failure leaves the others usable: only a refusal of the arguments
- * (`INVALID_ARGUMENT`), which every instance makes alike before sending anything.
+ * Whether an instance's failure needs no abort: a refusal of the arguments (`INVALID_ARGUMENT`)
+ * or of a call on an instance that refused before (`BUSY`: the Wasm instance does not serve
+ * again after a failed call), which every instance makes alike before sending anything. The
+ * transport then stays open, as with one instance.
  */
 function refusal(err: unknown): boolean {
-  return err instanceof WebmpcError && err.code === 'INVALID_ARGUMENT';
+  return err instanceof WebmpcError && (err.code === 'INVALID_ARGUMENT' || err.code === 'BUSY');
 }
 
 /** The error a failed call reports: a protocol verdict before a transport failure before the rest. */
@@ -294,9 +296,9 @@ class Threaded implements Lanes {
     }
     const cause = fromWasmError(firstCause(errors));
     if (this.#failed !== undefined || errors.length < lanes.length || !errors.every(refusal)) {
+      await this.#abort(cause);
       // What this call saw is what later calls report.
       this.#failed = cause;
-      await this.#abort(cause);
     }
     throw cause;
   }
@@ -356,7 +358,7 @@ class Threaded implements Lanes {
     for (const s of this.secrets) s.fill(0);
   }
 
-  /** The sender's Δ while the instances live. */
+  /** Throws unless the instances are usable (the sender's Δ is readable only then). */
   check(): void {
     if (this.#failed !== undefined) throw this.#failed;
     if (this.#closed) throw new TransportError('CLOSED', 'this OT instance was freed');
