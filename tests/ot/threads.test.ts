@@ -222,6 +222,22 @@ describe('OT extension in parallel instances (threads)', () => {
     expect(await workersDownTo(before)).toBe(before);
   });
 
+  it('runs between two parties of a larger transport, beside the third party\'s traffic', async () => {
+    const [t0, t1, t2] = createMemoryTransports(3, { recvTimeoutMs: 10_000 }) as [Transport, Transport, Transport];
+    const sessionId = new Uint8Array(randomBytes(32));
+    await t2.send(0, Uint8Array.of(7));
+    const [s, r] = await Promise.all([
+      otSender({ transport: t1, peer: 0, sessionId, threads: 2 }),
+      otReceiver({ transport: t0, peer: 1, sessionId, threads: 2 }),
+    ]);
+    const [{ m0, m1 }, got] = await Promise.all([s.sendRandom(5000), r.receiveRandom(5000)]);
+    expect(badOts(m0, m1, got.choices, got.messages).wrongCount).toBe(0);
+    // Party 2's message waited on the transport, untouched.
+    expect(await t0.recv(2, { timeoutMs: 2000 })).toEqual(Uint8Array.of(7));
+    await Promise.all([s.close(), r.close()]);
+    await Promise.all([t0.close(), t1.close(), t2.close()]);
+  });
+
   it('refuses a bad thread count before touching the network', async () => {
     const [a] = createMemoryTransports(2) as [Transport, Transport];
     for (const threads of [0, -1, 1.5, 65, Number.NaN]) {
