@@ -279,6 +279,13 @@ async function performOt(op: Extract<WorkerOp, { op: 'ot-setup' | 'ot-call' }>, 
   }
 }
 
+/** The buffers of an OT call's result (bytes, or an object of bytes such as `{ choices, messages }`). */
+function otTransfer(value: unknown): ArrayBuffer[] {
+  if (value instanceof Uint8Array) return transferOf(value);
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.values(value).flatMap((v) => (v instanceof Uint8Array ? transferOf(v) : []));
+}
+
 function freeAll(): void {
   ot?.raw.free();
   ot = undefined;
@@ -359,7 +366,9 @@ function handle(m: HostMessage): void {
         if (m.modules) setModuleSources(m.modules);
         try {
           const value = await perform(m);
-          post({ t: 'done', id: m.id, value });
+          // An OT call's outputs are fresh arrays the Wasm made for this call: they move to the
+          // host instead of being copied (other operations' results may be held here too).
+          post({ t: 'done', id: m.id, value }, m.op === 'ot-call' ? otTransfer(value) : []);
         } catch (err) {
           post({ t: 'done', id: m.id, error: toWire(fromWasmError(err)) });
         }
