@@ -53,6 +53,7 @@ describe('init', () => {
         'EnclaveAbort',
         'KernelError',
         'MAX_OTS_PER_CALL',
+        'MAX_OT_THREADS',
         'MAX_UINT_WIDTH',
         'OT_MESSAGE_BYTES',
         'OtReceiver',

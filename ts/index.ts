@@ -69,6 +69,7 @@ export {
 
 export {
   MAX_OTS_PER_CALL,
+  MAX_OT_THREADS,
   OT_MESSAGE_BYTES,
   OtReceiver,
   OtSender,

@@ -51,7 +51,7 @@ import { agree, isSharedVerdict, type Offers, type ParameterRecord } from './pro
 import { splitTransport } from './net/mux.js';
 import { protocolModule, protocols, runsInWorker, type PreprocessOptionsOf, type Protocol, type RoleOptionsOf } from './protocols/index.js';
 import type { CircuitJob, Json, Outputs, Params, Phase, ProgramJob, ProgramSource, ProtocolContext, ProtocolModule } from './protocols/types.js';
-import { plural, sha256, utf8 } from './protocols/util.js';
+import { instanceSessionId, plural, sha256, utf8 } from './protocols/util.js';
 import { compileModule } from './engine/modules.js';
 import { compiledModule, isNode } from './engine/wasm.js';
 import { trace } from './trace.js';
@@ -455,7 +455,7 @@ export class Session {
       return Promise.all(
         args.map(async (a, i) => {
           const index = i + 1;
-          const sessionId = await sha256(ctx.sessionId, utf8(`instance/${index}`));
+          const sessionId = await instanceSessionId(ctx.sessionId, index);
           const init = { party: this.party, parties: this.parties, sessionId, index };
           const hooks: OperationHooks = { transport: channel(index), progress: source(index) };
           return workers[i]!.perform({ op: 'instance', protocol: module.name, task, ctx: init, args: a }, hooks, modules);

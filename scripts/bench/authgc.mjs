@@ -407,7 +407,10 @@ async function threadsCases(root, emit, quick, threads) {
 }
 
 export async function run({ root, emit, quick, threads }) {
-  if (threads !== undefined) return threadsCases(root, emit, quick, threads);
+  if (threads !== undefined) {
+    for (const k of threads) await threadsCases(root, emit, quick, k);
+    return;
+  }
   const parties = list(process.env.AUTHGC_PARTIES, quick ? '2,3' : '2,3,4').map(Number);
   const cases = list(process.env.AUTHGC_CASES, quick ? 'aes128' : 'aes128,sha256');
   const runs = Number(process.env.AUTHGC_RUNS ?? 3);

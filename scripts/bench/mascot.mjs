@@ -155,7 +155,10 @@ async function withWorkers(root, parties, field, triples, vickreyBids) {
 
 export async function run({ root, emit, quick, threads }) {
   const row = (kase, metric, value, unit, runtime, impl) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime, impl });
-  if (threads !== undefined) return threadsCases(root, emit, quick, threads);
+  if (threads !== undefined) {
+    for (const k of threads) await threadsCases(root, emit, quick, k);
+    return;
+  }
   if (process.env.WEBMPC_MASCOT_CASES === 'sdk') return sdkCases(root, row, quick);
   const count = quick ? 2000 : 10000;
 

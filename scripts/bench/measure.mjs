@@ -28,3 +28,16 @@ export function measureInterleaved(cases, { rounds = 7, millis = 150, warmupMill
   }
   return best;
 }
+
+/**
+ * Node only: wall seconds and the process's CPU seconds (`process.cpuUsage` counts every thread
+ * of the process, engine workers included) spent while `fn` runs, and its result.
+ */
+export async function timedWithCpu(fn) {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const out = await fn();
+  const wall = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  return { wall, cpu: (c.user + c.system) / 1e6, out };
+}

@@ -8,11 +8,19 @@
 //                              asks us to be within 3x of.
 // Throughput counts OTs completed per second for the pair (sender and receiver work together on
 // one core), so a deployment with one party per core does better.
+//
+// `--threads k[,k...]` measures instead the SDK path with OT extension in k parallel instances
+// (`threads: k`: k KOS instances per party, each in an engine worker, over sub-channels of the
+// JS in-memory transport; k = 1 is the one instance per party on the caller's thread), both
+// parties in this process: random OT/s, random OTs per CPU-second of the whole process (every
+// thread: the workers' CPU counts), and that per-CPU-second rate over the one at k = 1. Its rows
+// carry a `threads` field.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { timedWithCpu } from './measure.mjs';
 
 const SUITE = 'ot';
 const KINDS = ['random', 'cot', 'correlated', 'chosen'];
@@ -29,7 +37,43 @@ function secs(f) {
   return [(performance.now() - t) / 1000, out];
 }
 
-export async function run({ root, emit, quick }) {
+/** Random OT through the SDK with `threads: k` at both parties, for each k asked. */
+async function runThreads({ root, emit, quick }, ks) {
+  const sdk = await import(pathToFileURL(join(root, 'dist', 'index.js')).href);
+  await sdk.init();
+  const m = quick ? 1 << 20 : 1 << 22;
+  const batch = 1 << 18;
+  let base;
+  for (const k of ks) {
+    const row = (metric, value, unit) =>
+      emit({ suite: SUITE, case: `random-ot-${m}`, metric, value, unit, runtime: 'wasm-node', impl: `sdk-threads-k${k}`, threads: k });
+    const [a, b] = sdk.createMemoryTransports(2, { recvTimeoutMs: 120_000 });
+    const sid = new Uint8Array(randomBytes(32));
+    const setup = await timedWithCpu(() =>
+      Promise.all([sdk.otSender({ transport: a, peer: 1, sessionId: sid, threads: k }), sdk.otReceiver({ transport: b, peer: 0, sessionId: sid, threads: k })]),
+    );
+    const [s, r] = setup.out;
+    row('setup-time', setup.wall * 1e3, 'ms');
+    // Warm-up: every instance's first chunks (V8 tiers the Wasm up in each worker).
+    await Promise.all([s.sendRandom(k << 16), r.receiveRandom(k << 16)]);
+    const t = await timedWithCpu(async () => {
+      for (let done = 0; done < m; done += batch) {
+        const n = Math.min(batch, m - done);
+        await Promise.all([s.sendRandom(n), r.receiveRandom(n)]);
+      }
+    });
+    const perCpu = m / t.cpu / 1e6;
+    row('throughput', m / t.wall / 1e6, 'M OT/s');
+    row('throughput-per-cpu', perCpu, 'M OT/cpu-s');
+    if (k === 1) base = perCpu;
+    if (base && k > 1) row('efficiency-vs-k1', perCpu / base, 'ratio');
+    await Promise.all([s.close(), r.close()]);
+    await Promise.all([a.close(), b.close()]);
+  }
+}
+
+export async function run({ root, emit, quick, threads: ks }) {
+  if (ks) return runThreads({ root, emit, quick }, ks);
   const n = quick ? 1_000_000 : 10_000_000;
   const row = (kase, metric, value, unit, runtime, impl) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime, impl });
   const rate = {};

@@ -26,14 +26,7 @@ export async function sessionGroup(sdk, parties, options) {
 }
 
 /** Wall seconds and process CPU seconds (every thread) of `fn`, and its value. */
-export async function timed(fn) {
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const out = await fn();
-  const wall = (performance.now() - t0) / 1000;
-  const c = process.cpuUsage(c0);
-  return { wall, cpu: (c.user + c.system) / 1e6, out };
-}
+export { timedWithCpu as timed } from './measure.mjs';
 
 /**
  * MASCOT preprocessing of `triples` triples, 2 parties, through `session.preprocess`: a warm-up

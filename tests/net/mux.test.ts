@@ -137,11 +137,29 @@ describe('sub-channels (splitTransport)', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('a split with named peers reads nothing from the other parties, which keep the transport', async () => {
+    // A pairwise split (0 ↔ 1) beside party 2's traffic with party 0 on the transport itself.
+    const [t0, t1, t2] = createMemoryTransports(3) as [Transport, Transport, Transport];
+    const m0 = splitTransport(t0, { channels: 2, peers: [1] });
+    const m1 = splitTransport(t1, { channels: 2, peers: [0] });
+    await t2.send(0, Uint8Array.of(2, 2));
+    await m0.channels[1]!.send(1, Uint8Array.of(9));
+    expect(await m1.channels[1]!.recv(0, { timeoutMs: 2000 })).toEqual(Uint8Array.of(9));
+    // Party 2's message is still on the transport, untouched by the split's pump.
+    expect(await t0.recv(2, { timeoutMs: 2000 })).toEqual(Uint8Array.of(2, 2));
+    // A party outside the split is refused on the sub-channels, not waited for.
+    expect((await failure(m0.channels[0]!.send(2, Uint8Array.of(1)))).code).toBe('INVALID_ARGUMENT');
+    expect((await failure(m0.channels[0]!.recv(2))).code).toBe('INVALID_ARGUMENT');
+    await Promise.all([m0.close(), m1.close()]);
+    await Promise.all([t0.close(), t1.close(), t2.close()]);
+  });
+
   it('refuses bad arguments', () => {
     const [a] = createMemoryTransports(2) as [Transport, Transport];
     for (const channels of [0, 256, 1.5]) {
       expect(() => splitTransport(a, { channels })).toThrow(/channels must be an integer in \[1, 255\]/);
     }
     expect(() => splitTransport(a, { channels: 2, windowBytes: 0 })).toThrow(/windowBytes/);
+    for (const peers of [[], [0], [1, 1], [2], [1.5]]) expect(() => splitTransport(a, { channels: 2, peers })).toThrow(/peers/);
   });
 });

@@ -126,11 +126,11 @@ describe('OT over a JS transport', () => {
   });
 
   it('catches a receiver whose matrix rows are inconsistent, and both sides abort', async () => {
-    // Receiver messages: 0 = base-OT point, 1 = the first chunk's matrix u. Flipping one bit of
+    // Receiver messages: 0 = parameter record, 1 = base-OT point, 2 = the first chunk's matrix u. Flipping one bit of
     // OT 5 in 32 of the 128 rows passes only if Δ is 0 in all 32 (2^-32).
     const [a, b] = createMemoryTransports(2, { recvTimeoutMs: 10_000 }) as [Transport, Transport];
     const rowBytes = (256 + 128) / 8;
-    const cheater = tampering(b, 1, (m) => {
+    const cheater = tampering(b, 2, (m) => {
       for (let i = 0; i < 128; i += 4) m[i * rowBytes]! ^= 1 << 5;
       return m;
     });
@@ -149,7 +149,7 @@ describe('OT over a JS transport', () => {
   it('turns truncated and oversized messages into MALFORMED_MESSAGE', async () => {
     for (const edit of [(m: Uint8Array) => m.subarray(0, m.length - 1), (m: Uint8Array) => new Uint8Array(m.length + 16)]) {
       const [a, b] = createMemoryTransports(2, { recvTimeoutMs: 10_000 }) as [Transport, Transport];
-      const { s, r } = await connect([a, tampering(b, 1, edit)]);
+      const { s, r } = await connect([a, tampering(b, 2, edit)]);
       const [sent] = await Promise.allSettled([s.sendRandom(300), r.receiveRandom(300)]);
       expect((sent as PromiseRejectedResult).reason).toBeInstanceOf(ProtocolAbort);
       expect((sent as PromiseRejectedResult).reason.code).toBe('MALFORMED_MESSAGE');
@@ -159,7 +159,7 @@ describe('OT over a JS transport', () => {
   it('turns a garbage base-OT point into MALFORMED_MESSAGE', async () => {
     const [a, b] = createMemoryTransports(2, { recvTimeoutMs: 10_000 }) as [Transport, Transport];
     const id = sid();
-    const bad = tampering(a, 0, (m) => m.fill(0xff));
+    const bad = tampering(a, 1, (m) => m.fill(0xff)); // 0 is the parameter record
     const results = await Promise.allSettled([otSender({ transport: bad, peer: 1, sessionId: id }), otReceiver({ transport: b, peer: 0, sessionId: id })]);
     const codes = results.map((x) => (x.status === 'rejected' ? x.reason.code : 'ok'));
     expect(codes[1]).toBe('MALFORMED_MESSAGE');

@@ -11,7 +11,8 @@
  *
  * ```text
  * host → worker   init { modules }                     → ready | failed
- *                 op   { id, op: run | preprocess | free, modules?, … }   → done { id, value | error }
+ *                 op   { id, op: run | preprocess | instance | prepare | ot-setup | ot-call | free,
+ *                        modules?, … }                   → done { id, value | error }
  *                 reply{ id, value | error }            (answers to the worker's requests)
  * worker → host   send { id, channel, to, data }        → reply
  *                 recv { id, channel, from, timeoutMs } → reply { value: data }
@@ -117,8 +118,31 @@ export type WorkerOp =
       readonly ctx: ContextInit & { readonly index: number };
       readonly args: unknown;
     }
+  | {
+      /** Sets up the worker's one OT extension instance (standalone OT, `ts/ot.ts`) with `peer`. */
+      readonly op: 'ot-setup';
+      readonly ctx: ContextInit;
+      readonly peer: number;
+      readonly role: 'sender' | 'receiver';
+      /** Sender: Δ (16 bytes), or empty for a random one. */
+      readonly delta: Uint8Array;
+      readonly allowHashed: boolean;
+    }
+  | {
+      /** One call on the worker's OT instance: `arg` is its count or its bytes. */
+      readonly op: 'ot-call';
+      readonly method: OtMethod;
+      readonly arg: number | Uint8Array;
+    }
   | { readonly op: 'prepare'; readonly source: { readonly binary: Uint8Array; readonly owners: readonly number[] | undefined } | { readonly bristol: string } }
   | { readonly op: 'free' };
+
+/** The OT instance calls a worker runs, by role (the names of the Wasm classes' methods). */
+export const OT_METHODS = {
+  sender: ['sendRandom', 'sendCot', 'sendChosen', 'sendCorrelated'],
+  receiver: ['receiveRandom', 'receiveCot', 'receiveChosen', 'receiveCorrelated'],
+} as const;
+export type OtMethod = (typeof OT_METHODS)[keyof typeof OT_METHODS][number];
 
 /** What `prepare` finds: the shape and hash (and, for Bristol text, the binary form it made). */
 export interface PreparedShape {

@@ -17,10 +17,11 @@ import { programOf } from '../program/program.js';
 import { protocolModule } from '../protocols/index.js';
 import type { CircuitJob, InstanceContext, ProgramJob, ProtocolContext } from '../protocols/types.js';
 import { setModuleSources } from './modules.js';
-import { loadWasm } from './wasm.js';
+import { loadWasm, wasm } from './wasm.js';
 import { trace, traceClock, traceCount, traceCounters, TRACING } from '../trace.js';
 import {
   fromWire,
+  OT_METHODS,
   toWire,
   transferOf,
   type ContextInit,
@@ -260,7 +261,53 @@ function instanceContextFor(name: string, init: ContextInit & { index: number },
   };
 }
 
+/**
+ * The OT extension instance of a standalone OT sender or receiver (`ts/ot.ts` with `threads` > 1:
+ * one instance per worker). Its Wasm channel keeps the transport of the `ot-setup` operation;
+ * whatever it sends or receives later goes, like every request, over the transport of the
+ * operation in progress, which the host keeps the same (the instance's sub-channel).
+ */
+let ot: { role: 'sender' | 'receiver'; raw: { free(): void } & Record<string, unknown> } | undefined;
+
+async function performOt(op: Extract<WorkerOp, { op: 'ot-setup' | 'ot-call' }>, transport: PortTransport): Promise<unknown> {
+  const call = caller(transport);
+  if (op.op === 'ot-setup') {
+    if (ot) throw new WebmpcError('BUSY', 'this engine worker already holds an OT instance');
+    const w = wasm();
+    const { sessionId } = op.ctx;
+    const raw = (await call(() =>
+      op.role === 'sender'
+        ? (w.otSenderSetup(transport, op.peer, sessionId, op.delta, op.allowHashed) as Promise<unknown>)
+        : (w.otReceiverSetup(transport, op.peer, sessionId) as Promise<unknown>),
+    )) as { free(): void } & Record<string, unknown>;
+    op.delta.fill(0);
+    ot = { role: op.role, raw };
+    return undefined;
+  }
+  if (!ot) throw new WebmpcError('INVALID_ARGUMENT', 'this engine worker holds no OT instance');
+  if (!(OT_METHODS[ot.role] as readonly string[]).includes(op.method)) {
+    throw new WebmpcError('INVALID_ARGUMENT', `an OT ${ot.role} has no call '${String(op.method).slice(0, 40)}'`);
+  }
+  const raw = ot.raw;
+  const f = raw[op.method] as (arg: number | Uint8Array) => Promise<unknown>;
+  try {
+    return await call(() => f.call(raw, op.arg));
+  } finally {
+    // Chosen messages and correlations are secrets: this copy is done with.
+    if (op.arg instanceof Uint8Array) op.arg.fill(0);
+  }
+}
+
+/** The buffers of an OT call's result (bytes, or an object of bytes such as `{ choices, messages }`). */
+function otTransfer(value: unknown): ArrayBuffer[] {
+  if (value instanceof Uint8Array) return transferOf(value);
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.values(value).flatMap((v) => (v instanceof Uint8Array ? transferOf(v) : []));
+}
+
 function freeAll(): void {
+  ot?.raw.free();
+  ot = undefined;
   for (const [name, state] of states) if (state !== undefined) protocolModule(name)?.free?.(state);
   states.clear();
   for (const [name, state] of instanceStates) if (state !== undefined) protocolModule(name)?.freeInstance?.(state);
@@ -288,6 +335,11 @@ async function perform(op: WorkerOp): Promise<unknown> {
       binary: 'bristol' in source ? p.binary : undefined,
     };
     return shape;
+  }
+  if (op.op === 'ot-setup' || op.op === 'ot-call') {
+    const init = op.op === 'ot-setup' ? op.ctx : undefined;
+    // The transport's shape only matters to the set-up (the Wasm channel keeps that one).
+    return performOt(op, new PortTransport(init?.party ?? 0, init?.parties ?? 2));
   }
   const module = protocolModule(op.protocol);
   if (!module) throw new WebmpcError('INVALID_ARGUMENT', `unknown protocol '${op.protocol}'`);
@@ -339,7 +391,9 @@ function handle(m: HostMessage): void {
           const value = await perform(m);
           trace(where, `${m.op} done`);
           traceCounters(where);
-          post({ t: 'done', id: m.id, value });
+          // An OT call's outputs are fresh arrays the Wasm made for this call: they move to the
+          // host instead of being copied (other operations' results may be held here too).
+          post({ t: 'done', id: m.id, value }, m.op === 'ot-call' ? otTransfer(value) : []);
         } catch (err) {
           post({ t: 'done', id: m.id, error: toWire(fromWasmError(err)) });
         }

@@ -51,6 +51,13 @@ export interface SplitOptions extends TransportOptions {
   channels: number;
   /** Credit window per sub-channel and peer, in bytes (default 8 MiB). */
   windowBytes?: number;
+  /**
+   * The parties the sub-channels talk to (default: every other party). A pairwise protocol on a
+   * transport with more parties (OT extension with one peer) names its peer, so the split reads
+   * nothing that other parties send and can be used beside other traffic with them. Every party
+   * so named must split with this party named.
+   */
+  peers?: readonly number[];
 }
 
 /** The sub-channels of one transport. */
@@ -98,6 +105,12 @@ class SubChannel extends BaseTransport {
 
   protected sendMessage(to: number, data: Uint8Array): Promise<void> {
     return this.#hub.send(this, to, data);
+  }
+
+  override recv(from: number, options?: RecvOptions): Promise<Uint8Array> {
+    // Nothing from a party outside the split ever arrives here: refuse rather than time out.
+    if (Number.isInteger(from) && !this.#hub.peers.includes(from) && from !== this.party) return Promise.reject(this.#hub.notMember(from));
+    return super.recv(from, options);
   }
 
   #abortReason: Error | undefined;
@@ -163,6 +176,8 @@ class SubChannel extends BaseTransport {
 class Hub {
   readonly inner: Transport;
   readonly window: number;
+  /** The parties the sub-channels talk to. */
+  readonly peers: readonly number[];
   readonly subs: SubChannel[];
   /** flows[channel][peer] */
   readonly flows: Flow[][];
@@ -175,13 +190,14 @@ class Hub {
   constructor(inner: Transport, options: SplitOptions) {
     this.inner = inner;
     this.window = options.windowBytes ?? DEFAULT_CHANNEL_WINDOW;
+    this.peers = options.peers ? [...options.peers] : [...Array(inner.parties).keys()].filter((p) => p !== inner.party);
     const subOptions: TransportOptions = {
       ...(options.recvTimeoutMs !== undefined ? { recvTimeoutMs: options.recvTimeoutMs } : {}),
       ...(options.sendTimeoutMs !== undefined ? { sendTimeoutMs: options.sendTimeoutMs } : {}),
     };
     this.subs = Array.from({ length: options.channels }, (_, i) => new SubChannel(this, i, subOptions));
     this.flows = this.subs.map(() => Array.from({ length: inner.parties }, () => ({ outstanding: 0, toGrant: 0, queued: 0 })));
-    for (let peer = 0; peer < inner.parties; peer++) if (peer !== inner.party) void this.#pump(peer);
+    for (const peer of this.peers) void this.#pump(peer);
     void inner.closed.then((reason) => {
       if (this.#stopped) return;
       if (reason === undefined) this.#innerClosedGracefully = true;
@@ -189,7 +205,12 @@ class Hub {
     });
   }
 
+  notMember(peer: number): TransportError {
+    return transportError('INVALID_ARGUMENT', `party ${peer} is not one of this split's peers (${this.peers.join(', ')})`, peer);
+  }
+
   async send(sub: SubChannel, to: number, data: Uint8Array): Promise<void> {
+    if (!this.peers.includes(to)) throw this.notMember(to);
     const flow = this.flows[sub.index]![to]!;
     const size = data.byteLength;
     // A message larger than the window goes alone; otherwise stay within the window.
@@ -281,8 +302,8 @@ class Hub {
     for (const w of [...this.#endWaiters]) w();
   }
 
-  #peers(): number[] {
-    return [...Array(this.inner.parties).keys()].filter((p) => p !== this.inner.party);
+  #peers(): readonly number[] {
+    return this.peers;
   }
 
   #control(peer: number, kind: number, channel: number, value: number): void {
@@ -386,6 +407,16 @@ export function splitTransport(transport: Transport, options: SplitOptions): Mux
   }
   if (options.windowBytes !== undefined && !(Number.isSafeInteger(options.windowBytes) && options.windowBytes > 0)) {
     throw transportError('INVALID_ARGUMENT', 'windowBytes must be a positive integer');
+  }
+  const { peers } = options;
+  if (
+    peers !== undefined &&
+    (!Array.isArray(peers) ||
+      peers.length === 0 ||
+      new Set(peers).size !== peers.length ||
+      !peers.every((p) => Number.isInteger(p) && p >= 0 && p < transport.parties && p !== transport.party))
+  ) {
+    throw transportError('INVALID_ARGUMENT', `peers must list distinct other parties in [0, ${transport.parties})`);
   }
   const hub = new Hub(transport, options);
   return { channels: hub.subs, close: (timeoutMs = 10_000) => hub.stop(timeoutMs) };

@@ -101,7 +101,8 @@ export type Offers = { readonly [name: string]: number };
  * (naming the first differing field and the peer) if any party's record differs, with
  * `MALFORMED_MESSAGE` if a peer sent something that is not a record, and with the transport's
  * error if the exchange itself fails. Resolves with the `offers` every party can meet: for each
- * name, the smallest any party offered.
+ * name, the smallest any party offered. `peers` (default: every other party) limits the exchange
+ * to the parties of a pairwise operation (OT extension with one peer).
  */
 export async function agree(
   transport: Transport,
@@ -109,11 +110,11 @@ export async function agree(
   parties: number,
   record: ParameterRecord,
   offers: Offers = {},
+  peers: readonly number[] = [...Array(parties).keys()].filter((p) => p !== party),
 ): Promise<Offers> {
   const fields: [string, string][] = [];
   for (const [name, value] of record) fields.push([name, await encodeField(value)]);
   const message = utf8(JSON.stringify({ magic: MAGIC, fields, offers }));
-  const peers = [...Array(parties).keys()].filter((p) => p !== party);
   const received: (Uint8Array | Error)[] = [];
   await Promise.all([
     ...peers.map((p) => transport.send(p, message)),

@@ -17,6 +17,15 @@ export function utf8(s: string): Uint8Array {
   return new TextEncoder().encode(s);
 }
 
+/**
+ * The session id of parallel instance `index` of an operation whose session id is `sessionId`:
+ * SHA-256 of the id and `instance/<index>`, the same at every party and different for every
+ * instance, so no two instances share a key or a tweak.
+ */
+export function instanceSessionId(sessionId: Uint8Array, index: number): Promise<Uint8Array> {
+  return sha256(sessionId, utf8(`instance/${index}`));
+}
+
 /** `1 byte`, `2 bytes`: a count with its noun in the right number. */
 export function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
