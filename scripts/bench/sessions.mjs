@@ -9,6 +9,7 @@
 // workers' included), so a figure per CPU-second says what the work costs however it is spread.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { timedWithCpu } from './measure.mjs';
 
 /** The built SDK (`dist/`), initialised. */
 export async function loadSdk(root) {
@@ -26,7 +27,7 @@ export async function sessionGroup(sdk, parties, options) {
 }
 
 /** Wall seconds and process CPU seconds (every thread) of `fn`, and its value. */
-export { timedWithCpu as timed } from './measure.mjs';
+export const timed = timedWithCpu;
 
 /**
  * MASCOT preprocessing of `triples` triples, 2 parties, through `session.preprocess`: a warm-up
