@@ -25,7 +25,7 @@
 //                                           framing and the secure channel included), all
 //                                           directed links and the busiest one;
 //                  bandwidth_time           bytes_max_link ÷ the profile's 100 Mbit/s.
-//                A budget (WORLD_TABLE_BUDGET_S, 600 s) stops the table early: a case whose
+//                A budget (WORLD_TABLE_BUDGET_S, 660 s, leaving the rest of 15 minutes to the profiles) stops the table early: a case whose
 //                predicted time (the last case's × the growth in n²) would overrun it gets a
 //                `skipped` row instead.
 //   profiles     every party in this process (SDK sessions over in-memory transports, each
@@ -38,9 +38,12 @@
 //                  yao2pc, teleport-yao (semi-honest; the simulation enclave-server in this
 //                           process, beside the evaluator, its link not shaped)   AES-128: setup
 //                           (`preprocess`) and the first and second runs.
+//                Beside each step under a profile, `<step>_round_trips_est`: (its time − the
+//                same step under none) ÷ the pair's round trip, again an estimate from wall clocks
+//                (only for round trips ≥ 10 ms). One unrecorded warm-up pass under none first.
 //
 // Environment: WORLD_PARTIES ("2,3,4,5,6,7,8"), WORLD_CASES ("aes128,sha256"), WORLD_RUNS (1),
-// WORLD_TABLE_BUDGET_S (600), WORLD_PROFILES ("none,lan,continent,mobile,world"),
+// WORLD_TABLE_BUDGET_S (660), WORLD_PROFILES ("none,lan,continent,mobile,world"),
 // WORLD_VICKREY_BIDS ("2,4,8"), WORLD_PARTS ("table8,profiles"). --quick: n = 2, 3, bids 2, 4.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -130,7 +133,7 @@ async function table8({ root, quick, log, row }) {
   const parties = list(process.env.WORLD_PARTIES, quick ? '2,3' : '2,3,4,5,6,7,8').map(Number);
   const cases = list(process.env.WORLD_CASES, 'aes128,sha256');
   const runs = quick ? 1 : Number(process.env.WORLD_RUNS ?? 1);
-  const budgetMs = Number(process.env.WORLD_TABLE_BUDGET_S ?? 600) * 1000;
+  const budgetMs = Number(process.env.WORLD_TABLE_BUDGET_S ?? 660) * 1000;
   const started = performance.now();
   const scratch = mkdtempSync(join(tmpdir(), 'webmpc-bench-world-'));
   /** The last case's time per circuit, to predict the next one's (× (n'/n)²). */
@@ -256,19 +259,36 @@ async function profiles({ root, quick, log, row }) {
   };
   /** Per step, the slower party's time. */
   const slowest = (results, k) => Math.max(...results.map((r) => r[k].ms));
+  /** Step times under 'none' by case and step, for the round-trip estimates of the other profiles. */
+  const base = new Map();
+  /** Emits a step's time and, beside 'none', (time − time under none) ÷ the pair's round trip. */
+  const step = (kase, prof, k, ms, impl, extra) => {
+    if (extra.warmUp) return;
+    row(`${kase}-${prof}`, k, ms, 'ms', impl, extra);
+    if (prof === 'none') base.set(`${kase}/${k}`, ms);
+    const zero = base.get(`${kase}/${k}`);
+    const rtt = prof === 'none' ? 0 : 2 * profile(prof).link(0, 1).delayMs;
+    // Below 10 ms a round trip is lost in the CPU noise of a loaded machine: no estimate.
+    if (rtt >= 10 && zero !== undefined) {
+      row(`${kase}-${prof}`, `${k}_round_trips_est`, (ms - zero) / rtt, '', impl, extra);
+    }
+  };
 
   try {
-    for (const prof of names) {
-      const extra = { profile: prof, load: load1() };
+    // A warm-up pass first (not recorded): the first sessions in a process pay for compiling
+    // and tiering up the Wasm, which would otherwise land on whichever profile comes first.
+    for (const [pass, prof] of [['warm-up', 'none'], ...names.map((p) => ['measure', p])]) {
+      const warmUp = pass === 'warm-up';
+      const extra = { profile: prof, load: load1(), ...(warmUp ? { warmUp } : {}) };
       // MASCOT: the Vickrey auction.
-      for (const bids of bidsList) {
-        const kase = `vickrey-${bids}-bids-2p-${prof}`;
-        log(kase);
+      for (const bids of warmUp ? bidsList.slice(0, 1) : bidsList) {
+        const kase = `vickrey-${bids}-bids-2p`;
+        log(`${kase}-${prof}${warmUp ? ' (warm-up)' : ''}`);
         try {
           const auction = await programs.vickreyAuction({ parties: 2, bids, bits: 32 });
           const bidsOf = (party) => auction.inputsOf(party).map((i) => BigInt((i * 2654435761) % 1000003));
           const want = programs.vickreyReference([...Array(bids).keys()].map((i) => BigInt((i * 2654435761) % 1000003)));
-          const rs = await pair(prof, kase, (s, party) =>
+          const rs = await pair(prof, warmUp ? `${kase}/warm-up` : kase, (s, party) =>
             timed([
               ['setup', () => s.preprocess('mascot', { triples: 0 })],
               ['auction', () => s.run(auction, { protocol: 'mascot', inputs: auction.encodeInputs(party, bidsOf(party)) })],
@@ -278,19 +298,18 @@ async function profiles({ root, quick, log, row }) {
             const [winner, price] = auction.decodeOutputs(r.auction.result);
             if (winner !== BigInt(want.winner) || price !== want.price) throw new Error(`wrong auction result ${winner}/${price}`);
           }
-          row(kase, 'setup', slowest(rs, 'setup'), 'ms', 'mascot-memory', extra);
-          row(kase, 'auction', slowest(rs, 'auction'), 'ms', 'mascot-memory', extra);
+          for (const k of ['setup', 'auction']) step(kase, prof, k, slowest(rs, k), 'mascot-memory', extra);
         } catch (e) {
           log(`${kase}: ${e.message}`);
-          row(kase, 'failed', 1, '', 'mascot-memory', { ...extra, error: String(e.message) });
+          row(`${kase}-${prof}`, 'failed', 1, '', 'mascot-memory', { ...extra, error: String(e.message) });
         }
       }
       // yao2pc and teleport-yao, AES-128.
       for (const protocol of ['yao2pc', 'teleport-yao']) {
-        const kase = `aes128-${protocol}-${prof}`;
-        log(kase);
+        const kase = `aes128-${protocol}`;
+        log(`${kase}-${prof}${warmUp ? ' (warm-up)' : ''}`);
         try {
-          const rs = await pair(prof, kase, async (s, party) => {
+          const rs = await pair(prof, warmUp ? `${kase}/warm-up` : kase, async (s, party) => {
             const opts = protocol === 'yao2pc' ? { protocol } : { protocol, mode: 'semi-honest', enclave: await enclaveOf(party) };
             const pre = protocol === 'yao2pc' ? { garbler: 0 } : { garbler: 0, enclave: opts.enclave };
             const runOnce = async () => {
@@ -303,10 +322,10 @@ async function profiles({ root, quick, log, row }) {
               ['second', runOnce],
             ]);
           });
-          for (const k of ['setup', 'first', 'second']) row(kase, k, slowest(rs, k), 'ms', `${protocol}-memory`, extra);
+          for (const k of ['setup', 'first', 'second']) step(kase, prof, k, slowest(rs, k), `${protocol}-memory`, extra);
         } catch (e) {
           log(`${kase}: ${e.message}`);
-          row(kase, 'failed', 1, '', `${protocol}-memory`, { ...extra, error: String(e.message) });
+          row(`${kase}-${prof}`, 'failed', 1, '', `${protocol}-memory`, { ...extra, error: String(e.message) });
         }
       }
     }
