@@ -42,11 +42,21 @@
 //                same step under none) ÷ the pair's round trip, again an estimate from wall clocks
 //                (only for round trips ≥ 10 ms). One unrecorded warm-up pass under none first.
 //
+//   demo         the demo auction's own code (demo-app's `secureRoom` and `placeBid`, from the
+//                Node build `demo-app/dist/node/{room,auction}.mjs` that `npm run demo` makes),
+//                3 bidders (engine authgc, pinned keys) in this process over shaped in-memory
+//                transports under none, continent and world, one run each after a warm-up: each
+//                phase (securing = the key exchange, session, then the engine's phases), the
+//                slowest bidder's, and `join_to_result`, from the start of the key exchange to
+//                the last bidder's result. Not the demo's WebRTC (the shaper has no TURN-like
+//                form yet): the connecting phase is not in it. Skipped (a `skipped` row) when the
+//                demo is not built.
+//
 // Environment: WORLD_PARTIES ("2,3,4,5,6,7,8"), WORLD_CASES ("aes128,sha256"), WORLD_RUNS (1),
 // WORLD_TABLE_BUDGET_S (660), WORLD_PROFILES ("none,lan,continent,mobile,world"),
-// WORLD_VICKREY_BIDS ("2,4,8"), WORLD_PARTS ("table8,profiles"). --quick: n = 2, 3, bids 2, 4.
+// WORLD_VICKREY_BIDS ("2,4,8"), WORLD_PARTS ("table8,profiles,demo"), WORLD_DEMO_PROFILES ("none,continent,world"). --quick: n = 2, 3, bids 2, 4.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -121,11 +131,70 @@ const maxOneWay = (n) => Math.max(...Array.from({ length: n }, (_, i) => Array.f
 const load1 = () => loadavg()[0].toFixed(1);
 
 export async function run({ root, emit, quick }) {
-  const parts = new Set(list(process.env.WORLD_PARTS, 'table8,profiles'));
+  const parts = new Set(list(process.env.WORLD_PARTS, 'table8,profiles,demo'));
   const log = (s) => process.stderr.write(`bench world: ${s} (load ${load1()})\n`);
   const row = (kase, metric, value, unit, impl, extra = {}, runtime = 'wasm-node') => emit({ suite: SUITE, case: kase, metric, value, unit, runtime, impl, ...extra });
   if (parts.has('table8')) await table8({ root, quick, log, row });
   if (parts.has('profiles')) await profiles({ root, quick, log, row });
+  if (parts.has('demo')) await demo({ root, log, row });
+}
+
+/** The demo auction's phases under shaped links (see the header). */
+async function demo({ root, log, row }) {
+  const built = join(root, 'demo-app', 'dist', 'node');
+  if (!existsSync(join(built, 'auction.mjs')) || !existsSync(join(built, 'room.mjs'))) {
+    log('demo: skipped (demo-app/dist/node not built: run `npm run demo -- --build-only`)');
+    row('demo-auction-3', 'skipped', 1, '', 'demo-memory', { reason: 'demo-app/dist/node not built' });
+    return;
+  }
+  const auction = await import(pathToFileURL(join(built, 'auction.mjs')).href);
+  const room = await import(pathToFileURL(join(built, 'room.mjs')).href);
+  const dist = (f) => pathToFileURL(join(root, 'dist', f)).href;
+  const sdk = await import(dist('index.js'));
+  const secure = await import(dist('secure/index.js'));
+  await sdk.init();
+  const bids = [1200, 3400, 2300];
+  const want = auction.vickreyReference(bids);
+  const n = bids.length;
+  const names = list(process.env.WORLD_DEMO_PROFILES, 'none,continent,world');
+  for (const [pass, prof] of [['warm-up', 'none'], ...names.map((p) => ['measure', p])]) {
+    const kase = `demo-auction-${n}-${prof}`;
+    log(`${kase}${pass === 'warm-up' ? ' (warm-up)' : ''}`);
+    const raw = sdk.createMemoryTransports(n, { recvTimeoutMs: 300_000 });
+    const ts = prof === 'none' ? raw : shapeTransports(raw, profile(prof));
+    const ids = await Promise.all(ts.map(() => secure.generateIdentity()));
+    const roomName = `bench-${pass}-${prof}-${process.pid}`;
+    try {
+      const t0 = performance.now();
+      const rs = await Promise.all(
+        ts.map(async (t, seat) => {
+          const clock = new auction.PhaseClock();
+          clock.enter('securing');
+          const pinned = ids.map((id, q) => (q === seat ? undefined : id.publicKey));
+          const { transport } = await room.secureRoom({ transport: t, identity: ids[seat], room: roomName, pinned });
+          const result = await auction.placeBid({ transport, bid: bids[seat], engine: 'authgc', clock });
+          clock.end();
+          return { result, phases: clock.records, at: performance.now() };
+        }),
+      );
+      for (const r of rs) {
+        if (r.result.winner !== want.winner || r.result.price !== want.price) throw new Error(`wrong result ${r.result.winner}/${r.result.price}`);
+      }
+      if (pass === 'warm-up') continue;
+      const extra = { profile: prof, load: load1() };
+      const phases = [...new Set(rs.flatMap((r) => r.phases.map((ph) => ph.phase)))];
+      for (const ph of phases) {
+        row(kase, ph, Math.max(...rs.map((r) => r.phases.filter((x) => x.phase === ph).reduce((a, x) => a + x.ms, 0))), 'ms', 'demo-memory', extra);
+      }
+      row(kase, 'join_to_result', Math.max(...rs.map((r) => r.at)) - t0, 'ms', 'demo-memory', extra);
+    } catch (e) {
+      log(`${kase}: ${e.message}`);
+      row(kase, 'failed', 1, '', 'demo-memory', { profile: prof, error: String(e.message) });
+    } finally {
+      await Promise.all(ts.map((t) => t.close().catch(() => {})));
+      for (const id of ids) secure.disposeIdentity(id);
+    }
+  }
 }
 
 /** Item 3: the worldwide table. */
