@@ -106,10 +106,19 @@ export async function runCliMesh({ root, n, circuit, inputs, expected, link, ids
       ];
       return cliProcess(root, args, timeoutMs);
     });
+    // A party that fails makes the others fail soon (its sockets close); one that never got as
+    // far as connecting would leave them waiting out --timeout: stop them 10 s after a failure.
+    for (const p of procs) {
+      void p.done.then((r) => {
+        if (r.code !== 0) setTimeout(() => procs.forEach((q) => q.child.exitCode === null && q.child.kill('SIGKILL')), 10_000).unref();
+      });
+    }
     const results = await Promise.all(procs.map((p) => p.done));
     const wall = Math.max(...results.map((r) => r.at)) - t0;
+    // The first party to fail is the one to report (the others may only have been stopped).
+    const failed = results.map((r, p) => ({ ...r, p })).filter((r) => r.code !== 0).sort((a, b) => a.at - b.at)[0];
+    if (failed) throw new Error(`party ${failed.p} exited (${failed.code}): ${failed.stderr.split('\n').pop()}`);
     const ms = results.map((r, p) => {
-      if (r.code !== 0) throw new Error(`party ${p} exited (${r.code}): ${r.stderr.split('\n').pop()}`);
       const out = JSON.parse(r.stdout);
       if (out.outputs[0] !== expected) throw new Error(`party ${p}: wrong output ${out.outputs[0]}`);
       return out.ms;
