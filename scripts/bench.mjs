@@ -27,6 +27,7 @@ const suites = {
   workers: () => import('./bench/workers.mjs'),
   roofline: () => import('./bench/roofline.mjs'),
   network: () => import('./bench/network.mjs'),
+  world: () => import('./bench/world.mjs'),
 };
 // `--threads k[,k...]`: the suites whose work splits into parallel instances (OT extension in the
 // ot suite; MASCOT and authgc preprocessing through sessions) measure it at each k instead of
@@ -70,8 +71,9 @@ const emit = (row) => {
   rows.push(row);
   if (json) process.stdout.write(`${JSON.stringify(row)}\n`);
 };
-// The peers' own suite takes half an hour on this machine kind: run it only when named.
-const byDefault = Object.keys(suites).filter((s) => s !== 'baselines');
+// The peers' own suite takes half an hour on this machine kind, the worldwide table a quarter of
+// an hour: run them only when named.
+const byDefault = Object.keys(suites).filter((s) => s !== 'baselines' && s !== 'world');
 for (const name of asked.length ? asked : byDefault) {
   const suite = await suites[name]();
   await suite.run({ root, emit, quick, threads });

@@ -11,15 +11,15 @@
 //                    keys, the secure channel on) as a user starts them, party 0 dialing party 1
 //                    through the shaper's TCP forwarder at each of NETWORK_CLI_DELAYS ms one way
 //                    (no rate limit). `compute` is the slower party's own --json ms.compute,
-//                    `connect` its ms.connect, `wall` from starting party 0 to both exiting.
+//                    `connect` its ms.connect, `wall` from starting both to both exiting (./cli-mesh.mjs).
 //
 // Environment: NETWORK_PROFILES ("none,lan,continent,mobile,world"), NETWORK_PARTIES ("2,3"),
 // NETWORK_RUNS (3), NETWORK_CLI_DELAYS ("0,35"; empty: skip the CLI rows). --quick: one run.
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { profile, shapeTransports, startForwarder } from '../lib/shaper.mjs';
+import { profile, shapeTransports } from '../lib/shaper.mjs';
+import { partyKeys, runCliMesh } from './cli-mesh.mjs';
 import { bindingSession, circuitCase, load, PHASES, phaseMedians } from './authgc.mjs';
 import { circuitsDir } from './baselines/cases.mjs';
 
@@ -27,60 +27,19 @@ const SUITE = 'network';
 const list = (v, d) => (v ?? d).split(',').map((x) => x.trim()).filter(Boolean);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/**
- * Runs `node dist/cli.js ARGS` and resolves with its exit code and output; killed after
- * `timeoutMs`. `onStderr` sees stderr as it comes (party 1 prints the address it listens on).
- */
-function cliProcess(root, args, timeoutMs, onStderr = () => {}) {
-  const child = spawn(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => {
-    stderr += d;
-    onStderr(stderr);
-  });
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const done = new Promise((resolve) =>
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? signal, stdout, stderr, at: performance.now() });
-    }),
-  );
-  return { child, done };
-}
-
 /** One two-process AES-128 run, party 0 dialing party 1 through a forwarder at `delayMs` each way. */
-export async function cliRun(root, keys, pubs, delayMs) {
-  const aes = join(circuitsDir(root), 'aes_128.txt');
-  const room = `net-${process.pid}-${Date.now()}`;
-  const common = ['party', '--protocol', 'authgc', '--transport', 'websocket', '--circuit', aes, '--room', room, '--json'];
-  /** @type {(url: string) => void} */
-  let listening = () => {};
-  const url = new Promise((resolve) => (listening = resolve));
-  const p1 = cliProcess(root, [...common, '--party', '1', '--listen', '0', '--identity', keys[1], '--peer-key', pubs[0], '--input', '00112233445566778899aabbccddeeff'], 120_000, (err) => {
-    const m = err.match(/listening on (ws:\/\/\S+)/);
-    if (m) listening(m[1]);
-  });
-  const target = new URL(await Promise.race([url, p1.done.then((r) => Promise.reject(new Error(`party 1 exited (${r.code}): ${r.stderr.trim()}`)))]));
+export function cliRun(root, ids, delayMs) {
   const link = { delayMs, bitsPerSecond: Infinity };
-  const fwd = await startForwarder({ target: { host: target.hostname, port: Number(target.port) }, forward: link, backward: link });
-  try {
-    const t0 = performance.now();
-    const p0 = cliProcess(root, [...common, '--party', '0', '--peer', `ws://127.0.0.1:${fwd.port}`, '--identity', keys[0], '--peer-key', pubs[1], '--input', '000102030405060708090a0b0c0d0e0f'], 120_000);
-    const results = await Promise.all([p0.done, p1.done]);
-    const wall = Math.max(...results.map((r) => r.at)) - t0;
-    const ms = results.map((r, p) => {
-      if (r.code !== 0) throw new Error(`party ${p} exited (${r.code}): ${r.stderr.trim().split('\n').pop()}`);
-      const out = JSON.parse(r.stdout);
-      if (out.outputs[0] !== '69c4e0d86a7b0430d8cdb78070b4c55a') throw new Error(`party ${p}: wrong output ${out.outputs[0]}`);
-      return out.ms;
-    });
-    if (fwd.connections < 1) throw new Error('party 0 did not go through the forwarder');
-    return { wall, compute: Math.max(...ms.map((m) => m.compute)), connect: Math.max(...ms.map((m) => m.connect)) };
-  } finally {
-    await fwd.close();
-  }
+  return runCliMesh({
+    root,
+    n: 2,
+    circuit: join(circuitsDir(root), 'aes_128.txt'),
+    inputs: (p) => [p === 0 ? '000102030405060708090a0b0c0d0e0f' : '00112233445566778899aabbccddeeff'],
+    expected: '69c4e0d86a7b0430d8cdb78070b4c55a',
+    link: () => link,
+    ids,
+    timeoutMs: 120_000,
+  });
 }
 
 export async function run({ root, emit, quick }) {
@@ -121,19 +80,14 @@ export async function run({ root, emit, quick }) {
   if (delays.length > 0) {
     const scratch = mkdtempSync(join(tmpdir(), 'webmpc-bench-network-'));
     try {
-      const keys = [0, 1].map((p) => join(scratch, `p${p}.key`));
-      const pubs = keys.map((k) => {
-        const r = spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), 'key', k], { encoding: 'utf8' });
-        if (r.status !== 0) throw new Error(`webmpc key failed: ${r.stderr}`);
-        return r.stdout.trim();
-      });
+      const ids = partyKeys(root, 2, scratch);
       for (const delayMs of delays) {
         const kase = `aes128-n2-cli-${delayMs}ms`;
         log(`${kase} cli-websocket (forwarder at ${delayMs} ms each way)`);
         try {
           const samples = [];
-          for (let r = 0; r < runs; r++) samples.push(await cliRun(root, keys, pubs, delayMs));
-          for (const m of ['compute', 'connect', 'wall']) row(`${kase}-${m}`, 'time', median(samples.map((s) => s[m])), 'ms', 'cli-websocket', { delay_ms: delayMs });
+          for (let r = 0; r < runs; r++) samples.push(await cliRun(root, ids, delayMs));
+          for (const m of ['compute', 'connect', 'wall', 'cpu']) row(`${kase}-${m}`, 'time', median(samples.map((s) => s[m])), 'ms', 'cli-websocket', { delay_ms: delayMs });
         } catch (e) {
           log(`${kase}: ${e.message}`);
           row(kase, 'failed', 1, '', 'cli-websocket', { error: String(e.message) });

@@ -497,6 +497,8 @@ export function shapeTransports(transports, p, options) {
  * @property {string} host
  * @property {number} port the port it listens on
  * @property {number} connections connections accepted so far
+ * @property {{ forward: number, backward: number }} bytes bytes taken in so far, client→target and
+ *   target→client, over every connection (the wire bytes: WebSocket framing and all)
  * @property {() => Promise<void>} close stops listening and cuts every connection
  */
 
@@ -519,14 +521,16 @@ export async function startForwarder(options) {
   /** @type {Set<ShapedLink>} */
   const links = new Set();
   let connections = 0;
+  const bytes = { forward: 0, backward: 0 };
 
   /**
    * Shapes `from`'s bytes into `to`.
    * @param {import('node:net').Socket} from
    * @param {import('node:net').Socket} to
    * @param {LinkSpec} spec
+   * @param {'forward' | 'backward'} direction
    */
-  const pipe = (from, to, spec) => {
+  const pipe = (from, to, spec, direction) => {
     const link = new ShapedLink(spec, (chunk) => {
       if (to.destroyed) throw new Error('shaper: the far side is gone');
       if (!to.write(chunk)) {
@@ -549,6 +553,7 @@ export async function startForwarder(options) {
         from.destroy();
         return;
       }
+      bytes[direction] += chunk.byteLength;
       link.push(chunk);
       if (!link.admissible()) {
         from.pause();
@@ -571,8 +576,8 @@ export async function startForwarder(options) {
     const upstream = connect({ host: options.target.host ?? '127.0.0.1', port: options.target.port, allowHalfOpen: true, noDelay: true });
     sockets.add(client);
     sockets.add(upstream);
-    const up = pipe(client, upstream, forward);
-    const down = pipe(upstream, client, backward);
+    const up = pipe(client, upstream, forward, 'forward');
+    const down = pipe(upstream, client, backward, 'backward');
     /** @param {import('node:net').Socket} a @param {import('node:net').Socket} b */
     const onClose = (a, b) => (/** @type {boolean} */ hadError) => {
       sockets.delete(a);
@@ -610,6 +615,7 @@ export async function startForwarder(options) {
     get connections() {
       return connections;
     },
+    bytes,
     close: async () => {
       const stopped = new Promise((resolve) => server.close(() => resolve(undefined)));
       for (const s of sockets) s.destroy();

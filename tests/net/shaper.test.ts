@@ -224,7 +224,7 @@ describe('the TCP forwarder', () => {
     }
   });
 
-  it('keeps the byte stream intact and in order, and passes a close on in both directions', async () => {
+  it('keeps the byte stream intact and in order, counts the bytes each way, and passes a close on in both directions', async () => {
     const echo = await target('echo');
     const fwd = await startForwarder({ target: { port: echo.port }, forward: { delayMs: 3, bitsPerSecond: 200e6, jitterMs: 5 } });
     try {
@@ -238,6 +238,8 @@ describe('the TCP forwarder', () => {
       s.end();
       await ended;
       expect(Buffer.compare(Buffer.concat(chunks), Buffer.from(data))).toBe(0);
+      // The byte counters (the benches' wire bytes per link): exactly what crossed each way.
+      expect(fwd.bytes).toEqual({ forward: data.length, backward: data.length });
 
       // A side that dies (reset) takes the other down.
       const s2 = await dial(fwd.port);
