@@ -59,6 +59,7 @@
  * transport closing under idle instances ends them too. Sub-channels wait at most 60 s for a
  * message (the transport's own deadline does not carry over to them).
  */
+import { concatBytes } from './bytes.js';
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from './errors.js';
 import { compiledModule, wasm } from './engine/wasm.js';
 import { EngineWorker, type OperationHooks } from './engine/worker-host.js';
@@ -196,16 +197,9 @@ function split(parts: readonly Uint8Array[]): { m0: Uint8Array; m1: Uint8Array }
   return { m0, m1 };
 }
 
-/** Concatenation of `parts`. */
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+/** The chunks' outputs as one array: a single chunk's own (fresh from the Wasm), else a copy. */
+function joined(parts: readonly Uint8Array[]): Uint8Array {
+  return parts.length === 1 ? parts[0]! : concatBytes(parts);
 }
 
 /** The OTs of chunk `i` of `k` when `n` OTs are split into contiguous chunks: `[lo, hi)`. */
@@ -491,7 +485,7 @@ async function setupLanes(
 const CONSTRUCT: unique symbol = Symbol('webmpc.ot');
 
 /** The chunks' bytes, in order. */
-const joinBytes = (parts: unknown[]) => concat(parts as Uint8Array[]);
+const joinBytes = (parts: unknown[]) => joined(parts as Uint8Array[]);
 
 /** The sending side of an OT extension instance with one peer. */
 export class OtSender {
@@ -584,7 +578,7 @@ export class OtReceiver {
     checkCount(n);
     return this.#lanes.run(n, 'receiveRandom', (lo, hi) => hi - lo, (parts) => {
       const p = parts as { choices: Uint8Array; messages: Uint8Array }[];
-      return { choices: concat(p.map((x) => x.choices)), messages: concat(p.map((x) => x.messages)) };
+      return { choices: joined(p.map((x) => x.choices)), messages: joined(p.map((x) => x.messages)) };
     });
   }
 

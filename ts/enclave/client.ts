@@ -17,6 +17,7 @@
  *
  * Browser-safe: no Node imports.
  */
+import { concatBytes } from '../bytes.js';
 import { WebmpcError } from '../errors.js';
 import type { Transport } from '../net/transport.js';
 import type { WebSocketConstructor } from '../net/websocket-like.js';
@@ -97,12 +98,6 @@ function digest(what: string, v: unknown): Uint8Array {
   throw invalid(`${what} must be 32 bytes (a Uint8Array or 64 hex digits)`);
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(32 * parts.length);
-  parts.forEach((p, i) => out.set(p, 32 * i));
-  return out;
-}
-
 /**
  * Checks the `enclave` options of a party in role `role` (before anything is sent): the policy
  * for both, the URL for the evaluator.
@@ -150,8 +145,8 @@ export function policyBytes(o: EnclaveOptions): PolicyBytes {
         '(policy.measurements pins Open Enclave MRENCLAVEs only, never a simulated enclave)',
     );
   }
-  const signers = p.simulationSigners === undefined ? undefined : concat(pins('enclave.policy.simulationSigners', p.simulationSigners));
-  return { allowSimulated, measurements: concat(simulated), signers };
+  const signers = p.simulationSigners === undefined ? undefined : concatBytes(pins('enclave.policy.simulationSigners', p.simulationSigners));
+  return { allowSimulated, measurements: concatBytes(simulated), signers };
 }
 
 /** The evaluator's connection: its link and the view of its transport the Wasm protocol uses. */
@@ -183,7 +178,7 @@ export async function openEvaluatorLink(transport: Transport, o: EnclaveOptions,
 export function enclaveKey(o: EnclaveOptions): string {
   const p = policyBytes(o);
   const hex = (b: Uint8Array | undefined) => (b ? Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('') : '-');
-  const oe = concat(pins('enclave.policy.measurements', o.policy.measurements));
+  const oe = concatBytes(pins('enclave.policy.measurements', o.policy.measurements));
   const plain = o.allowPlaintextWebSocket ? 'plain' : '';
   return [o.url ?? '', p.allowSimulated ? 'sim' : 'hw', hex(p.measurements), hex(oe), hex(p.signers), plain].join('|');
 }

@@ -1,15 +1,9 @@
 /** Small helpers shared by the session and the protocol modules. */
+import { concatBytes } from '../bytes.js';
 
 /** SHA-256 of the concatenation of `parts` (Web Crypto: Node 20+ and browsers). */
 export async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
-  const total = parts.reduce((n, p) => n + p.length, 0);
-  const buf = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    buf.set(p, at);
-    at += p.length;
-  }
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', buf));
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', concatBytes(parts) as Uint8Array<ArrayBuffer>));
 }
 
 /** UTF-8 bytes of `s`. */

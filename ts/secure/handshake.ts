@@ -83,6 +83,7 @@
  * report the same code rather than one of them waiting for a timeout. ALERT is unauthenticated:
  * it can only end a handshake, which a relay that drops messages can do anyway.
  */
+import { concatBytes } from '../bytes.js';
 import { TransportError, type TransportErrorCode } from '../errors.js';
 import type { Transport } from '../net/transport.js';
 import type { Identity } from './identity.js';
@@ -169,16 +170,6 @@ function fail(code: TransportErrorCode, message: string, peer: number, cause?: u
 
 function writeU32(out: Uint8Array, offset: number, value: number): void {
   new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(offset, value, false);
-}
-
-function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 function u32(value: number): Uint8Array {
