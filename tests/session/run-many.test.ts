@@ -6,12 +6,13 @@
 // kept for the next call; a different run count (or run against runMany) is PARAMETER_MISMATCH
 // at both parties; bad arguments are INVALID_ARGUMENT before anything is sent; a peer's worker
 // dying mid-call fails both parties' calls at once, with no worker left behind; other protocols
-// run their runs one after another.
+// (plain, teleport-yao) run their runs one after another.
 import { createCipheriv, createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTransports, init, prepareCircuit, session, TransportError, WebmpcError, type Progress, type Session } from '../../dist/index.js';
 import * as workerHost from '../../dist/engine/worker-host.js';
 import { referenceCircuit } from '../helpers.js';
+import { enclaveFor, startServer } from '../teleport/helpers.js';
 import { hex, rejection, unhex } from './helpers.js';
 
 const liveWorkers = (workerHost as unknown as { _liveEngineWorkers(): number })._liveEngineWorkers;
@@ -109,6 +110,25 @@ describe('Session.runMany', () => {
       }
     } finally {
       await n.close();
+    }
+    expect(liveWorkers()).toBe(before);
+  }, 120_000);
+
+  it('teleport-yao runs its runs one after another (with its enclave options), with no instance worker', async () => {
+    const server = await startServer();
+    const { keys, pts } = runInputs(3);
+    const before = liveWorkers();
+    const n = await sessions(4, true);
+    try {
+      const enclave = enclaveFor(server);
+      const outs = await Promise.all(
+        n.s.map((s, p) => s.runMany(circuit, { protocol: 'teleport-yao', mode: 'semi-honest', enclave, inputs: p === 0 ? keys.map((k) => [k]) : pts.map((x) => [x]) })),
+      );
+      for (const out of outs) expect(out.map((o) => hex(o[0]))).toEqual(keys.map((k, r) => aes(k, pts[r]!)));
+      expect(liveWorkers() - before).toBe(2);
+    } finally {
+      await n.close();
+      await server.close();
     }
     expect(liveWorkers()).toBe(before);
   }, 120_000);
