@@ -136,7 +136,10 @@ export interface Progress {
   /** Work done in this phase, out of `total` (units are the phase's own: gates, triples, ...). */
   done: number;
   total: number;
-  /** Circuit protocols: gates evaluated so far in this run, out of `gatesTotal` (0 until evaluation starts). */
+  /**
+   * Circuit protocols: gates evaluated so far in this run, out of `gatesTotal` (0 until evaluation
+   * starts); in `runMany`, over all its runs (parallel chunks added up).
+   */
   gatesDone: number;
   gatesTotal: number;
   /** Bytes this party has sent in this run (or preprocessing) so far. */
