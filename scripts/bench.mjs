@@ -30,10 +30,10 @@ const suites = {
   world: () => import('./bench/world.mjs'),
 };
 // `--threads k[,k...]`: the suites whose work splits into parallel instances (OT extension in the
-// ot suite; MASCOT and authgc preprocessing through sessions) measure it at each k instead of
-// their usual cases (rows carry `threads`). yao2pc and teleport-yao have no parallel instances
-// (threads changes nothing for them), so their suites do not take it.
-const TAKE_THREADS = ['ot', 'mascot', 'authgc'];
+// ot suite; MASCOT and authgc preprocessing through sessions; yao2pc's independent runs through
+// session.runMany in the yao suite) measure it at each k instead of their usual cases (rows carry
+// `threads`).
+const TAKE_THREADS = ['ot', 'mascot', 'authgc', 'yao'];
 const at = argv.indexOf('--threads');
 const threadsArg = at >= 0 ? String(argv[at + 1] ?? '') : undefined;
 const threads = threadsArg === undefined ? undefined : threadsArg.split(',').map(Number);

@@ -54,6 +54,7 @@ describe('init', () => {
         'KernelError',
         'MAX_OTS_PER_CALL',
         'MAX_OT_THREADS',
+        'MAX_RUNS',
         'MAX_UINT_WIDTH',
         'OT_MESSAGE_BYTES',
         'OtReceiver',

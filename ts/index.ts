@@ -93,6 +93,7 @@ export {
 } from './teleport-ot.js';
 
 export {
+  MAX_RUNS,
   Session,
   session,
   type BaseRunOptions,
@@ -103,6 +104,7 @@ export {
   type ProgramSource,
   type Progress,
   type Protocol,
+  type RunManyOptions,
   type RunOptions,
   type SecurityModel,
   type SessionOptions,

@@ -25,6 +25,12 @@
  *   in the clear and evaluates the circuit itself. For debugging and as a reference; never for
  *   real secrets.
  *
+ * `runMany(circuit, { inputs: [run0, run1, ...] })` runs one circuit (or program) many times
+ * independently in one call (1 to {@link MAX_RUNS} runs; the count is agreed like the rest), and
+ * resolves to each run's outputs in run order. `yao2pc` in worker mode with `threads` k > 1 runs
+ * k contiguous chunks of them in parallel, each in an engine worker of its own with a Yao setup
+ * of its own; every other protocol, and yao2pc on one thread, runs them one after another.
+ *
  * Before any protocol message, the parties exchange and compare their public parameters
  * (protocol and version, party count, roles such as the garbler, the circuit's content hash,
  * owners and outputs); any difference rejects every party's run with `PARAMETER_MISMATCH`
@@ -52,6 +58,7 @@ import { splitTransport } from './net/mux.js';
 import { protocolModule, protocols, runsInWorker, type PreprocessOptionsOf, type Protocol, type RoleOptionsOf } from './protocols/index.js';
 import type { CircuitJob, Json, Outputs, Params, Phase, ProgramJob, ProgramSource, ProtocolContext, ProtocolModule } from './protocols/types.js';
 import { instanceSessionId, plural, sha256, utf8 } from './protocols/util.js';
+import { runEach } from './protocols/runs.js';
 import { compileModule } from './engine/modules.js';
 import { compiledModule, isNode } from './engine/wasm.js';
 import { trace } from './trace.js';
@@ -129,7 +136,10 @@ export interface Progress {
   /** Work done in this phase, out of `total` (units are the phase's own: gates, triples, ...). */
   done: number;
   total: number;
-  /** Circuit protocols: gates evaluated so far in this run, out of `gatesTotal` (0 until evaluation starts). */
+  /**
+   * Circuit protocols: gates evaluated so far in this run, out of `gatesTotal` (0 until evaluation
+   * starts); in `runMany`, over all its runs (parallel chunks added up).
+   */
   gatesDone: number;
   gatesTotal: number;
   /** Bytes this party has sent in this run (or preprocessing) so far. */
@@ -162,6 +172,17 @@ export interface BaseRunOptions extends CommonOptions {
  * takes (`yao2pc`: `garbler`).
  */
 export type RunOptions<P extends Protocol = Protocol> = BaseRunOptions & { protocol?: P } & RoleOptionsOf<P>;
+
+/**
+ * The options of `Session.runMany` for protocol `P`: those of `run`, except that `inputs` holds
+ * one list per run (this party's own input values of run r, as `run` takes them).
+ */
+export type RunManyOptions<P extends Protocol = Protocol> = Omit<BaseRunOptions, 'inputs'> & {
+  inputs: readonly (readonly Uint8Array[])[];
+} & { protocol?: P } & RoleOptionsOf<P>;
+
+/** Most runs one `runMany` call takes. */
+export const MAX_RUNS = 4096;
 
 /** The options of `Session.preprocess` for protocol `P` (`yao2pc`: `garbler`). */
 export type PreprocessOptions<P extends Protocol = Protocol> = CommonOptions & PreprocessOptionsOf<P>;
@@ -263,6 +284,25 @@ export class Session {
    */
   run<P extends Protocol = 'yao2pc'>(circuit: Computable, options: RunOptions<P>): Promise<Outputs> {
     return this.#exclusive(options?.signal, () => this.#run(circuit, options as RunOptions));
+  }
+
+  /**
+   * Runs `circuit` (or a program) `options.inputs.length` times, independently, with this party's
+   * inputs of run r in `options.inputs[r]` (1 to {@link MAX_RUNS} runs); resolves to each run's
+   * outputs, in run order. Every party calls it with the same circuit, protocol, roles,
+   * assignment and number of runs (a different count is `PARAMETER_MISMATCH` at every party).
+   *
+   * `yao2pc` in worker mode with more than one agreed thread (k): the runs are cut into k
+   * contiguous chunks, the same at every party; the primary runs chunk 0 in its engine worker and
+   * parallel instance i runs chunk i in a worker of its own over sub-channel i of the transport,
+   * with a Yao setup of its own under its own session id. Every other protocol (`teleport-yao`
+   * too: its enclave link belongs to one thread), and `yao2pc` with one thread or on this thread,
+   * runs them one after another (its setup made once). A failure of
+   * any run fails the call (and the session) with that run's error. Not for a `StreamedCircuit`
+   * (each run reads the circuit again): prepare it.
+   */
+  runMany<P extends Protocol = 'yao2pc'>(circuit: Computable, options: RunManyOptions<P>): Promise<Outputs[]> {
+    return this.#exclusive(options?.signal, () => this.#runMany(circuit, options as RunManyOptions));
   }
 
   /**
@@ -379,25 +419,120 @@ export class Session {
 
   async #run(target: Computable, options: RunOptions): Promise<Outputs> {
     if (typeof options !== 'object' || options === null) throw invalid('run needs an options object with the inputs');
+    const { module, inWorker, job } = await this.#settle(target, options, 'run');
+    const { ctx, threads } = await this.#agree(module, job, options, inWorker, [['operation', 'run']], false);
+    if (!inWorker) return module.run(ctx, job);
+    const streamed = job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined;
+    const wire = this.#wireJob(job);
+    const local = module.localOptions?.send(job.roles);
+    return (await this.#remote(module, ctx, threads, (init) => ({ op: 'run', protocol: module.name, ctx: init, job: wire, local }), streamed)) as Outputs;
+  }
+
+  async #runMany(target: Computable, options: RunManyOptions): Promise<Outputs[]> {
+    if (typeof options !== 'object' || options === null) throw invalid('runMany needs an options object with the inputs of each run');
+    const runs = options.inputs;
+    if (!Array.isArray(runs) || runs.length < 1 || runs.length > MAX_RUNS) {
+      throw invalid(`runMany needs inputs as an array of 1 to ${MAX_RUNS} runs (each this party's input values of that run)`);
+    }
+    this._runManyInstanceIds = [];
+    if (isStreamedCircuit(target)) {
+      throw invalid('runMany reads the circuit once per run: pass it prepared (or as bytes or text), not as a StreamedCircuit');
+    }
+    // Each run's inputs are checked as run checks them, before anything is sent; the message
+    // names the run.
+    const each = (r: number) => ({ ...options, inputs: runs[r] as readonly Uint8Array[] });
+    const { module, inWorker, job, source } = await this.#settle(target, each(0), 'runMany', 0);
+    const inputs = runs.map((_, r) => (r === 0 ? job.inputs : this.#named(r, () => this.#jobOf(module, source, each(r), job.roles).inputs)));
+    const parallel = module.parallelRuns === true;
+    const { ctx, threads } = await this.#agree(module, job, options, inWorker, [['operation', 'runMany'], ['runs', runs.length]], parallel);
+    if (!inWorker) return runEach(module.run, ctx, job, inputs);
+    const wire = this.#wireJob({ ...job, inputs: [] });
+    const local = module.localOptions?.send(job.roles);
+    // With k threads, k contiguous chunks (fewer if there are fewer runs): the same cut at every
+    // party, since the count and the threads are agreed.
+    const k = Math.min(threads, runs.length);
+    const chunks = Array.from({ length: k }, (_, i) => inputs.slice(Math.floor((i * runs.length) / k), Math.floor(((i + 1) * runs.length) / k)));
+    const op = (init: ContextInit, chunk: readonly (readonly Uint8Array[])[]): WorkerOp => ({ op: 'run-many', protocol: module.name, ctx: init, job: wire, runs: chunk, local });
+    if (k <= 1) return (await this.#remote(module, ctx, 1, (init) => op(init, inputs))) as Outputs[];
+    const engine = await this.#engineUnlessClosed();
+    const modules = await this.#modulesFor(module);
+    const workers = this.#instancePool(k - 1);
+    workers.catch(() => {});
+    const split = this.#split(ctx, k);
+    const ids: Uint8Array[] = [];
+    const results = await Promise.all(
+      chunks.map(async (chunk, i) => {
+        const hooks: OperationHooks = { transport: split.channel(i), progress: split.source(i) };
+        if (i === 0) return engine.perform(op(this.#contextInit(ctx), chunk), hooks, modules);
+        // Instance i: a protocol context of its own (its own setup, hence keys, label seeds and
+        // tweaks) under its own session id, in its own worker, over sub-channel i.
+        const sessionId = await instanceSessionId(ctx.sessionId, i);
+        ids[i - 1] = sessionId;
+        const worker = (await workers)[i - 1]!;
+        return worker.perform(op({ party: this.party, parties: this.parties, sessionId }, chunk), hooks, modules);
+      }),
+    );
+    this._runManyInstanceIds = ids;
+    await split.close();
+    return (results as Outputs[][]).flat();
+  }
+
+  /** @internal Tests: the session ids the parallel instances of the last split `runMany` used. */
+  _runManyInstanceIds: readonly Uint8Array[] = [];
+
+  /** `f()`, with an `INVALID_ARGUMENT` it throws naming run `r`. */
+  #named<T>(r: number, f: () => T): T {
+    try {
+      return f();
+    } catch (err) {
+      if (err instanceof WebmpcError && err.code === 'INVALID_ARGUMENT') throw invalid(`run ${r}: ${err.message}`);
+      throw err;
+    }
+  }
+
+  /**
+   * What `run` and `runMany` settle before anything is sent: the module, its roles, where it
+   * runs (in worker mode a circuit is decoded, validated and hashed in the worker, as on this
+   * thread: this thread only learns its shape and hash), and the checked job.
+   */
+  async #settle(target: Computable, options: RunOptions, op: string, run?: number) {
     const name = options.protocol ?? 'yao2pc';
     const module = this.#module(name);
-    checkOptionNames(options, RUN_OPTIONS, module, module.roleOptions, 'run');
+    checkOptionNames(options, RUN_OPTIONS, module, module.roleOptions, op);
     const env = { party: this.party, parties: this.parties };
     const roles = module.roles(options, env);
-    // In worker mode a circuit is decoded, validated and hashed in the worker (before anything is
-    // sent, as on this thread): this thread only learns its shape and hash.
     const inWorker = this.#inWorker && runsInWorker(module.name) && !(await module.localOptions?.bindToCallerThread?.(roles, env));
     const source = inWorker && module.computes === 'circuit' ? await this.#prepareInWorker(target) : target;
-    const job = module.computes === 'circuit' ? this.#circuitJob(source, options, roles) : this.#programJob(source, options, roles);
+    const make = () => this.#jobOf(module, source, options, roles);
+    const job = run === undefined ? make() : this.#named(run, make);
     module.check?.(job, env);
-    // Every argument is checked; only now does anything go on the network.
+    return { module, inWorker, job, source };
+  }
+
+  #jobOf(module: ProtocolModule, source: Computable, options: BaseRunOptions, roles: Params): CircuitJob<Params> | ProgramJob<Params> {
+    return module.computes === 'circuit' ? this.#circuitJob(source, options, roles) : this.#programJob(source, options, roles);
+  }
+
+  /**
+   * Agrees with the peers on the run's public parameters (`head` first: the operation and what is
+   * its own), every argument being checked; only now does anything go on the network. Resolves
+   * with the protocol context and the agreed threads (1 when nothing is split).
+   */
+  async #agree(
+    module: ProtocolModule,
+    job: CircuitJob<Params> | ProgramJob<Params>,
+    options: CommonOptions,
+    inWorker: boolean,
+    head: ParameterRecord,
+    parallelRuns: boolean,
+  ): Promise<{ ctx: ProtocolContext<unknown>; threads: number }> {
     const record: ParameterRecord = [
-      ['operation', 'run'],
+      ...head,
       ['protocol', module.name],
       ['version', module.version],
       ['parties', this.parties],
       ['kind', job.kind],
-      ['roles', roles],
+      ['roles', job.roles],
       ['hash', hex(job.hash)],
       ['owners', [...job.owners]],
       ['outputs', job.outputs.map((o) => [...o])],
@@ -405,19 +540,15 @@ export class Session {
     const ctx = await this.#context(module, options);
     this.#traffic.begin('agreement');
     trace(`party ${this.party}`, 'agreeing', { protocol: module.name });
-    const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker));
+    const { threads } = await agree(this.#counted, this.party, this.parties, record, this.#offers(module, inWorker, parallelRuns));
     trace(`party ${this.party}`, 'agreed', { threads });
-    this.#traffic.operation('run');
-    if (!inWorker) return module.run(ctx, job);
-    const streamed = job.kind === 'circuit' && !(job.circuit instanceof PreparedCircuit) ? job.circuit : undefined;
-    const wire = this.#wireJob(job);
-    const local = module.localOptions?.send(job.roles);
-    return (await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'run', protocol: module.name, ctx: init, job: wire, local }), streamed)) as Outputs;
+    this.#traffic.operation(head[0]![1] as string);
+    return { ctx, threads: threads ?? 1 };
   }
 
   /** What this party offers for `module`'s operation: threads, if the protocol can use them. */
-  #offers(module: ProtocolModule, inWorker: boolean): Offers {
-    return inWorker && module.instanceTasks ? { threads: this.#threads } : {};
+  #offers(module: ProtocolModule, inWorker: boolean, parallelRuns = false): Offers {
+    return inWorker && (module.instanceTasks || parallelRuns) ? { threads: this.#threads } : {};
   }
 
   /**
@@ -437,18 +568,7 @@ export class Session {
     if (threads <= 1) return engine.perform(op(this.#contextInit(ctx)), this.#hooks(ctx, streamed), modules);
     // The instances' workers start now, while the primary does what it does first (its setup).
     void this.#instancePool(threads - 1).catch(() => {});
-    // Each channel's traffic is counted apart, in the phase its own source last reported.
-    this.#traffic.split(threads);
-    const mux = splitTransport(ctx.transport, { channels: threads });
-    const channel = (index: number) => this.#traffic.meter(mux.channels[index]!, index);
-    const sum = new ProgressSum((phase, done, total) => ctx.progress(phase, done, total));
-    const source = (index: number) => {
-      const report = sum.source(index);
-      return (phase: string, done: number, total: number) => {
-        this.#traffic.enter(phase, index, done);
-        report(phase, done, total);
-      };
-    };
+    const { channel, source, close } = this.#split(ctx, threads);
     const primary: OperationHooks = { ...this.#hooks(ctx, streamed), transport: channel(0), progress: source(0) };
     const instances = async (task: string, args: readonly unknown[]): Promise<unknown[]> => {
       const workers = await this.#instancePool(threads - 1);
@@ -463,9 +583,33 @@ export class Session {
       );
     };
     const value = await engine.perform(op({ ...this.#contextInit(ctx), instances: threads - 1 }), { ...primary, instances }, modules);
-    await mux.close();
-    this.#traffic.split(0);
+    await close();
     return value;
+  }
+
+  /**
+   * The transport split into `threads` sub-channels for one operation: channel i's transport
+   * (its traffic counted apart, in the phase its own source last reported) and progress source
+   * (the sources' figures added up per phase); `close` ends the split.
+   */
+  #split(ctx: ProtocolContext<unknown>, threads: number) {
+    this.#traffic.split(threads);
+    const mux = splitTransport(ctx.transport, { channels: threads });
+    const sum = new ProgressSum((phase, done, total) => ctx.progress(phase, done, total));
+    return {
+      channel: (index: number) => this.#traffic.meter(mux.channels[index]!, index),
+      source: (index: number) => {
+        const report = sum.source(index);
+        return (phase: string, done: number, total: number) => {
+          this.#traffic.enter(phase, index, done);
+          report(phase, done, total);
+        };
+      },
+      close: async () => {
+        await mux.close();
+        this.#traffic.split(0);
+      },
+    };
   }
 
   /** The engine workers of the first `count` parallel instances, started on first use and kept. */

@@ -1,11 +1,11 @@
 // Sessions through the SDK, every party in this process over in-memory transports, and what
 // their work costs in wall time and CPU time. Shared by the `workers` suite (threads k = 1, 2, 4
-// against in-thread) and the protocol suites' `--threads k` rows (mascot, authgc): one
+// against in-thread) and the protocol suites' `--threads k` rows (mascot, authgc, yao): one
 // measurement, so their figures compare.
 //
 // With `worker: true` (the SDK's default) each session runs in its own engine worker, and with
-// `threads: k > 1` the protocols with parallel instances (MASCOT, authgc) add k − 1 instance
-// workers per party. CPU time is the whole process's (`process.cpuUsage`: every thread, the
+// `threads: k > 1` the protocols with parallel instances (MASCOT, authgc; yao2pc's runMany) add
+// k − 1 instance workers per party. CPU time is the whole process's (`process.cpuUsage`: every thread, the
 // workers' included), so a figure per CPU-second says what the work costs however it is spread.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -55,6 +55,34 @@ export async function authgcTriples(sdk, { worker, threads, andGates }) {
   try {
     await Promise.all(g.s.map((x) => x.preprocess('authgc', { andGates: 16_000, masks: 0 })));
     return await timed(() => Promise.all(g.s.map((x) => x.preprocess('authgc', { andGates, masks: 0 }))));
+  } finally {
+    await g.close();
+  }
+}
+
+/**
+ * yao2pc AES-128 (a prepared circuit), 2 parties, `runs` independent runs in one
+ * `session.runMany` call: a warm-up call of as many runs sets up the primary and every instance
+ * (base OTs) and warms V8 up; the measured call reuses those setups (with k threads: k chunks,
+ * each in a worker of its own). Returns `{ wall, cpu }` of the measured call.
+ */
+export async function yaoRunMany(sdk, aes, { worker, threads, runs }) {
+  const keys = Array.from({ length: runs }, (_, r) => [new Uint8Array(16).fill(r & 255)]);
+  const blocks = Array.from({ length: runs }, (_, r) => [new Uint8Array(16).fill((r * 7) & 255)]);
+  const g = await sessionGroup(sdk, 2, { worker, threads });
+  try {
+    const once = () => Promise.all(g.s.map((x, p) => x.runMany(aes, { protocol: 'yao2pc', inputs: p === 0 ? keys : blocks })));
+    await once();
+    const r = await timed(once);
+    // A bench of wrong answers measures nothing: every run's ciphertext, at both parties, against
+    // the circuit evaluated in the clear.
+    for (const [p, outs] of r.out.entries()) {
+      outs.forEach((o, i) => {
+        const want = aes.evaluate([keys[i][0], blocks[i][0]])[0];
+        if (Buffer.compare(Buffer.from(o[0]), Buffer.from(want)) !== 0) throw new Error(`yao runMany bench: party ${p}, run ${i}: wrong output`);
+      });
+    }
+    return r;
   } finally {
     await g.close();
   }

@@ -12,6 +12,11 @@
 // "amortised" is the mean of the next 100 runs in that session (20 with --quick).
 // Communication is counted at the transport (both directions, sdk-memory).
 //
+// `--threads k[,k...]` runs only the parallel-runs case instead: 64 independent AES-128 runs (16
+// with --quick) in one `session.runMany` call, 2 parties in this process, each session in its
+// engine worker with threads = k (k chunks of the runs, each in a worker of its own; rows with
+// `threads`): wall time, runs/s and runs per CPU-second of the whole process (./sessions.mjs).
+//
 // This file is also the WebRTC peer: `node yao.mjs --peer '<json>'` runs party 1.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,16 +24,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { circuitsDir, nativeRows } from './garble.mjs';
+import { loadSdk, yaoRunMany } from './sessions.mjs';
 import { trafficRows } from './traffic.mjs';
 
 const SUITE = 'yao';
 const SELF = fileURLToPath(import.meta.url);
-
-async function loadSdk(root) {
-  const sdk = await import(pathToFileURL(join(root, 'dist', 'index.js')).href);
-  await sdk.init();
-  return sdk;
-}
 
 /** A Transport that counts the bytes it sends. */
 function counting(t) {
@@ -80,7 +80,28 @@ async function peerMain(config) {
   process.exit(0);
 }
 
-export async function run({ root, emit, quick }) {
+/** `--threads k`: `runs` AES-128 runs through one runMany call at k threads. */
+async function threadsCases(root, emit, quick, threads) {
+  const sdk = await loadSdk(root);
+  const runs = quick ? 16 : 64;
+  const row = (metric, value, unit) =>
+    emit({ suite: SUITE, case: `aes128-2pc-runmany-${runs}`, metric, value, unit, runtime: 'wasm-node', impl: 'sdk-workers-memory', threads });
+  const aes = sdk.prepareCircuit(await readFile(join(circuitsDir(root), 'aes_128.txt'), 'utf8'));
+  try {
+    const r = await yaoRunMany(sdk, aes, { worker: true, threads, runs });
+    row('time', r.wall * 1000, 'ms');
+    row('throughput', runs / r.wall, 'runs/s');
+    row('throughput-per-cpu', runs / r.cpu, 'runs/cpu-s');
+  } finally {
+    aes.free();
+  }
+}
+
+export async function run({ root, emit, quick, threads }) {
+  if (threads !== undefined) {
+    for (const k of threads) await threadsCases(root, emit, quick, k);
+    return;
+  }
   const row = (kase, metric, value, unit, impl) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime: 'wasm-node', impl });
   const runs = quick ? 20 : 100;
   const circuitPath = join(circuitsDir(root), 'aes_128.txt');

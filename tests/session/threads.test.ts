@@ -4,8 +4,9 @@
 // primary's; a session that offers one thread, or runs on its own thread, splits nothing.
 // Every registered protocol gives the same outputs with threads 1, 2 and 4: MASCOT on random
 // programs (against the BigInt reference) as well as the fixed one; authgc, yao2pc, plain and
-// teleport-yao on the reference AES-128 circuit (the last three have no parallel instances: the
-// option is accepted and nothing is split). Closing sessions with 4 threads ends every worker's
+// teleport-yao on the reference AES-128 circuit (the last three have no parallel instances in
+// `run`: the option is accepted and nothing is split; yao2pc's `runMany` splits its runs, tested
+// in run-many.test.ts). Closing sessions with 4 threads ends every worker's
 // OS thread (Node on Linux).
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

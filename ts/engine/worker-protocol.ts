@@ -11,7 +11,7 @@
  *
  * ```text
  * host → worker   init { modules }                     → ready | failed
- *                 op   { id, op: run | preprocess | instance | prepare | ot-setup | ot-call | free,
+ *                 op   { id, op: run | run-many | preprocess | instance | prepare | ot-setup | ot-call | free,
  *                        modules?, … }                   → done { id, value | error }
  *                 reply{ id, value | error }            (answers to the worker's requests)
  * worker → host   send { id, channel, to, data }        → reply
@@ -110,6 +110,18 @@ export function workerFailed(message: string, cause?: unknown): WebmpcError {
 /** What the worker is asked to do. */
 export type WorkerOp =
   | { readonly op: 'run'; readonly protocol: string; readonly ctx: ContextInit; readonly job: WireJob; readonly local?: unknown }
+  | {
+      /**
+       * `job` once per entry of `runs` (this party's inputs of each run; `job.inputs` is unused),
+       * one after another, resolving with their outputs in order (`Session.runMany`).
+       */
+      readonly op: 'run-many';
+      readonly protocol: string;
+      readonly ctx: ContextInit;
+      readonly job: WireJob;
+      readonly runs: readonly (readonly Uint8Array[])[];
+      readonly local?: unknown;
+    }
   | { readonly op: 'preprocess'; readonly protocol: string; readonly ctx: ContextInit; readonly params: unknown; readonly local?: unknown }
   | {
       readonly op: 'instance';

@@ -15,6 +15,7 @@ import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from '../er
 import type { RecvOptions, Transport } from '../net/transport.js';
 import { programOf } from '../program/program.js';
 import { protocolModule } from '../protocols/index.js';
+import { runEach } from '../protocols/runs.js';
 import type { CircuitJob, InstanceContext, ProgramJob, ProtocolContext } from '../protocols/types.js';
 import { setModuleSources } from './modules.js';
 import { loadWasm, wasm } from './wasm.js';
@@ -353,9 +354,10 @@ async function perform(op: WorkerOp): Promise<unknown> {
   // This party's own options that ride along with the roles or parameters (see localOptions).
   const withLocal = async <T>(x: T): Promise<T> =>
     op.local !== undefined && module.localOptions ? ((await module.localOptions.receive(x as object, op.local)) as T) : x;
-  if (op.op === 'run') {
+  if (op.op === 'run' || op.op === 'run-many') {
     const job = await jobOf(op.job);
-    return module.run(ctx, { ...job, roles: await withLocal(job.roles) } as never);
+    const settled = { ...job, roles: await withLocal(job.roles) } as never;
+    return op.op === 'run' ? module.run(ctx, settled) : runEach(module.run, ctx, settled, op.runs);
   }
   if (!module.preprocess) throw new WebmpcError('INVALID_ARGUMENT', `protocol '${module.name}' has no preprocessing`);
   await module.preprocess.run(ctx, (await withLocal(op.params)) as never);

@@ -258,6 +258,15 @@ export interface ProtocolModule<T extends ProtocolTypes = ProtocolTypes> {
   readonly instanceTasks?: { readonly [task: string]: (ctx: InstanceContext, args: unknown) => Promise<unknown> };
   /** Releases an instance's state. */
   freeInstance?(state: unknown): void;
+  /**
+   * `true` when independent runs of one job (`Session.runMany`) may go to parallel instances:
+   * instance i runs its contiguous chunk of the runs in a worker of its own, over sub-channel i,
+   * as a full protocol context of its own (its own state and setup) under the session id
+   * {@link InstanceContext.sessionId} names. Only for a protocol whose runs share nothing but
+   * that setup, and whose setup is keyed by the context's session id (so instances never share
+   * a key, a seed or a tweak). Otherwise `runMany` runs them one after another on the primary.
+   */
+  readonly parallelRuns?: true;
 }
 
 /** The types a module was written over. */

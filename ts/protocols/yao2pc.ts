@@ -13,6 +13,17 @@
  * that reveals the evaluator's input, or that fails depending on it); and the garbler cannot
  * check what the evaluator reports, so a cheating evaluator can choose the garbler's outputs.
  * Use a malicious-secure protocol where either is a concern.
+ *
+ * Independent runs in parallel (`Session.runMany` with more than one agreed thread, in worker
+ * mode): the runs are cut into contiguous chunks, the same cut at every party, and parallel
+ * instance i runs chunk i in an engine worker of its own, over sub-channel i of the transport,
+ * exactly as the primary runs chunk 0: with a Yao setup of its own (`webmpc_garble::yao`: its
+ * own 128 base OTs and OT extension, a Δ drawn fresh at that setup, a label PRG seeded from
+ * fresh entropy in its own Wasm instance), made under the instance's session id
+ * (`instanceSessionId(protocol id, i)`, then per garbler as below), from which each run's hash
+ * tweak tag is derived with the run's number. So no two instances share a key (Δ, OT seeds), a
+ * label seed or a tweak, and nothing of one instance's runs is used by another's. The instances'
+ * setups are kept in their workers for the session's later calls.
  */
 import { PreparedCircuit, preparedHandle, type StreamedCircuit } from '../circuit/source.js';
 import { wasm } from '../engine/wasm.js';
@@ -115,6 +126,8 @@ export const yao2pc: ProtocolModule<YaoTypes> = {
   roleOptions: ['garbler'],
   roles: (options: YaoRoleOptions, _env: PartyEnv) => garblerOf(options),
   run,
+  // Runs share nothing but the setup, which is keyed by the context's session id (see above).
+  parallelRuns: true,
   preprocess: {
     options: ['garbler'],
     params: (options: YaoRoleOptions, _env: PartyEnv) => garblerOf(options),
