@@ -654,36 +654,43 @@ impl<C: Channel> KosReceiver<C> {
     }
 }
 
-/// Most OTs per direction that one window of [`cot_duplex`] holds in flight: 8 default chunks.
-/// The window's memory per pair is about 48 bytes per OT (the receiver's matrix T, the peer's
-/// matrix U and the keys not yet released), 24 MiB at this size.
+/// Most OTs per direction that one window of [`cot_duplex`] holds in flight: 8 default chunks,
+/// so a window's U message is about 8 MiB (a channel's message limit is 64 MiB). Its memory per
+/// pair is about 48 bytes per OT (the receiver's matrix T, the peer's matrix U and the keys not
+/// yet released), 24 MiB at this size.
 pub const DUPLEX_WINDOW_OTS: usize = 1 << 19;
 
 /// Δ-OT in **both directions of a pair at once**, chunks pipelined: `sender` (this party's Δ,
 /// `choices.len()` keys to `keys_out`) and `receiver` (this party's `choices`, the tags to
 /// `macs_out`) are the two instances with one peer, over clones of one channel, with one chunk
-/// size; the peer calls `cot_duplex` at the same point with its own two instances and as many
-/// choices. Outputs are the same as [`KosSender::cot_stream`] and [`KosReceiver::cot_stream`]
-/// run one after the other (each instance's PRGs advance chunk by chunk in the same order).
+/// size; the peer calls `cot_duplex` at the same point with its own two instances, as many
+/// choices and a head of the same length. Outputs are those of [`KosSender::cot_stream`] and
+/// [`KosReceiver::cot_stream`] run one after the other (each instance's PRGs advance chunk by
+/// chunk in the same order).
 ///
 /// **Why.** Run one after the other, each chunk of each direction costs three one-way flights
 /// (U, the challenge, the answer), six per chunk for the pair. Nothing of a chunk waits for
 /// another chunk or for the other direction: a receiver's U depends on its choices and base-OT
 /// seeds only, a sender's challenge only on the U it answers. So both parties send every U of a
 /// window (of [`DUPLEX_WINDOW_OTS`] OTs), then every challenge, then every answer: **three
-/// flights per window** for both directions. The order within each instance is unchanged, and so
-/// is its security: a chunk's challenge is drawn after its U arrived, the receiver answers only
-/// the challenge it received, and no key of a chunk is released before its check passed.
+/// flights per window** for both directions. Each instance's own order, and so its security, is
+/// unchanged: a chunk's challenge is drawn after its U arrived, the receiver answers only the
+/// challenge it received, and no key of a chunk is released before its check passed.
 ///
-/// `head_len`: the length of a message of the caller's protocol that shares the first flight —
-/// the peer sends it just before its first U, and so must this party (before calling); it is
-/// received here before the peer's first U and returned (empty for 0). On any error both
+/// **One message per flight.** Each flight is a single message each way (the window's U's, its
+/// challenges, its answers, concatenated), sent before the peer's is read — the pattern of a
+/// symmetric exchange, which a flow-controlled channel always lets through (a message larger
+/// than the credit window goes alone); several messages each way could both wait for credit
+/// the other party only grants by reading.
+///
+/// `head`: bytes of the caller's protocol that share the first flight: they lead this party's
+/// first message, and the peer's first message leads with as many, returned. On any error both
 /// instances are poisoned.
 pub async fn cot_duplex<C: Channel>(
     sender: &mut KosSender<C>,
     receiver: &mut KosReceiver<C>,
     choices: &[bool],
-    head_len: usize,
+    head: &[u8],
     mut keys_out: impl FnMut(usize, &[Block]),
     mut macs_out: impl FnMut(usize, &[Block]),
 ) -> Result<Vec<u8>, OtError> {
@@ -698,58 +705,69 @@ pub async fn cot_duplex<C: Channel>(
     receiver.poisoned = true;
     let ranges: Vec<(usize, usize)> = chunk_ranges(choices.len(), sender.chunk).collect();
     let per_window = (DUPLEX_WINDOW_OTS / sender.chunk).max(1);
-    let mut head = Vec::new();
-    for (w, window) in ranges.chunks(per_window).enumerate() {
-        // Flight 1: this party's matrices, as receiver.
+    let mut their_head = Vec::new();
+    let mut first = true;
+    // An empty call still carries the heads.
+    let windows: Vec<&[(usize, usize)]> = if ranges.is_empty() { vec![&[]] } else { ranges.chunks(per_window).collect() };
+    for window in windows {
+        let u_bytes: Vec<usize> = window.iter().map(|&(_, len)| KAPPA * chunk_width(len) / 8).collect();
+        // Flight 1: this party's matrices, as receiver (after the head, in the first window).
+        let lead = if first { head.len() } else { 0 };
+        let mut msg = Vec::with_capacity(lead + u_bytes.iter().sum::<usize>());
+        msg.extend_from_slice(&head[..lead]);
         let mut rows = Vec::with_capacity(window.len());
         for &(off, len) in window {
             let m = chunk_width(len);
             let r = choice_row(len, m, Some(&choices[off..off + len]))?;
             let (u, t) = receiver_expand_grouped(&mut receiver.prgs, &r, m);
-            receiver.ch.send(peer, bytes(&u)).await?;
+            msg.extend_from_slice(Block::slice_as_bytes(&u));
             rows.push((r, t));
         }
-        if w == 0 && head_len > 0 {
-            head = sender.ch.recv_exact(peer, head_len).await?;
+        receiver.ch.send(peer, msg).await?;
+        let theirs = sender.ch.recv_exact(peer, lead + u_bytes.iter().sum::<usize>()).await?;
+        if first {
+            their_head = theirs[..lead].to_vec();
+            first = false;
         }
-        // Flight 2: a challenge for each of the peer's matrices, drawn after it arrived.
-        let mut us = Vec::with_capacity(window.len());
-        for &(_, len) in window {
-            us.push(blocks(&sender.ch.recv_exact(peer, KAPPA * chunk_width(len) / 8).await?));
+        if window.is_empty() {
+            break;
         }
+        // Flight 2: a challenge for each of the peer's matrices, drawn after they arrived.
         let mut seeds = Vec::with_capacity(window.len());
         for _ in window {
-            let seed = random::random_block()?;
-            sender.ch.send(peer, seed.0.to_vec()).await?;
-            seeds.push(seed);
+            seeds.push(random::random_block()?);
         }
+        sender.ch.send(peer, bytes(&seeds)).await?;
         // The sender's expansion while the challenges travel; its keys stay here until checked.
         let mut pending = Vec::with_capacity(window.len());
-        for ((&(_, len), u), seed) in window.iter().zip(&us).zip(&seeds) {
+        let mut at = lead;
+        for ((&(_, len), &nb), seed) in window.iter().zip(&u_bytes).zip(&seeds) {
             let m = chunk_width(len);
+            let u = blocks(&theirs[at..at + nb]);
+            at += nb;
             let mut keys = Vec::new();
-            let compressed = sender_fused(&mut sender.prgs, sender.delta, u, m, len, &challenges(*seed, m), &mut keys, |_, _| {});
+            let compressed = sender_fused(&mut sender.prgs, sender.delta, &u, m, len, &challenges(*seed, m), &mut keys, |_, _| {});
             pending.push((compressed, keys));
         }
-        drop(us);
+        drop(theirs);
         // Flight 3: the answers to the peer's challenges.
-        let mut theirs = Vec::with_capacity(window.len());
-        for _ in window {
-            theirs.push(Block(sender.ch.recv_exact(peer, 16).await?.try_into().expect("16 bytes")));
-        }
-        for ((&(off, len), (r, mut t)), seed) in window.iter().zip(rows).zip(theirs) {
+        let their_seeds = blocks(&sender.ch.recv_exact(peer, 16 * window.len()).await?);
+        let mut answers = Vec::with_capacity(window.len() * ANSWER_BLOCKS);
+        for ((&(off, len), (r, mut t)), seed) in window.iter().zip(rows).zip(their_seeds) {
             let m = chunk_width(len);
             let mut macs = Vec::new();
-            let answer = receiver_fused(&challenges(seed, m), &r, &t, m, len, &mut macs, |_, _| {});
+            answers.extend(receiver_fused(&challenges(seed, m), &r, &t, m, len, &mut macs, |_, _| {}));
             Block::wipe(&mut t);
-            receiver.ch.send(peer, bytes(&answer)).await?;
             macs.truncate(len);
             macs_out(off, &macs);
         }
+        receiver.ch.send(peer, bytes(&answers)).await?;
         // The peer's answers: each chunk's keys leave only after its check passed.
-        for (&(off, len), (compressed, mut keys)) in window.iter().zip(pending) {
-            let answer = blocks(&sender.ch.recv_exact(peer, ANSWER_BLOCKS * 16).await?);
-            if !sender_verify_compressed(sender.delta, &compressed, &answer) {
+        let their_answers = blocks(&sender.ch.recv_exact(peer, 16 * ANSWER_BLOCKS * window.len()).await?);
+        for ((&(off, len), (compressed, mut keys)), answer) in
+            window.iter().zip(pending).zip(their_answers.chunks_exact(ANSWER_BLOCKS))
+        {
+            if !sender_verify_compressed(sender.delta, &compressed, answer) {
                 Block::wipe(&mut keys);
                 return Err(OtError::CheatingDetected { peer, check: "KOS consistency check" });
             }
@@ -759,7 +777,7 @@ pub async fn cot_duplex<C: Channel>(
     }
     sender.poisoned = false;
     receiver.poisoned = false;
-    Ok(head)
+    Ok(their_head)
 }
 
 impl<C: Channel> CotReceiver for KosReceiver<C> {

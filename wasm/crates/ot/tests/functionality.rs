@@ -241,7 +241,6 @@ fn a_wrong_correction_breaks_the_reverse_instance() {
 #[test]
 fn duplex_gives_correct_delta_ots_both_ways() {
     use webmpc_core::channel::memory::pair;
-    use webmpc_core::channel::Channel;
     use webmpc_ot::kos::cot_duplex;
     use webmpc_ot::SessionId;
     let (a, b) = pair();
@@ -260,23 +259,15 @@ fn duplex_gives_correct_delta_ots_both_ways() {
     let (mut k0, mut m0, mut k1, mut m1) = (vec![Block::ZERO; n], vec![Block::ZERO; n], vec![Block::ZERO; n], vec![Block::ZERO; n]);
     let (h0, h1) = block_on(async {
         join!(
-            async {
-                a.send(1, vec![1, 2, 3]).await.unwrap();
-                cot_duplex(&mut s0, &mut r0, &c0, 4, |o, k| k0[o..o + k.len()].copy_from_slice(k), |o, t| {
-                    m0[o..o + t.len()].copy_from_slice(t)
-                })
-                .await
-            },
-            async {
-                b.send(0, vec![4, 5, 6, 7]).await.unwrap();
-                cot_duplex(&mut s1, &mut r1, &c1, 3, |o, k| k1[o..o + k.len()].copy_from_slice(k), |o, t| {
-                    m1[o..o + t.len()].copy_from_slice(t)
-                })
-                .await
-            }
+            cot_duplex(&mut s0, &mut r0, &c0, &[1, 2, 3], |o, k| k0[o..o + k.len()].copy_from_slice(k), |o, t| {
+                m0[o..o + t.len()].copy_from_slice(t)
+            }),
+            cot_duplex(&mut s1, &mut r1, &c1, &[4, 5, 6], |o, k| k1[o..o + k.len()].copy_from_slice(k), |o, t| {
+                m1[o..o + t.len()].copy_from_slice(t)
+            })
         )
     });
-    assert_eq!(h0.unwrap(), vec![4, 5, 6, 7]);
+    assert_eq!(h0.unwrap(), vec![4, 5, 6]);
     assert_eq!(h1.unwrap(), vec![1, 2, 3]);
     for i in 0..n {
         let mask = |c: bool, d: Block| if c { d } else { Block::ZERO };
@@ -296,7 +287,7 @@ fn duplex_catches_a_tampered_answer() {
     use webmpc_ot::SessionId;
     let (a, b) = pair();
     // Party 1's messages: base-OT point, u, answer and correction of the reverse instance (0..=3),
-    // then in the duplex its U (4), its challenge (5) and its answer (6).
+    // then in the duplex its U's (4), its challenges (5) and its answers (6).
     let b = Tamper::new(b, |_, i, m: &mut Vec<u8>| {
         if i == 6 {
             m[20] ^= 1;
@@ -310,8 +301,8 @@ fn duplex_catches_a_tampered_answer() {
     let c = vec![true; 500];
     let (x, y) = block_on(async {
         join!(
-            cot_duplex(&mut s0, &mut r0, &c, 0, |_, _| {}, |_, _| {}),
-            cot_duplex(&mut s1, &mut r1, &c, 0, |_, _| {}, |_, _| {})
+            cot_duplex(&mut s0, &mut r0, &c, &[], |_, _| {}, |_, _| {}),
+            cot_duplex(&mut s1, &mut r1, &c, &[], |_, _| {}, |_, _| {})
         )
     });
     assert_eq!(x.unwrap_err().code(), "CHEATING_DETECTED");

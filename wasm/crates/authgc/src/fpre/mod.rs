@@ -256,7 +256,7 @@ use fpre_core::{
     fold_buckets, key_sums, laand_compress, laand_local_terms, leaky_and_receive, leaky_and_send, phi, tweak_base,
     tweak_tag, HashUse, MAX_LEAKY, MAX_PARTIES,
 };
-use futures::future::{join_all, try_join_all};
+use futures::future::try_join_all;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tap::Tap;
@@ -286,11 +286,9 @@ pub enum Step {
     /// Setup: the base OTs of every pair's first KOS instance, and the second instance's base
     /// OTs derived from it (one KOS chunk and a 16-byte correction).
     BaseOt,
-    /// The commitment to this party's share of the aBit check coins, sent to every peer just
-    /// before the Δ-OT matrices (it shares their flight).
-    AbitCoinCommit,
     /// The Δ-OT extension of an aBit run (both instances of every pair, pipelined:
-    /// [`webmpc_ot::kos::cot_duplex`]).
+    /// [`webmpc_ot::kos::cot_duplex`]); the first message to each peer leads with the commitment
+    /// to this party's share of the aBit check coins.
     AbitOt,
     /// The opening of the aBit check coins (after every Δ-OT of the run).
     AbitCoins,
@@ -320,13 +318,12 @@ pub enum Step {
 
 impl Step {
     /// The number of steps.
-    pub const COUNT: usize = 15;
+    pub const COUNT: usize = 14;
 
     /// Every step, in protocol order.
     pub const ALL: [Step; Step::COUNT] = [
         Step::Idle,
         Step::BaseOt,
-        Step::AbitCoinCommit,
         Step::AbitOt,
         Step::AbitCoins,
         Step::AbitCheck,
@@ -346,7 +343,6 @@ impl Step {
         match self {
             Step::Idle => "idle",
             Step::BaseOt => "base-ot",
-            Step::AbitCoinCommit => "abit-coin-commit",
             Step::AbitOt => "abit-ot",
             Step::AbitCoins => "abit-coins",
             Step::AbitCheck => "abit-check",
@@ -847,15 +843,13 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let mut keys = macs.clone();
 
         // This party's share of the check coins is committed in the first flight of the Δ-OTs
-        // (the commitment goes out just before the matrices) and opened only after every Δ-OT of
-        // the run is done: committing early fixes the share earlier, and nothing the coins test
-        // can change once they are opened.
+        // (the commitment leads the first message) and opened only after every Δ-OT of the run
+        // is done: committing early only fixes the share earlier, and nothing the coins test can
+        // change once they are opened.
         let coin = net::coin_commit(me, "aBit check coefficients")?;
-        self.enter(Step::AbitCoinCommit)?;
-        let sent = join_all(peers(&self.ch).map(|j| self.ch.send(j, coin.commitment.to_vec()))).await;
-        sent.into_iter().collect::<Result<Vec<()>, _>>()?;
         self.enter(Step::AbitOt)?;
         let choices: Vec<std::borrow::Cow<[bool]>> = (0..n).map(|j| self.choices_for(j, &bits)).collect();
+        let commitment = &coin.commitment;
         let runs = self
             .pairs
             .iter_mut()
@@ -870,7 +864,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
                     &mut p.sender,
                     &mut p.receiver,
                     choices,
-                    COMMITMENT_LEN,
+                    commitment,
                     |off, k| keys[off..off + k.len()].copy_from_slice(k),
                     |off, t| macs[off..off + t.len()].copy_from_slice(t),
                 )
