@@ -286,7 +286,10 @@ async function run(ctx: ProtocolContext<AuthGcState>, job: CircuitJob<AuthGcType
 export const authgc: ProtocolModule<AuthGcTypes> = {
   name: 'authgc',
   // 2: F_Pre's hash tweaks carry the instance index (parallel instances share Δ_i).
-  version: 2,
+  // 3: F_Pre's messages in fewer flights (the two Δ-OT directions of a pair at once, chunks
+  //    pipelined; the aBit coin commitment in the Δ-OT flight; setup's X digest with Π_aShare's
+  //    commitments): a version 2 peer would misread them.
+  version: 3,
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 colluding parties that deviate at will; ' +

@@ -21,7 +21,7 @@ use crate::{AuthGcError, Phase};
 use futures::future::{join_all, try_join_all};
 use sha2::{Digest, Sha256};
 use webmpc_core::channel::{Channel, PartyId};
-use webmpc_core::Block;
+use webmpc_core::{random, Block};
 
 /// The other parties of the session, in order.
 pub fn peers<C: Channel>(ch: &C) -> impl Iterator<Item = PartyId> {
@@ -166,50 +166,103 @@ pub async fn commit_then_open<C: Channel>(
     value: &[u8],
     len: usize,
 ) -> Result<Vec<Vec<u8>>, AuthGcError> {
-    if value.len() != len {
-        return Err(AuthGcError::InvalidArgument(format!("{label}: committed value must be {len} bytes")));
+    let mine = Committed::new(ch.party(), label, value, len)?;
+    let commitments = exchange_same(ch, &mine.commitment, COMMITMENT_LEN).await?;
+    mine.open(ch, phase, commitments).await
+}
+
+/// This party's half of a [`commit_then_open`] whose commitments travel with another message of
+/// the protocol (a flight that is sent anyway): [`new`](Self::new) commits, the caller sends
+/// [`commitment`](Self::commitment) to every peer and receives theirs, then [`open`](Self::open)
+/// runs the opening round. Open only once everything the value must not depend on, or must be
+/// unpredictable to, is fixed: committing early only fixes this party's value earlier.
+pub struct Committed {
+    label: &'static str,
+    value: Vec<u8>,
+    /// The commitment, to send to every peer.
+    pub commitment: [u8; COMMITMENT_LEN],
+    opening: Vec<u8>,
+}
+
+impl Committed {
+    fn party_label(label: &str, p: PartyId) -> Vec<u8> {
+        digest_label(label.as_bytes(), p, p)
     }
-    let me = ch.party();
-    let n = ch.parties();
-    let party_label = |p: PartyId| digest_label(label.as_bytes(), p, p);
-    let (mine, opening) = commit::commit(&party_label(me), value)?;
-    let mut commitments = exchange_same(ch, &mine, COMMITMENT_LEN).await?;
-    commitments[me] = mine.to_vec();
-    // Everyone states which commitments it saw; equal digests mean equal views.
-    let view = {
-        let mut h = Sha256::new();
-        h.update(b"webmpc/authgc/commitment-view/v1");
-        h.update(label.as_bytes());
-        for c in &commitments {
-            h.update(c);
+
+    /// Commits party `me` to `value` (`len` bytes) for the step `label`.
+    pub fn new(me: PartyId, label: &'static str, value: &[u8], len: usize) -> Result<Self, AuthGcError> {
+        if value.len() != len {
+            return Err(AuthGcError::InvalidArgument(format!("{label}: committed value must be {len} bytes")));
         }
-        <[u8; 32]>::from(h.finalize())
-    };
-    let mut msg = opening;
-    msg.extend_from_slice(&view);
-    let openings = exchange_same(ch, &msg, commit::NONCE_LEN + len + 32).await?;
-    let mut out = vec![Vec::new(); n];
-    out[me] = value.to_vec();
-    for j in peers(ch) {
-        let (opening, their_view) = openings[j].split_at(commit::NONCE_LEN + len);
-        if their_view != view {
-            // Cannot blame: j's view differs from this party's, which j lying about its view and
-            // a third party showing j and this party different commitments both cause.
-            return Err(AuthGcError::cheating(phase, None, "commitment consistency check (a party equivocated)"));
-        }
-        // Can blame j: the commitment and the opening are both j's own messages to this party.
-        let v = commit::verify(&party_label(j), &commitments[j], opening)
-            .ok_or(AuthGcError::cheating(phase, Some(j), "commitment opening"))?;
-        out[j] = v.to_vec();
+        let (commitment, opening) = commit::commit(&Self::party_label(label, me), value)?;
+        Ok(Committed { label, value: value.to_vec(), commitment, opening })
     }
-    Ok(out)
+
+    /// The opening round: `commitments[j]` is what peer j sent (this party's entry is ignored).
+    /// Returns every party's value, indexed by party.
+    pub async fn open<C: Channel>(
+        self,
+        ch: &C,
+        phase: Phase,
+        mut commitments: Vec<Vec<u8>>,
+    ) -> Result<Vec<Vec<u8>>, AuthGcError> {
+        let (me, n, len, label) = (ch.party(), ch.parties(), self.value.len(), self.label);
+        commitments[me] = self.commitment.to_vec();
+        // Everyone states which commitments it saw; equal digests mean equal views.
+        let view = {
+            let mut h = Sha256::new();
+            h.update(b"webmpc/authgc/commitment-view/v1");
+            h.update(label.as_bytes());
+            for c in &commitments {
+                h.update(c);
+            }
+            <[u8; 32]>::from(h.finalize())
+        };
+        let mut msg = self.opening;
+        msg.extend_from_slice(&view);
+        let openings = exchange_same(ch, &msg, commit::NONCE_LEN + len + 32).await?;
+        let mut out = vec![Vec::new(); n];
+        out[me] = self.value;
+        for j in peers(ch) {
+            let (opening, their_view) = openings[j].split_at(commit::NONCE_LEN + len);
+            if their_view != view {
+                // Cannot blame: j's view differs from this party's, which j lying about its view and
+                // a third party showing j and this party different commitments both cause.
+                return Err(AuthGcError::cheating(phase, None, "commitment consistency check (a party equivocated)"));
+            }
+            // Can blame j: the commitment and the opening are both j's own messages to this party.
+            let v = commit::verify(&Self::party_label(label, j), &commitments[j], opening)
+                .ok_or(AuthGcError::cheating(phase, Some(j), "commitment opening"))?;
+            out[j] = v.to_vec();
+        }
+        Ok(out)
+    }
 }
 
 /// Public random coins: a 128-bit seed no coalition of fewer than all parties can bias. Call it
 /// only after everything the coins will test is fixed.
 pub async fn coin_toss<C: Channel>(ch: &C, phase: Phase, label: &'static str) -> Result<Block, AuthGcError> {
-    let mine = webmpc_core::random::random_block()?;
-    let all = commit_then_open(ch, phase, label, &mine.0, 16).await?;
+    let mine = coin_commit(ch.party(), label)?;
+    let commitments = exchange_same(ch, &mine.commitment, COMMITMENT_LEN).await?;
+    coin_open(ch, phase, mine, commitments).await
+}
+
+/// [`coin_toss`] with the commitments carried by another flight (see [`Committed`]): this
+/// party's committed share of the coins for `label`.
+pub fn coin_commit(me: PartyId, label: &'static str) -> Result<Committed, AuthGcError> {
+    Committed::new(me, label, &random::random_block()?.0, 16)
+}
+
+/// Opens the shares committed by [`coin_commit`] (`commitments[j]`: peer j's) and derives the
+/// coins. Call it only after everything the coins will test is fixed.
+pub async fn coin_open<C: Channel>(
+    ch: &C,
+    phase: Phase,
+    mine: Committed,
+    commitments: Vec<Vec<u8>>,
+) -> Result<Block, AuthGcError> {
+    let label = mine.label;
+    let all = mine.open(ch, phase, commitments).await?;
     let mut h = Sha256::new();
     h.update(b"webmpc/authgc/coins/v1");
     h.update(label.as_bytes());

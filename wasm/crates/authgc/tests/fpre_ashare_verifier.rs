@@ -22,8 +22,9 @@ const RHO: usize = MIN_RHO;
 const N: usize = 2;
 const ME: usize = 1;
 /// Message lengths of the three Π_aShare rounds at n = 2, ρ = 40 (no other setup message has
-/// these lengths: base OT 8192/32, KOS 4096/16/2064, coins 32/64, aBit check 656, digest 32).
-const COMMIT_LEN: usize = 32 + 2 * RHO * 32;
+/// these lengths: base OT 8192/32, KOS 4096/16/2064, coins 32/64, aBit check 656). Round 1
+/// carries the aBit run's X digest (32 bytes) after the commitments.
+const COMMIT_LEN: usize = 32 + 2 * RHO * 32 + 32;
 const TAGS_LEN: usize = RHO / 8 + (N - 1) * RHO * 16;
 const OPEN_BITS_LEN: usize = commit::NONCE_LEN + TAGS_LEN + 32;
 const OPEN_KEY_LEN: usize = RHO * (commit::NONCE_LEN + 16) + 32;

@@ -307,8 +307,9 @@ fn equivocated_commitments_are_caught() {
     let equivocate = |step| edit(step, Some(2), 0, |m| m[0] ^= 1);
     let cases = [
         (None, equivocate(Step::LeakyCheck), Phase::Independent),
-        (None, equivocate(Step::AbitCoins), Phase::Independent),
-        (equivocate(Step::AbitCoins), None, Phase::Setup),
+        // The aBit coin commitment leads the first Δ-OT message.
+        (None, equivocate(Step::AbitOt), Phase::Independent),
+        (equivocate(Step::AbitOt), None, Phase::Setup),
         (equivocate(Step::DeltaCommit), None, Phase::Setup),
     ];
     for (at_setup, in_batch, phase) in cases {
@@ -346,11 +347,13 @@ fn truncated_messages_are_malformed_at_every_step() {
         // The cheater is the larger index of the pair {0, 1}: after its base-OT point and the two
         // messages of the KOS chunk, the correction that derives the reverse instance.
         (Step::BaseOt, 3),
+        // The Δ-OT messages (the first leads with the coin commitment): U's, challenges,
+        // answers; the coin opening; the X digest rides on Π_aShare's commitments (DeltaCommit).
         (Step::AbitOt, 0),
+        (Step::AbitOt, 1),
+        (Step::AbitOt, 2),
         (Step::AbitCoins, 0),
-        (Step::AbitCoins, 1),
         (Step::AbitCheck, 0),
-        (Step::AbitBroadcast, 0),
         (Step::DeltaCommit, 0),
         (Step::DeltaOpenBits, 0),
         (Step::DeltaOpenKey, 0),
@@ -364,7 +367,8 @@ fn truncated_messages_are_malformed_at_every_step() {
     let batch_steps = [
         (Step::AbitOt, 0, Call::Triples(TRIPLES)),
         (Step::AbitOt, 1, Call::Triples(TRIPLES)),
-        (Step::AbitCoins, 1, Call::Triples(TRIPLES)),
+        (Step::AbitOt, 2, Call::Triples(TRIPLES)),
+        (Step::AbitCoins, 0, Call::Triples(TRIPLES)),
         (Step::AbitCheck, 0, Call::Triples(TRIPLES)),
         (Step::HalfAnd, 0, Call::Triples(TRIPLES)),
         (Step::LeakyE, 0, Call::Triples(TRIPLES)),

@@ -29,6 +29,8 @@
 //! three messages — the receiver's matrix `u`, the sender's challenge seed, the receiver's check
 //! answer — and the sender releases nothing from a chunk before its check passes. Memory is
 //! bounded by the chunk, so `random_stream` can produce 10^8 OTs through a callback.
+//! [`cot_duplex`] runs the two instances of a pair (one each way) at once and pipelines their
+//! chunks: three flights per window of [`DUPLEX_WINDOW_OTS`] OTs instead of six per chunk.
 //!
 //! **Tweaks.** Hashed outputs use `tccr(x, tweak)` (TMMO, Guo–Katz–Wang–Yu) with
 //! `tweak = tag · 2^64 + counter`: `tag` is a hash of the session id and both party indices, and
@@ -168,6 +170,30 @@ fn hash_pair(
     flipped.clear();
     flipped.extend(keys.iter().map(|k| *k ^ delta));
     h.tccr_many_counter(flipped, tweak, &mut h1[off..off + keys.len()]).expect("tweak range checked");
+}
+
+/// The receiver's choice row of a chunk of `n` OTs padded to `m`: `choices` for the first bits
+/// (`None`: all random). Padding and the extra block are random: the extra block masks x in the
+/// check.
+fn choice_row(n: usize, m: usize, choices: Option<&[bool]>) -> Result<Vec<Block>, OtError> {
+    let mut r = vec![Block::ZERO; m / 128];
+    random::fill(Block::slice_as_bytes_mut(&mut r))?;
+    if let Some(c) = choices {
+        let chosen = pack_bits(c, m);
+        // Keep the random bits from position n on; take the chosen ones below n.
+        for (k, (r, c)) in r.iter_mut().zip(&chosen).enumerate() {
+            let lo = k * 128;
+            let keep_random = if n >= lo + 128 {
+                0u128
+            } else if n <= lo {
+                !0u128
+            } else {
+                !0u128 << (n - lo)
+            };
+            *r = Block::from_u128((r.to_u128() & keep_random) | (c.to_u128() & !keep_random));
+        }
+    }
+    Ok(r)
 }
 
 /// `(offset, length)` of the chunks `n` OTs are extended in.
@@ -553,24 +579,7 @@ impl<C: Channel> KosReceiver<C> {
         }
         self.poisoned = true;
         let m = chunk_width(n);
-        // Padding and the extra block are random: the extra block masks x in the check.
-        let mut r = vec![Block::ZERO; m / 128];
-        random::fill(Block::slice_as_bytes_mut(&mut r))?;
-        if let Some(c) = choices {
-            let chosen = pack_bits(c, m);
-            // Keep the random bits from position n on; take the chosen ones below n.
-            for (k, (r, c)) in r.iter_mut().zip(&chosen).enumerate() {
-                let lo = k * 128;
-                let keep_random = if n >= lo + 128 {
-                    0u128
-                } else if n <= lo {
-                    !0u128
-                } else {
-                    !0u128 << (n - lo)
-                };
-                *r = Block::from_u128((r.to_u128() & keep_random) | (c.to_u128() & !keep_random));
-            }
-        }
+        let r = choice_row(n, m, choices)?;
         let (u, mut t) = receiver_expand_grouped(&mut self.prgs, &r, m);
         self.ch.send(self.peer, bytes(&u)).await?;
         drop(u);
@@ -643,6 +652,132 @@ impl<C: Channel> KosReceiver<C> {
         }
         Ok(out)
     }
+}
+
+/// Most OTs per direction that one window of [`cot_duplex`] holds in flight: 8 default chunks,
+/// so a window's U message is about 8 MiB (a channel's message limit is 64 MiB). Its memory per
+/// pair is about 48 bytes per OT (the receiver's matrix T, the peer's matrix U and the keys not
+/// yet released), 24 MiB at this size.
+pub const DUPLEX_WINDOW_OTS: usize = 1 << 19;
+
+/// Δ-OT in **both directions of a pair at once**, chunks pipelined: `sender` (this party's Δ,
+/// `choices.len()` keys to `keys_out`) and `receiver` (this party's `choices`, the tags to
+/// `macs_out`) are the two instances with one peer, over clones of one channel, with one chunk
+/// size; the peer calls `cot_duplex` at the same point with its own two instances, as many
+/// choices and a head of the same length. Outputs are those of [`KosSender::cot_stream`] and
+/// [`KosReceiver::cot_stream`] run one after the other (each instance's PRGs advance chunk by
+/// chunk in the same order).
+///
+/// **Why.** Run one after the other, each chunk of each direction costs three one-way flights
+/// (U, the challenge, the answer), six per chunk for the pair. Nothing of a chunk waits for
+/// another chunk or for the other direction: a receiver's U depends on its choices and base-OT
+/// seeds only, a sender's challenge only on the U it answers. So both parties send every U of a
+/// window (of [`DUPLEX_WINDOW_OTS`] OTs), then every challenge, then every answer: **three
+/// flights per window** for both directions. Each instance's own order, and so its security, is
+/// unchanged: a chunk's challenge is drawn after its U arrived, the receiver answers only the
+/// challenge it received, and no key of a chunk is released before its check passed.
+///
+/// **One message per flight.** Each flight is a single message each way (the window's U's, its
+/// challenges, its answers, concatenated), sent before the peer's is read — the pattern of a
+/// symmetric exchange, which a flow-controlled channel always lets through (a message larger
+/// than the credit window goes alone); several messages each way could both wait for credit
+/// the other party only grants by reading.
+///
+/// `head`: bytes of the caller's protocol that share the first flight: they lead this party's
+/// first message, and the peer's first message leads with as many, returned. On any error both
+/// instances are poisoned.
+pub async fn cot_duplex<C: Channel>(
+    sender: &mut KosSender<C>,
+    receiver: &mut KosReceiver<C>,
+    choices: &[bool],
+    head: &[u8],
+    mut keys_out: impl FnMut(usize, &[Block]),
+    mut macs_out: impl FnMut(usize, &[Block]),
+) -> Result<Vec<u8>, OtError> {
+    let peer = sender.peer;
+    if receiver.peer != peer || sender.chunk != receiver.chunk {
+        return Err(OtError::InvalidArgument("cot_duplex takes the two instances of one pair, with one chunk size".into()));
+    }
+    if sender.poisoned || receiver.poisoned {
+        return Err(poisoned());
+    }
+    sender.poisoned = true;
+    receiver.poisoned = true;
+    let ranges: Vec<(usize, usize)> = chunk_ranges(choices.len(), sender.chunk).collect();
+    let per_window = (DUPLEX_WINDOW_OTS / sender.chunk).max(1);
+    let mut their_head = Vec::new();
+    let mut first = true;
+    // An empty call still carries the heads.
+    let windows: Vec<&[(usize, usize)]> = if ranges.is_empty() { vec![&[]] } else { ranges.chunks(per_window).collect() };
+    for window in windows {
+        let u_bytes: Vec<usize> = window.iter().map(|&(_, len)| KAPPA * chunk_width(len) / 8).collect();
+        // Flight 1: this party's matrices, as receiver (after the head, in the first window).
+        let lead = if first { head.len() } else { 0 };
+        let mut msg = Vec::with_capacity(lead + u_bytes.iter().sum::<usize>());
+        msg.extend_from_slice(&head[..lead]);
+        let mut rows = Vec::with_capacity(window.len());
+        for &(off, len) in window {
+            let m = chunk_width(len);
+            let r = choice_row(len, m, Some(&choices[off..off + len]))?;
+            let (u, t) = receiver_expand_grouped(&mut receiver.prgs, &r, m);
+            msg.extend_from_slice(Block::slice_as_bytes(&u));
+            rows.push((r, t));
+        }
+        receiver.ch.send(peer, msg).await?;
+        let theirs = sender.ch.recv_exact(peer, lead + u_bytes.iter().sum::<usize>()).await?;
+        if first {
+            their_head = theirs[..lead].to_vec();
+            first = false;
+        }
+        if window.is_empty() {
+            break;
+        }
+        // Flight 2: a challenge for each of the peer's matrices, drawn after they arrived.
+        let mut seeds = Vec::with_capacity(window.len());
+        for _ in window {
+            seeds.push(random::random_block()?);
+        }
+        sender.ch.send(peer, bytes(&seeds)).await?;
+        // The sender's expansion while the challenges travel; its keys stay here until checked.
+        let mut pending = Vec::with_capacity(window.len());
+        let mut at = lead;
+        for ((&(_, len), &nb), seed) in window.iter().zip(&u_bytes).zip(&seeds) {
+            let m = chunk_width(len);
+            let u = blocks(&theirs[at..at + nb]);
+            at += nb;
+            let mut keys = Vec::new();
+            let compressed = sender_fused(&mut sender.prgs, sender.delta, &u, m, len, &challenges(*seed, m), &mut keys, |_, _| {});
+            pending.push((compressed, keys));
+        }
+        drop(theirs);
+        // Flight 3: the answers to the peer's challenges.
+        let their_seeds = blocks(&sender.ch.recv_exact(peer, 16 * window.len()).await?);
+        let mut answers = Vec::with_capacity(window.len() * ANSWER_BLOCKS);
+        for ((&(off, len), (r, mut t)), seed) in window.iter().zip(rows).zip(their_seeds) {
+            let m = chunk_width(len);
+            let mut macs = Vec::new();
+            answers.extend(receiver_fused(&challenges(seed, m), &r, &t, m, len, &mut macs, |_, _| {}));
+            Block::wipe(&mut t);
+            macs.truncate(len);
+            macs_out(off, &macs);
+        }
+        receiver.ch.send(peer, bytes(&answers)).await?;
+        // The peer's answers: each chunk's keys leave only after its check passed.
+        let their_answers = blocks(&sender.ch.recv_exact(peer, 16 * ANSWER_BLOCKS * window.len()).await?);
+        for ((&(off, len), (compressed, mut keys)), answer) in
+            window.iter().zip(pending).zip(their_answers.chunks_exact(ANSWER_BLOCKS))
+        {
+            if !sender_verify_compressed(sender.delta, &compressed, answer) {
+                Block::wipe(&mut keys);
+                return Err(OtError::CheatingDetected { peer, check: "KOS consistency check" });
+            }
+            keys.truncate(len);
+            keys_out(off, &keys);
+        }
+    }
+    sender.poisoned = false;
+    receiver.poisoned = false;
+    Ok(their_head)
 }
 
 impl<C: Channel> CotReceiver for KosReceiver<C> {

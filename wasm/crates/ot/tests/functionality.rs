@@ -234,3 +234,77 @@ fn a_wrong_correction_breaks_the_reverse_instance() {
     assert_eq!(sent.unwrap_err().code(), "CHEATING_DETECTED");
     assert!(got.is_ok(), "the receiver sees nothing wrong; the sender refuses to release outputs");
 }
+
+/// Both directions of a pair at once, chunks pipelined (`kos::cot_duplex`), over several chunks:
+/// every output is a correct Δ-OT under the right party's Δ, the caller's head messages arrive,
+/// and the instances stay usable one at a time afterwards (their PRGs stayed in step).
+#[test]
+fn duplex_gives_correct_delta_ots_both_ways() {
+    use webmpc_core::channel::memory::pair;
+    use webmpc_ot::kos::cot_duplex;
+    use webmpc_ot::SessionId;
+    let (a, b) = pair();
+    let (d0, d1) = (delta(), delta());
+    let sid = SessionId::random().unwrap();
+    let rsid = sid.derive(b"reverse");
+    let (mut s0, mut r1) = common::kos_with(&a, &b, sid, d0);
+    let (r0, s1) = block_on(async { join!(s0.derive_reverse(&a, &rsid), r1.derive_reverse(&b, &rsid, d1)) });
+    let (mut r0, mut s1) = (r0.unwrap(), s1.unwrap());
+    for c in [s0.set_chunk_size(256), r0.set_chunk_size(256), s1.set_chunk_size(256), r1.set_chunk_size(256)] {
+        c.unwrap();
+    }
+    let n = 1000; // four chunks of 256
+    let c0: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+    let c1: Vec<bool> = (0..n).map(|i| i % 5 == 1).collect();
+    let (mut k0, mut m0, mut k1, mut m1) = (vec![Block::ZERO; n], vec![Block::ZERO; n], vec![Block::ZERO; n], vec![Block::ZERO; n]);
+    let (h0, h1) = block_on(async {
+        join!(
+            cot_duplex(&mut s0, &mut r0, &c0, &[1, 2, 3], |o, k| k0[o..o + k.len()].copy_from_slice(k), |o, t| {
+                m0[o..o + t.len()].copy_from_slice(t)
+            }),
+            cot_duplex(&mut s1, &mut r1, &c1, &[4, 5, 6], |o, k| k1[o..o + k.len()].copy_from_slice(k), |o, t| {
+                m1[o..o + t.len()].copy_from_slice(t)
+            })
+        )
+    });
+    assert_eq!(h0.unwrap(), vec![4, 5, 6]);
+    assert_eq!(h1.unwrap(), vec![1, 2, 3]);
+    for i in 0..n {
+        let mask = |c: bool, d: Block| if c { d } else { Block::ZERO };
+        assert_eq!(m1[i], k0[i] ^ mask(c1[i], d0), "party 1's tag {i} under Δ_0");
+        assert_eq!(m0[i], k1[i] ^ mask(c0[i], d1), "party 0's tag {i} under Δ_1");
+    }
+    check_cot(&mut s0, &mut r1, 300);
+    check_cot(&mut s1, &mut r0, 300);
+}
+
+/// A party whose check answer is tampered with in the duplex: the peer's sender side refuses to
+/// release the chunk's keys (`CHEATING_DETECTED`), as in a single instance.
+#[test]
+fn duplex_catches_a_tampered_answer() {
+    use webmpc_core::channel::memory::{pair, Tamper};
+    use webmpc_ot::kos::cot_duplex;
+    use webmpc_ot::SessionId;
+    let (a, b) = pair();
+    // Party 1's messages: base-OT point, u, answer and correction of the reverse instance (0..=3),
+    // then in the duplex its U's (4), its challenges (5) and its answers (6).
+    let b = Tamper::new(b, |_, i, m: &mut Vec<u8>| {
+        if i == 6 {
+            m[20] ^= 1;
+        }
+    });
+    let sid = SessionId::random().unwrap();
+    let rsid = sid.derive(b"reverse");
+    let (mut s0, mut r1) = common::kos_with(&a, &b, sid, delta());
+    let (r0, s1) = block_on(async { join!(s0.derive_reverse(&a, &rsid), r1.derive_reverse(&b, &rsid, delta())) });
+    let (mut r0, mut s1) = (r0.unwrap(), s1.unwrap());
+    let c = vec![true; 500];
+    let (x, y) = block_on(async {
+        join!(
+            cot_duplex(&mut s0, &mut r0, &c, &[], |_, _| {}, |_, _| {}),
+            cot_duplex(&mut s1, &mut r1, &c, &[], |_, _| {}, |_, _| {})
+        )
+    });
+    assert_eq!(x.unwrap_err().code(), "CHEATING_DETECTED");
+    assert!(y.is_ok(), "party 1's own checks pass: only its answer was changed");
+}

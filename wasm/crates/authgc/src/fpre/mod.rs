@@ -33,8 +33,9 @@
 //!
 //! **Π^n_aBit (Fig. 14)**, run by every batch: party i picks `len + p` random bits x and runs
 //! the receiver side of every pair's Δ-OT with the *same* x, so each peer j holds K_j\[x_m\] and i
-//! holds M_j\[x_m\]. After every Δ-OT of the batch is done the parties toss coins
-//! ([`net::coin_toss`]) and expand them into k = ρ uniform coefficient vectors r_j; i broadcasts
+//! holds M_j\[x_m\] (both instances of a pair at once, chunks pipelined: [`cot_duplex`]). After
+//! every Δ-OT of the batch is done the parties open coins ([`net::coin_open`]; each party's
+//! share was committed in the first flight of the Δ-OTs) and expand them into k = ρ uniform coefficient vectors r_j; i broadcasts
 //! the parities X_j = ⊕_m r_{j,m}·x_m and sends each peer the combined tags ⊕_m r_{j,m}·M\[x_m\];
 //! the peer accepts iff each equals its combined keys ⊕ X_j·Δ. Broadcast consistency of the X's is
 //! checked (digests of everything broadcast, [`BroadcastLog`]) before anything else of the batch
@@ -182,17 +183,61 @@
 //! of at most [`MAX_TRIPLE_BATCH`] triples / [`MAX_SHARE_BATCH`] shares; larger requests are split
 //! into equal batches. Memory is bounded by the batch: a triple batch holds its B·ℓ leaky triples
 //! (three shares of 32·(n − 1) + 1 bytes each, 3·B·ℓ·32·(n − 1) bytes) until bucketing, plus
-//! per-peer messages and the output; measured, a batch of 2^20 triples (B = 3) peaks at about
+//! per-peer messages (the Δ-OTs of a pair hold up to [`webmpc_ot::kos::DUPLEX_WINDOW_OTS`] OTs in
+//! flight, ≈ 24 MiB per peer) and the output; measured, a batch of 2^20 triples (B = 3) peaks at about
 //! 700 MB per party at n = 2, i.e. ≈ 2.3× its leaky triples. Callers that stream (or run many
 //! parties in one 32-bit Wasm memory) should ask for smaller batches.
 //!
 //! # Rounds
 //!
-//! Setup: base OTs of one instance per pair, one KOS chunk and a correction for the other, then
-//! aBit and the three rounds of the Δ check. A triple batch: the Δ-OTs (three
-//! messages per 2^16 OTs, both directions of a pair one after the other), coin toss (2 rounds),
-//! aBit check (1), then HaAND bits with U (1), e (1), coins (1), h committed and opened (2), d
-//! opened (1). A share batch: Δ-OTs, coins (2), check (1), X digest (1).
+//! Every flight of setup and of the function-independent phase, for n = 2 and AES-128 (6,400 AND
+//! triples in one batch, B = 4: 76,800 + 2ρ Δ-OTs each way, two KOS chunks; then 6,656 masks,
+//! one chunk), counted as one-way flights with each `exchange` (every party sends, then
+//! receives) as one flight. Why each waits for the one before: **D**, a data dependency (it is
+//! computed from what arrived); **S**, an order security requires (a challenge or public coins
+//! drawn only after what they test is fixed; an opening only after every commitment arrived; a
+//! digest compared before anything it guards is revealed); **C**, code order only. The rounds
+//! that waited for code order only were cut (protocol version 3 of the SDK's `authgc` module);
+//! the "was" column is version 2.
+//!
+//! | Step | Messages (each party to each peer) | Waits for | Kind | was | now |
+//! |---|---|---|---|---|---|
+//! | *Setup* | | | | | |
+//! | base OTs | one message each way | — | — | 1 | 1 |
+//! | reverse instance | U (larger → smaller index), challenge, answer + correction d | base-OT seeds; U; challenge | D, S, D | 3 | 3 |
+//! | aBit Δ-OTs (3ρ bits) | U, challenge, answer per instance | the reverse instance (d) | C: the two instances ran one after the other; now at once ([`cot_duplex`]) | 6 | 3 |
+//! | aBit coins: commit | commitment | the Δ-OTs | C: now in the U flight | 1 | 0 |
+//! | aBit coins: open | opening, view digest | every Δ-OT message of the run | S | 1 | 1 |
+//! | aBit check | X, combined tags | the coins | D | 1 | 1 |
+//! | X digest | 32 bytes | the X's | D; C for its own flight: now with the Π_aShare commitments, compared before any opening | 1 | 0 |
+//! | Π_aShare commit | commitments to C0, C1, bits and tags | the aBits | D | 1 | 1 |
+//! | Π_aShare open bits | bits, tags, view digest | every commitment | S | 1 | 1 |
+//! | Π_aShare open C_b | C_b openings, view digest | the opened bits (b, and the tag check first) | D, S | 1 | 1 |
+//! | *Triple batch* | | | | | |
+//! | aBit Δ-OTs (3Bℓ + 2ρ bits) | per chunk and instance: U, challenge, answer | the previous chunk, the other instance | C: chunk k + 1 and the other direction need nothing of them; now three flights per window of 2^19 OTs | 12 | 3 |
+//! | aBit coins | commitment; opening | as at setup | C; S | 2 | 1 |
+//! | aBit check | X, combined tags | the coins | D | 1 | 1 |
+//! | HaAND | HaAND bits, U blocks, X digest, LaAND coin commitment | verified aBits, X's | D, S (digest before anything is revealed) | 1 | 1 |
+//! | LaAND e | e = z ⊕ r | z needs the HaAND bits | D | 1 | 1 |
+//! | LaAND coins | opening, digest of the e's | every e | S (χ after every e) | 1 | 1 |
+//! | LaAND check: commit | commitment to h and a bucketing coin | χ | D | 1 | 1 |
+//! | LaAND check: open | opening, view digest | every commitment | S | 1 | 1 |
+//! | bucketing | d with MAC digests | the permutation (the bucketing coins) | D | 1 | 1 |
+//! | *Share batch (masks)* | | | | | |
+//! | aBit Δ-OTs | as above, one chunk | the triple batch (the caller's order) | C | 6 | 3 |
+//! | aBit coins, check | commitment; opening; X and tags | as above | C; S; D | 3 | 2 |
+//! | X digest | 32 bytes | the X's | D | 1 | 1 |
+//! | **Total** | | | | **48** | **29** |
+//!
+//! What two parties actually wait is less than the sum where one party's last message of a step
+//! and the other's first of the next share a flight (an exchange after a lockstep step is
+//! zipped into it); the SDK's session counts what each party sees (`session.traffic`).
+//!
+//! **What is left that waits for code order only** (not cut here): the share batch runs after
+//! the triple batch, though its aBits could come from the triple batch's own aBit run (its X
+//! digest riding on the HaAND message): −6 flights per call that makes both. The aBit check and
+//! the HaAND message cannot share a flight (HaAND needs verified aBits and the X digest), and
+//! each commit-then-open keeps its two flights (S).
 
 pub mod fpre_core;
 mod tap;
@@ -218,6 +263,7 @@ use tap::Tap;
 use webmpc_core::channel::{Channel, PartyId};
 use webmpc_core::prg::Prg;
 use webmpc_core::{random, Block};
+use webmpc_ot::kos::cot_duplex;
 use webmpc_ot::{KosReceiver, KosSender, OtError, SessionId};
 
 #[cfg(feature = "testing")]
@@ -240,14 +286,16 @@ pub enum Step {
     /// Setup: the base OTs of every pair's first KOS instance, and the second instance's base
     /// OTs derived from it (one KOS chunk and a 16-byte correction).
     BaseOt,
-    /// The Δ-OT extension of an aBit run (both instances of every pair).
+    /// The Δ-OT extension of an aBit run (both instances of every pair, pipelined:
+    /// [`webmpc_ot::kos::cot_duplex`]); the first message to each peer leads with the commitment
+    /// to this party's share of the aBit check coins.
     AbitOt,
-    /// The coin toss for the aBit check coefficients (commitment, then opening).
+    /// The opening of the aBit check coins (after every Δ-OT of the run).
     AbitCoins,
     /// X and the combined tag, to every peer (32 bytes).
     AbitCheck,
-    /// The digest of the broadcast X's (share batches and setup; triple batches carry it in the
-    /// HaAND message).
+    /// The digest of the broadcast X's (share batches; triple batches carry it in the HaAND
+    /// message, setup in Π_aShare's commitments).
     AbitBroadcast,
     /// Π_aShare's commitments (setup).
     DeltaCommit,
@@ -794,8 +842,14 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             (0..n).map(|j| if j == me { Vec::new() } else { vec![Block::ZERO; m] }).collect();
         let mut keys = macs.clone();
 
+        // This party's share of the check coins is committed in the first flight of the Δ-OTs
+        // (the commitment leads the first message) and opened only after every Δ-OT of the run
+        // is done: committing early only fixes the share earlier, and nothing the coins test can
+        // change once they are opened.
+        let coin = net::coin_commit(me, "aBit check coefficients")?;
         self.enter(Step::AbitOt)?;
         let choices: Vec<std::borrow::Cow<[bool]>> = (0..n).map(|j| self.choices_for(j, &bits)).collect();
+        let commitment = &coin.commitment;
         let runs = self
             .pairs
             .iter_mut()
@@ -804,24 +858,30 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             .enumerate()
             .filter_map(|(j, ((p, cols), c))| p.as_mut().map(|p| (j, p, cols, c)))
             .map(|(j, p, (macs, keys), choices)| async move {
-                let choices: &[bool] = choices;
-                // The instance whose sender has the smaller index goes first, on both ends.
-                if me < j {
-                    p.sender.cot_stream(m, |off, k| keys[off..off + k.len()].copy_from_slice(k)).await?;
-                    p.receiver.cot_stream(choices, |off, t| macs[off..off + t.len()].copy_from_slice(t)).await?;
-                } else {
-                    p.receiver.cot_stream(choices, |off, t| macs[off..off + t.len()].copy_from_slice(t)).await?;
-                    p.sender.cot_stream(m, |off, k| keys[off..off + k.len()].copy_from_slice(k)).await?;
-                }
-                Ok::<_, OtError>(())
+                // Both instances of the pair at once, chunks pipelined (three flights per window
+                // instead of six per chunk); the peer's coin commitment arrives first.
+                let head = cot_duplex(
+                    &mut p.sender,
+                    &mut p.receiver,
+                    choices,
+                    commitment,
+                    |off, k| keys[off..off + k.len()].copy_from_slice(k),
+                    |off, t| macs[off..off + t.len()].copy_from_slice(t),
+                )
+                .await?;
+                Ok::<_, OtError>((j, head))
             });
-        try_join_all(runs).await?;
+        let heads = try_join_all(runs).await?;
         drop(choices);
         let mut shares = AuthShares { me, bits, macs, keys };
+        let mut commitments = vec![Vec::new(); n];
+        for (j, head) in heads {
+            commitments[j] = head;
+        }
 
         // Coins only now: every Δ-OT of this party is done, so nothing it tests can still change.
         self.enter(Step::AbitCoins)?;
-        let seed = net::coin_toss(&self.ch, phase, "aBit check coefficients").await?;
+        let seed = net::coin_open(&self.ch, phase, coin, commitments).await?;
         let k = abit_checks(self.rho);
         let comb = self.timed(Work::AbitCheck, |_| abit_combine(seed, k, &shares));
         self.enter(Step::AbitCheck)?;
@@ -878,9 +938,9 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     async fn delta_check(&mut self) -> Result<(), AuthGcError> {
         let phase = Phase::Setup;
         let (shares, log) = self.abit(self.rho, phase).await?;
-        self.enter(Step::AbitBroadcast)?;
-        log.check(&self.ch, phase).await?;
-        self.key_check(&shares, &ASHARE_CHECK).await
+        // The X digest rides on the check's commitments (they reveal nothing) and is compared
+        // before anything is opened.
+        self.key_check(&shares, &ASHARE_CHECK, Some(&log)).await
     }
 
     /// The cross-instance global-key check (see *Parallel instances* in the [module docs](self)):
@@ -910,14 +970,21 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             for s in theirs {
                 sum.xor_assign(s);
             }
-            this.key_check(&sum, &INSTANCE_CHECK).await
+            this.key_check(&sum, &INSTANCE_CHECK, None).await
         })
         .await
     }
 
     /// Π_aShare's check (Fig. 15) on `shares` (ρ positions that are never used for anything
-    /// else), with the labels and check names of `which`.
-    async fn key_check(&mut self, shares: &AuthShares, which: &KeyCheck) -> Result<(), AuthGcError> {
+    /// else), with the labels and check names of `which`. `log`: the broadcast log of the aBit
+    /// run that made `shares`, if its digest has not been compared yet: it travels with the
+    /// commitments and is compared before any opening.
+    async fn key_check(
+        &mut self,
+        shares: &AuthShares,
+        which: &KeyCheck,
+        log: Option<&BroadcastLog>,
+    ) -> Result<(), AuthGcError> {
         let phase = which.phase;
         // Whether this party checks the others' openings (always, unless a test makes it skip
         // them in the instance key check, as a corrupt party may).
@@ -956,8 +1023,20 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
                 key_openings.push(opening);
             }
         }
+        if let Some(log) = log {
+            round1.extend_from_slice(&log.digest());
+        }
         self.enter(Step::DeltaCommit)?;
         let mut commitments = net::exchange_same(&self.ch, &round1, round1.len()).await?;
+        if let Some(log) = log {
+            for k in peers(&self.ch) {
+                if !log.matches(&commitments[k][round1.len() - 32..]) {
+                    // Cannot blame: k lying and a party that showed k and this party different
+                    // X's both cause it.
+                    return Err(AuthGcError::cheating(phase, None, "broadcast consistency check"));
+                }
+            }
+        }
         commitments[me] = round1;
         let view = |items: &[Vec<u8>], what: &[u8]| -> [u8; 32] {
             let mut h = Sha256::new();
