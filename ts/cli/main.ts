@@ -104,7 +104,17 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`webmpc ${name}: ${(error as Error).message}\n`);
       return 2;
     }
-    process.stderr.write(`webmpc ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`webmpc ${name}: ${failureLine(error)}\n`);
     return 1;
   }
+}
+
+/**
+ * The one line a failed computation prints: the error's message and, for the SDK's typed errors,
+ * its code (what a script or a person looks up), unless the message already says it.
+ */
+function failureLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) && !message.includes(code) ? `${message} (${code})` : message;
 }

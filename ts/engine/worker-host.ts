@@ -9,7 +9,7 @@
  * too); it is never waited for without a deadline. {@link EngineWorker.terminate} ends it and
  * releases its memory.
  */
-import { WebmpcError } from '../errors.js';
+import { TransportError, WebmpcError } from '../errors.js';
 import type { Transport } from '../net/transport.js';
 import { isNode } from './wasm.js';
 import { trace } from '../trace.js';
@@ -240,11 +240,15 @@ export class EngineWorker {
           this.#die(why);
           void this.#w.terminate().catch(() => {});
         };
-        // Closed with an error (a peer's abort, a cancel, a verdict): the operation has failed
-        // whatever the worker does next, and a worker inside a long Wasm call would only notice
-        // at its next send or receive — up to a second later on a loaded machine, while the
-        // peers already know. Fail it now. Closed gracefully: give the worker time to finish.
-        if (reason instanceof Error) end();
+        // Closed here with an error (a cancel, this party's own verdict): the operation has
+        // failed whatever the worker does next, and a worker inside a long Wasm call would only
+        // notice at its next send or receive — up to a second later on a loaded machine, while
+        // the peers already know. Fail it now. Closed by a peer (its abort, its death) or
+        // gracefully: give the worker time to finish what it holds — when a cheater's own
+        // check trips first, the honest party's check of the same messages is what proves the
+        // cheating here, and it must not be cut off by the cheater's abort.
+        const byPeer = reason instanceof TransportError && reason.code === 'PEER_DISCONNECTED';
+        if (reason instanceof Error && !byPeer) end();
         else abandon = setTimeout(end, ABANDON_AFTER_MS);
       });
       this.#w.keepAlive(true);
