@@ -32,6 +32,13 @@ const START_TIMEOUT_MS = 30_000;
  * once: see `perform`.)
  */
 const ABANDON_AFTER_MS = 2_000;
+/**
+ * Once a peer has closed an operation's transport (its abort, its death), how long the worker may
+ * take to finish what it holds before it is terminated: long enough for a check over messages
+ * already here (milliseconds of work), short enough that a worker inside a long Wasm call stops
+ * well within the "peers reject at once" bound.
+ */
+const PEER_CLOSE_GRACE_MS = 500;
 /** Node: the most a worker's JS heap may grow to (its Wasm memory is counted apart). */
 const NODE_HEAP_LIMIT_MB = 512;
 
@@ -249,7 +256,7 @@ export class EngineWorker {
         // cheating here, and it must not be cut off by the cheater's abort.
         const byPeer = reason instanceof TransportError && reason.code === 'PEER_DISCONNECTED';
         if (reason instanceof Error && !byPeer) end();
-        else abandon = setTimeout(end, ABANDON_AFTER_MS);
+        else abandon = setTimeout(end, byPeer ? PEER_CLOSE_GRACE_MS : ABANDON_AFTER_MS);
       });
       this.#w.keepAlive(true);
       const shipped = modules ? Object.fromEntries(Object.entries(modules).filter(([n]) => !this.#shipped.has(n))) : undefined;
