@@ -13,6 +13,7 @@ import { TransportError, WebmpcError } from '../errors.js';
 import type { Transport } from '../net/transport.js';
 import { isNode } from './wasm.js';
 import { trace } from '../trace.js';
+import { SlicedRelay } from './relay.js';
 import {
   fromWire,
   toWire,
@@ -177,6 +178,14 @@ export class EngineWorker {
   #current: { id: number; hooks: OperationHooks; resolve(v: unknown): void; reject(e: Error): void } | undefined;
   /** Modules the worker already has, by name. */
   readonly #shipped = new Set<string>();
+  /**
+   * The worker's messages, handled in bounded slices per task, in order (see relay.ts): a burst
+   * of sends or progress never holds this thread — and the transport's heartbeats — for long.
+   */
+  readonly #relay = new SlicedRelay<WorkerMessage>(
+    (m) => this.#onMessage(m),
+    (m) => (m.t === 'send' ? m.data.byteLength : 0),
+  );
 
   private constructor(w: PlatformWorker) {
     this.#w = w;
@@ -199,7 +208,7 @@ export class EngineWorker {
       (m) => {
         if (m.t === 'ready') started.resolve();
         else if (m.t === 'failed') started.reject(fromWire(m.error));
-        else engine.#onMessage(m);
+        else engine.#relay.push(m);
       },
       (error) => {
         started.reject(error);
@@ -287,6 +296,7 @@ export class EngineWorker {
     if (this.#dead) return;
     this.#dead = error;
     live--;
+    this.#relay.stop();
     const current = this.#current;
     if (current) {
       // Whatever the protocol was waiting for will not come: its peers must learn at once.
