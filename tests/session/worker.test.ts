@@ -7,6 +7,7 @@ import { createMemoryTransports, init, prepareCircuit, session, TransportError, 
 import { CircuitBuilder } from '../../dist/circuit/index.js';
 import * as workerHost from '../../dist/engine/worker-host.js';
 import { compiledModule } from '../../dist/engine/wasm.js';
+import * as relayModule from '../../dist/engine/relay.js';
 import { ProgramBuilder } from '../../dist/program/index.js';
 import { referenceCircuit } from '../helpers.js';
 import { hex, rejection, unhex } from './helpers.js';
@@ -15,6 +16,8 @@ const aes = referenceCircuit('aes_128.txt');
 
 // Internal hooks (left out of the published declarations): live workers, and a session's worker.
 const _liveEngineWorkers = (workerHost as unknown as { _liveEngineWorkers(): number })._liveEngineWorkers;
+type RelayStats = { messages: number; slices: number; deferred: number; maxSliceMessages: number; maxSliceBytes: number; maxMessageBytes: number };
+const { RELAY_SLICE, _relayStats } = relayModule as unknown as { RELAY_SLICE: { messages: number; bytes: number }; _relayStats(reset?: boolean): RelayStats };
 const engineOf = (s: Session) => (s as unknown as { _engine: Promise<{ _kill(): Promise<void> }> | undefined })._engine;
 
 beforeAll(async () => {
@@ -196,6 +199,24 @@ describe('the engine worker', () => {
     expect((await runs[1]!).error).toBeInstanceOf(TransportError);
     await two.close();
     expect(_liveEngineWorkers()).toBe(before);
+  }, 60_000);
+
+  it('relays the workers’ messages at most one bounded slice per macrotask, however many arrive at once', async () => {
+    // Node delivers a worker port's whole backlog in one turn of the event loop: without the
+    // slices, a burst of sends would hold the thread (and the transport's heartbeats) for all of it.
+    const n = await sessions(3, true);
+    await Promise.all(n.s.map((s) => s.ready()));
+    _relayStats(true);
+    await Promise.all(n.s.map((s) => s.preprocess('authgc', { andGates: 20_000 })));
+    const stats = _relayStats();
+    await n.close();
+    expect(stats.messages).toBeGreaterThan(100);
+    expect(stats.maxSliceMessages).toBeLessThanOrEqual(RELAY_SLICE.messages);
+    expect(stats.maxSliceBytes).toBeLessThanOrEqual(Math.max(RELAY_SLICE.bytes, stats.maxMessageBytes));
+    console.log(
+      `relay: ${stats.messages} messages in ${stats.slices} slices (${stats.deferred} left some for the next); ` +
+        `at most ${stats.maxSliceMessages} messages and ${stats.maxSliceBytes} bytes a slice, largest message ${stats.maxMessageBytes} bytes`,
+    );
   }, 60_000);
 
   it('refuses a worker option that is not a boolean', async () => {

@@ -34,6 +34,21 @@ export interface RelaySlice {
  */
 export const RELAY_SLICE: RelaySlice = { messages: 32, bytes: 4 << 20 };
 
+/** What the relays of this realm have done (see {@link _relayStats}). */
+const stats = { messages: 0, slices: 0, deferred: 0, maxSliceMessages: 0, maxSliceBytes: 0, maxMessageBytes: 0 };
+
+/**
+ * @internal Tests: what the relays of this realm have done since the last reset — messages
+ * handled, slices (macrotasks that handled any), slices that left messages for the next one, and
+ * the most messages and bytes one slice handled (bytes: and the largest single message, which may
+ * exceed a slice alone).
+ */
+export function _relayStats(reset = false): typeof stats {
+  const now = { ...stats };
+  if (reset) for (const k of Object.keys(stats) as (keyof typeof stats)[]) stats[k] = 0;
+  return now;
+}
+
 /** Runs `f` in a later macrotask, unclamped. */
 const nextTask: (f: () => void) => void = (() => {
   const g = globalThis as { setImmediate?: (f: () => void) => unknown; MessageChannel?: typeof MessageChannel };
@@ -112,8 +127,13 @@ export class SlicedRelay<T> {
         const full = this.#messages >= this.#slice.messages || (this.#bytes > 0 && this.#bytes + bytes > this.#slice.bytes);
         if (full) break;
         this.#head++;
+        if (this.#messages === 0) stats.slices++;
         this.#messages++;
         this.#bytes += bytes;
+        stats.messages++;
+        stats.maxSliceMessages = Math.max(stats.maxSliceMessages, this.#messages);
+        stats.maxSliceBytes = Math.max(stats.maxSliceBytes, this.#bytes);
+        stats.maxMessageBytes = Math.max(stats.maxMessageBytes, bytes);
         // The slice's count must start afresh in the next macrotask, whether or not anything waits.
         this.#schedule();
         try {
@@ -139,6 +159,7 @@ export class SlicedRelay<T> {
     this.#scheduled = true;
     nextTask(() => {
       this.#scheduled = false;
+      if (this.pending > 0) stats.deferred++;
       this.#messages = 0;
       this.#bytes = 0;
       this.#drain();
