@@ -71,6 +71,27 @@ pub struct ClientInput {
     pub masked: Vec<[u8; 16]>,
 }
 
+impl ClientInput {
+    /// One [`ClientInput`] per input of `kinds` from a client's ε (`masked`, as
+    /// [`client_masked_inputs`] returned it) when the inputs used consecutive masks from
+    /// `first_mask` on (one [`Party::client_masks`] call for all of them).
+    pub fn split(first_mask: u64, kinds: &[Kind], masked: &[u8]) -> Result<Vec<ClientInput>, SpdzError> {
+        let masks = kinds.iter().try_fold(0usize, |acc, k| acc.checked_add(k.input_masks()));
+        if masks.and_then(|m| m.checked_mul(16)) != Some(masked.len()) {
+            return Err(SpdzError::InvalidArgument("masked values do not match the input kinds (16 bytes per mask)".into()));
+        }
+        let mut it = masked.chunks_exact(16).map(|c| <[u8; 16]>::try_from(c).expect("16 bytes"));
+        let mut at = first_mask;
+        let mut out = Vec::with_capacity(kinds.len());
+        for k in kinds {
+            let m = k.input_masks();
+            out.push(ClientInput { first_mask: at, masked: it.by_ref().take(m).collect() });
+            at = at.saturating_add(m as u64);
+        }
+        Ok(out)
+    }
+}
+
 /// The masks of one [`Party::client_masks`] call. A used mask is wiped in place and marked dead,
 /// so no copy of it lingers in a moved map node.
 struct Batch<F: Field> {
