@@ -7,7 +7,8 @@
 //! MASCOT (arithmetic MPC with malicious security, any n ≥ 2) over a JavaScript transport: one
 //! `MascotSession` per party, set up once per session (base OTs and COPE with every peer), then
 //! `preprocess` (triples, random bits) and `run` (programs in the `webmpc_spdz::program` format)
-//! any number of times. Errors are `ProtocolError`s with stable codes (`MAC_CHECK_FAILED`,
+//! any number of times; programs with inputs from external clients (`webmpc_spdz::clients`) run
+//! through `clientMasks` (hand the client its masks), `runWithClients` and `dropClientMasks`. Errors are `ProtocolError`s with stable codes (`MAC_CHECK_FAILED`,
 //! `SACRIFICE_FAILED`, `CHEATING_DETECTED`, `MALFORMED_MESSAGE`, `PARAMETER_MISMATCH`,
 //! `MALFORMED_PROGRAM`, `PROGRAM_TOO_LARGE`, `INVALID_ARGUMENT`, `BUSY`, `SESSION_FAILED`, …)
 //! and a `peer` when the failed check can name one; a failure of the transport rethrows the
@@ -24,6 +25,7 @@ use webmpc_bindings_glue::channel::{JsChannel, JsTransport};
 use webmpc_bindings_glue::protocol::{busy, channel, session_id, with_instance, JsChannelProbe, Shared};
 use webmpc_bindings_glue::spdz::{counts_to_js, decode_program, spdz_error};
 use webmpc_bindings_glue::{js_size, scrubbed, spawn_scrubbed, JsResult};
+use webmpc_spdz::clients::{decode_client_inputs, ClientInput, MAX_CLIENT_MASKS};
 use webmpc_spdz::program::Program;
 use webmpc_spdz::{Field, FieldKind, Fp, Gf128, Party, ProgramError, SpdzError};
 
@@ -159,9 +161,36 @@ async fn run_role<F: Field>(
     p: &mut Party<F, JsChannel>,
     program: &Program,
     inputs: &[[u8; 16]],
+    clients: Option<&[ClientInput]>,
     progress: &Option<Function>,
 ) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
-    p.run(program, inputs, |d, t| report(progress, "run", d, t)).await
+    let progress = |d, t| report(progress, "run", d, t);
+    match clients {
+        None => p.run(program, inputs, progress).await,
+        Some(c) => p.run_with_clients(program, inputs, c, progress).await,
+    }
+}
+
+/// A client mask id from JS: a non-negative safe integer.
+fn mask_id(first: f64) -> Result<u64, JsValue> {
+    if !(first.is_finite() && first >= 0.0 && first.fract() == 0.0 && first <= 9_007_199_254_740_991.0) {
+        return Err(invalid("a client mask id must be a non-negative safe integer"));
+    }
+    Ok(first as u64)
+}
+
+/// What a failed call leaves: a refusal before any traffic (a program, inputs or client inputs
+/// that do not fit) leaves the party usable, so it goes back. An InvalidArgument raised mid-run
+/// (preprocessing exhausted) has poisoned the party: it goes back too, and every later call on it
+/// fails with SESSION_FAILED. Anything else ends the session.
+fn failed(role: Role, e: SpdzError) -> (Option<Role>, Result<JsValue, JsValue>) {
+    match e {
+        e @ (SpdzError::InvalidArgument(_) | SpdzError::Program(_)) => (Some(role), Err(spdz_error(&e, None))),
+        e => {
+            let err = spdz_error(&e, Some(role.channel()));
+            (None, Err(err))
+        }
+    }
 }
 
 #[wasm_bindgen(js_class = MascotSession)]
@@ -284,30 +313,94 @@ impl MascotSession {
     /// `progress("run", done, total)` counts instructions. Resolves to one entry per output: a
     /// 16-byte `Uint8Array` if this party learns it, else `undefined`.
     pub fn run(&self, program: &[u8], inputs: &[u8], progress: Option<Function>) -> JsResult<Promise> {
+        self.run_program(program, inputs, None, progress)
+    }
+
+    /// `run` for a program with inputs from external clients (owner `CLIENT_OWNER`).
+    /// `clients` is, for each client-owned input in program order, the id of the first client
+    /// mask it used (u64 little-endian, 8 bytes) followed by the client's masked values (16
+    /// bytes per mask: one for a field input, k for a k-bit integer input; as
+    /// `clientMaskedInputs` returned them). Every server passes the same bytes; the masks must
+    /// be held (from `clientMasks`, not used or dropped), and the run consumes them. Servers
+    /// given different client inputs fail with `PARAMETER_MISMATCH` before anything is consumed.
+    #[wasm_bindgen(js_name = runWithClients)]
+    pub fn run_with_clients(
+        &self,
+        program: &[u8],
+        inputs: &[u8],
+        clients: &[u8],
+        progress: Option<Function>,
+    ) -> JsResult<Promise> {
+        self.run_program(program, inputs, Some(clients), progress)
+    }
+
+    fn run_program(
+        &self,
+        program: &[u8],
+        inputs: &[u8],
+        clients: Option<&[u8]>,
+        progress: Option<Function>,
+    ) -> JsResult<Promise> {
         let program = decode_program(program)?;
         if program.field != self.field {
             return Err(spdz_error(&ProgramError::Mismatch("program is for the other field".into()).into(), None));
         }
         let inputs = inputs_of(inputs)?;
+        let clients = match clients {
+            None => None,
+            Some(c) => Some(decode_client_inputs(&program, c).map_err(|e| spdz_error(&e, None))?),
+        };
         Ok(with_instance(&self.inner, move |mut role| async move {
+            let c = clients.as_deref();
             let r = match &mut role {
-                Role::Prime(p) => run_role(p, &program, &inputs, &progress).await,
-                Role::Binary(p) => run_role(p, &program, &inputs, &progress).await,
+                Role::Prime(p) => run_role(p, &program, &inputs, c, &progress).await,
+                Role::Binary(p) => run_role(p, &program, &inputs, c, &progress).await,
             };
             match r {
                 Ok(out) => (Some(role), Ok(outputs_to_js(&out))),
-                // A program or inputs refused before any traffic leave the party usable. An
-                // InvalidArgument raised mid-run (preprocessing exhausted) has poisoned the party:
-                // it goes back too, and every later call on it fails with SESSION_FAILED.
-                Err(e @ (SpdzError::InvalidArgument(_) | SpdzError::Program(_))) => {
-                    let err = spdz_error(&e, None);
-                    (Some(role), Err(err))
-                }
-                Err(e) => {
-                    let err = spdz_error(&e, Some(role.channel()));
-                    (None, Err(err))
-                }
+                Err(e) => failed(role, e),
             }
         }))
+    }
+
+    /// Hands out `count` client masks (at most 2^20 held at once): resolves to
+    /// `{ first: number, shares: Uint8Array }`, the id of the first mask and this server's shares
+    /// for the client (48 bytes per mask). Every server calls it with the same counts in the same
+    /// order (so ids agree); triples the store lacks are generated first (every server together).
+    /// `shares` is secret: send it to the client only, over a private channel, then wipe it
+    /// (`fill(0)`).
+    #[wasm_bindgen(js_name = clientMasks)]
+    pub fn client_masks(&self, count: f64) -> JsResult<Promise> {
+        let count = js_size("count", count, MAX_CLIENT_MASKS)?;
+        Ok(with_instance(&self.inner, move |mut role| async move {
+            let r = match &mut role {
+                Role::Prime(p) => p.client_masks(count).await,
+                Role::Binary(p) => p.client_masks(count).await,
+            };
+            match r {
+                Ok((first, mut shares)) => {
+                    let obj = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&obj, &"first".into(), &(first as f64).into());
+                    let _ = js_sys::Reflect::set(&obj, &"shares".into(), &Uint8Array::from(&shares[..]));
+                    webmpc_spdz::wipe::wipe(&mut shares);
+                    (Some(role), Ok(obj.into()))
+                }
+                Err(e) => failed(role, e),
+            }
+        }))
+    }
+
+    /// Forgets the held client masks with ids `first .. first + count` (a client that went
+    /// away): they can never be used. Ids not held are ignored. Every server drops the same.
+    #[wasm_bindgen(js_name = dropClientMasks)]
+    pub fn drop_client_masks(&self, first: f64, count: f64) -> JsResult<()> {
+        let first = mask_id(first)?;
+        let count = js_size("count", count, usize::MAX)?;
+        match self.inner.borrow_mut().as_mut() {
+            Some(Role::Prime(p)) => p.drop_client_masks(first, count),
+            Some(Role::Binary(p)) => p.drop_client_masks(first, count),
+            None => return Err(busy()),
+        }
+        Ok(())
     }
 }

@@ -26,6 +26,12 @@ pub enum SpdzError {
     /// The sacrifice of Π_Triple rejected a triple: some party deviated in Multiply.
     #[error("triple sacrifice failed: aborting")]
     SacrificeFailed,
+    /// A client's check of the servers' client masks failed ([`crate::clients`]): reconstructed
+    /// from every server's shares, some triple has c ≠ a·b, so some server changed a share it
+    /// sent (or a share was lost or damaged on the way). Code `CHEATING_DETECTED` with no peer:
+    /// the client cannot tell which server. The client must not send any input.
+    #[error("the servers' client masks do not verify (c ≠ a·b): some server changed its share; no input was made")]
+    ClientMasksInvalid,
     /// A check that identifies its culprit failed (a commitment that does not open, a broadcast
     /// seen differently by different parties).
     #[error("party {peer} failed the {check}: aborting")]
@@ -75,7 +81,7 @@ impl SpdzError {
             SpdzError::Ot(e) => e.code(),
             SpdzError::MacCheckFailed { .. } => "MAC_CHECK_FAILED",
             SpdzError::SacrificeFailed => "SACRIFICE_FAILED",
-            SpdzError::CheatingDetected { .. } => "CHEATING_DETECTED",
+            SpdzError::CheatingDetected { .. } | SpdzError::ClientMasksInvalid => "CHEATING_DETECTED",
             SpdzError::Malformed { .. } => "MALFORMED_MESSAGE",
             SpdzError::ParameterMismatch { .. } => "PARAMETER_MISMATCH",
             SpdzError::Program(e) => e.code(),

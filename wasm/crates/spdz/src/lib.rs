@@ -17,6 +17,7 @@
 //! Every check has a cheating-party test in `tests/cheating.rs`; the attack on MASCOT's
 //! original OT hash is in `tests/hash_attack.rs`.
 
+pub mod clients;
 pub mod cope;
 #[cfg(feature = "ideal")]
 pub mod dealer;
@@ -39,6 +40,7 @@ pub mod testing;
 pub mod wipe;
 pub mod zero;
 
+pub use clients::{client_masked_inputs, ClientInput};
 pub use error::SpdzError;
 pub use field::{Field, FieldKind, Fp, Gf128};
 pub use party::Party;

@@ -63,7 +63,7 @@ use crate::online_core::{
     product_level_pairs, stat_sec, xor_from_product,
 };
 use crate::party::Party;
-use crate::program::{Instr, Kind, Program};
+use crate::program::{Instr, Kind, Owner, Program};
 use crate::share::{Share, Triple};
 use crate::store::Counts;
 use crate::wipe::Wiping;
@@ -402,11 +402,36 @@ impl<F: Field, C: Channel> Party<F, C> {
     /// Missing preprocessing is generated first. `progress(done, total)` counts instructions.
     ///
     /// The program is validated first ([`Program::validate`]); a program or inputs that do not
-    /// fit are refused before any message is sent, and the party stays usable.
+    /// fit are refused before any message is sent, and the party stays usable. A program with
+    /// client inputs is refused (`INVALID_ARGUMENT`): it runs through
+    /// [`Party::run_with_clients`].
     pub async fn run(
         &mut self,
         program: &Program,
         inputs: &[[u8; 16]],
+        progress: impl FnMut(usize, usize),
+    ) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
+        if program.has_client_inputs() {
+            return Err(SpdzError::InvalidArgument("program has client inputs: use run_with_clients".into()));
+        }
+        self.run_with_clients(program, inputs, &[], progress).await
+    }
+
+    /// [`Party::run`] for a program with inputs from external clients ([`crate::clients`]):
+    /// `clients` has one entry per client-owned input, in program order, with the ids of the
+    /// client masks it used and the client's ε per mask (as many as the input's kind takes).
+    /// Those masks must be held (from [`Party::client_masks`], not used or dropped); the run
+    /// consumes them.
+    ///
+    /// Everything is checked before any message (the party stays usable on such a refusal); then
+    /// the servers compare the program, their preprocessing state, their client-mask counters
+    /// and a hash of every client input: servers given different client inputs fail with
+    /// `ParameterMismatch { what: "client inputs" }` before anything is consumed.
+    pub async fn run_with_clients(
+        &mut self,
+        program: &Program,
+        inputs: &[[u8; 16]],
+        clients: &[crate::clients::ClientInput],
         mut progress: impl FnMut(usize, usize),
     ) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
         program.validate()?;
@@ -430,13 +455,15 @@ impl<F: Field, C: Channel> Party<F, C> {
                 kinds.len()
             )));
         }
+        let client = crate::clients::prepare::<F>(program, clients, &self.clients)?;
         let mut mine = Wiping(Vec::new());
         for (k, r) in kinds.iter().zip(inputs) {
             let mut d = input_digits::<F>(*k, *r)?;
             mine.extend_from_slice(&d);
             crate::wipe::wipe(&mut d);
         }
-        // Same program and same preprocessing state everywhere, before anything is consumed.
+        // Same program, same preprocessing state (store and client-mask counter) and same client
+        // inputs everywhere, before anything is consumed.
         self.guarded(async |p| {
             let mut msg = program.hash().to_vec();
             let c = p.store.counts();
@@ -445,14 +472,20 @@ impl<F: Field, C: Channel> Party<F, C> {
             for m in &c.masks {
                 msg.extend_from_slice(&(*m as u64).to_le_bytes());
             }
+            msg.extend_from_slice(&p.clients.next_id().to_le_bytes());
+            let state_end = msg.len();
+            msg.extend_from_slice(&client.digest);
             let got = p.net.broadcast(msg.clone()).await?;
             for (j, g) in got.into_iter().enumerate() {
                 if let Some(g) = g {
                     if g.len() != msg.len() || g[..32] != msg[..32] {
                         return Err(SpdzError::ParameterMismatch { peer: j, what: "program" });
                     }
-                    if g != msg {
+                    if g[..state_end] != msg[..state_end] {
                         return Err(SpdzError::ParameterMismatch { peer: j, what: "preprocessing state" });
+                    }
+                    if g != msg {
+                        return Err(SpdzError::ParameterMismatch { peer: j, what: "client inputs" });
                     }
                 }
             }
@@ -460,7 +493,13 @@ impl<F: Field, C: Channel> Party<F, C> {
         })
         .await?;
         self.top_up(&program.requirements()).await?;
-        self.guarded(async |p| execute(p, program, &mine, &mut progress).await).await
+        self.guarded(async |p| {
+            // Held (checked above, and nothing ran since that could take them).
+            let masks: Wiping<Share<F>> =
+                Wiping(client.ids.iter().map(|id| p.clients.take(*id).expect("checked client mask")).collect());
+            execute(p, program, &mine, (&masks, &client.eps), &mut progress).await
+        })
+        .await
     }
 }
 
@@ -566,10 +605,13 @@ async fn broadcast_inputs<F: Field, C: Channel>(
     Ok(got)
 }
 
+/// Runs `program` on `p`: `mine` is this party's input digits (see [`input_digits`]), `clients`
+/// the client masks and ε of the client inputs, flattened in program order.
 async fn execute<F: Field, C: Channel>(
     p: &mut Party<F, C>,
     program: &Program,
     mine: &[F],
+    clients: (&[Share<F>], &[F]),
     progress: &mut impl FnMut(usize, usize),
 ) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
     let me = p.me();
@@ -586,25 +628,47 @@ async fn execute<F: Field, C: Channel>(
     let mut masks_used: Vec<Wiping<Share<F>>> = (0..n).map(|_| Wiping(Vec::new())).collect();
     let mut eps_mine = Wiping(Vec::with_capacity(mine.len()));
     for input in &program.inputs {
+        // A client's input uses its client masks (below), not input masks.
+        let Owner::Party(j) = input.owner else { continue };
         for _ in 0..input.kind.input_masks() {
-            let (sh, r) = p.store.masks[input.owner].pop_front().ok_or_else(|| exhausted("input masks"))?;
-            if input.owner == me {
+            let (sh, r) = p.store.masks[j].pop_front().ok_or_else(|| exhausted("input masks"))?;
+            if j == me {
                 let r = r.ok_or_else(|| exhausted("own input masks"))?;
                 let x = *mine.get(eps_mine.len()).ok_or_else(|| exhausted("own inputs"))?;
                 eps_mine.push(x - r);
             }
-            masks_used[input.owner].push(sh);
+            masks_used[j].push(sh);
         }
     }
     let eps = broadcast_inputs(p, &eps_mine, |j| masks_used[j].len()).await?;
+    // The clients' ε: every party got the same (the opening broadcast compared their hash); into
+    // the transcript like the parties' ε, so every MAC check compares them again.
+    let (client_masks, client_eps) = clients;
+    #[cfg(any(test, feature = "ideal"))]
+    let changed = p.cheat.on_client_eps(client_eps);
+    #[cfg(any(test, feature = "ideal"))]
+    let (client_eps, absorbed) = match &changed {
+        Some((v, in_transcript)) => (&v[..], if *in_transcript { &v[..] } else { client_eps }),
+        None => (client_eps, client_eps),
+    };
+    #[cfg(not(any(test, feature = "ideal")))]
+    let absorbed = client_eps;
+    p.net.absorb_elems(b"client-input", absorbed);
     let mut next = vec![0usize; n];
+    let mut next_client = 0;
     let mut range_bits: Wiping<Share<F>> = Wiping(Vec::new());
     for (i, input) in program.inputs.iter().enumerate() {
-        let j = input.owner;
-        let mut take = || {
-            let s = masks_used[j][next[j]].add_const(eps[j][next[j]], me, delta);
-            next[j] += 1;
-            s
+        let mut take = || match input.owner {
+            Owner::Party(j) => {
+                let s = masks_used[j][next[j]].add_const(eps[j][next[j]], me, delta);
+                next[j] += 1;
+                s
+            }
+            Owner::Client => {
+                let s = client_masks[next_client].add_const(client_eps[next_client], me, delta);
+                next_client += 1;
+                s
+            }
         };
         values[i] = match input.kind {
             Kind::Field => take(),

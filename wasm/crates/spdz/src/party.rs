@@ -92,7 +92,9 @@ pub struct Party<F: Field, C: Channel> {
     /// Pairwise seeds that re-randomise the sharings made without a split (see [`crate::zero`]).
     zero: ZeroSharing,
     pub(crate) store: Store<F>,
-    poisoned: bool,
+    /// Client masks handed out and not yet used or dropped ([`crate::clients`]).
+    pub(crate) clients: crate::clients::ClientMasks<F>,
+    pub(crate) poisoned: bool,
     batch: usize,
     stats: Stats,
     /// Values opened in the online phase since the last check: (value, this party's MAC share).
@@ -262,6 +264,7 @@ impl<F: Field, C: Channel> Party<F, C> {
             prg,
             zero,
             store: Store::new(n),
+            clients: Default::default(),
             poisoned: false,
             batch: DEFAULT_BATCH,
             stats: Stats::default(),
@@ -285,6 +288,7 @@ impl<F: Field, C: Channel> Party<F, C> {
             prg: Prg::from_entropy().expect("platform randomness"),
             zero: ZeroSharing::none(),
             store,
+            clients: Default::default(),
             poisoned: false,
             batch: DEFAULT_BATCH,
             stats: Stats::default(),
@@ -962,5 +966,6 @@ impl<F: Field, C: Channel> Drop for Party<F, C> {
             wipe(m.make_contiguous());
         }
         wipe(&mut self.online_log);
+        self.clients.wipe();
     }
 }

@@ -16,7 +16,9 @@
 //! n_inputs   varint
 //! n_instrs   varint    n_inputs + n_instrs ≤ 2^22
 //! n_outputs  varint    ≤ 2^20
-//! inputs     n_inputs × { owner: varint (< parties), kind: u8, bits: u8 }
+//! inputs     n_inputs × { owner: varint (< parties, or CLIENT_OWNER), kind: u8, bits: u8 }
+//!              owner CLIENT_OWNER = 0xFFFF_FFFF (the largest varint): supplied by an
+//!              external client through `Party::run_with_clients` (see below)
 //!              kind 0 = field element (bits must be 0)
 //!              kind 1 = unsigned integer of `bits` bits, 1 ..= 64 (F_p only)
 //!              kind 2 = signed (two's complement) integer of `bits` bits, 1 ..= 64 (F_p only)
@@ -69,6 +71,17 @@
 //!   value and compared can reveal that value). A program must only compare values that fit its
 //!   declared width for *every* choice of the other parties' inputs within their declared kinds.
 //!
+//! # Client inputs
+//!
+//! An input whose owner is [`CLIENT_OWNER`] comes from an external client that runs no
+//! preprocessing and holds no share of anything ([`crate::clients`]): the parties (the "servers")
+//! hand it one checked Beaver triple per mask, it verifies c = a·b and sends ε = x − a, and the
+//! servers set [[x]] = [[a]] + ε, exactly as for a party's input. An integer client input costs k
+//! client masks (one per bit) and the same k range-check triples as a party's; a field client
+//! input one mask. Client masks are not input masks: [`Program::requirements`] counts none for
+//! client inputs, only their range-check triples. [`crate::Party::run`] refuses a program with
+//! client inputs (`INVALID_ARGUMENT`): they go through [`crate::Party::run_with_clients`].
+//!
 //! Comparisons use Catrina–de Hoogh's statistical masking with κ = min(64, 125 − k) bits per
 //! k-bit comparison (64 up to k = 61, at least 61 for every allowed k; see
 //! [`crate::online_core::stat_sec`]): a program with C comparisons leaks at most C·2^−61 in
@@ -90,6 +103,8 @@ pub const MAX_VALUES: usize = 1 << 22;
 pub const MAX_OUTPUTS: usize = 1 << 20;
 /// Largest operand width of a comparison.
 pub const MAX_CMP_BITS: u8 = 64;
+/// The input owner that means "an external client" (the largest varint the format allows).
+pub const CLIENT_OWNER: u32 = 0xFFFF_FFFF;
 
 /// Why a program was refused. `offset` is the byte position of the problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -159,6 +174,19 @@ impl Kind {
         }
     }
 
+    /// The input kind declared by the bytes (`kind`, `bits`) of the inputs table (0 field, 1
+    /// unsigned, 2 signed; `bits` 0 for a field element, 1 ..= 64 for integers, which need the
+    /// prime field): the decoder's rules, with offsets relative to these two bytes.
+    pub fn input_from_bytes(field: FieldKind, kind: u8, bits: u8) -> Result<Kind, ProgramError> {
+        read_kind(&mut Reader { b: &[kind, bits], at: 0 }, field, true)
+    }
+
+    /// Whether a program over `field` may declare an input of this kind.
+    pub fn is_valid_input(self, field: FieldKind) -> bool {
+        let (k, b) = kind_byte(self);
+        Kind::input_from_bytes(field, k, b) == Ok(self)
+    }
+
     /// Bits whose b² = b check an input of this kind needs (one triple each): 0 for a field
     /// element, k for a k-bit integer.
     pub fn range_bits(self) -> usize {
@@ -169,11 +197,46 @@ impl Kind {
     }
 }
 
+/// Who supplies an input. An enum rather than a bare index, so that the client sentinel can never
+/// index a per-party table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// Party `i` of the session (encoded as `i`).
+    Party(usize),
+    /// An external client, through [`crate::Party::run_with_clients`] (encoded as
+    /// [`CLIENT_OWNER`]).
+    Client,
+}
+
+impl Owner {
+    /// The party index, `None` for a client.
+    pub fn party(self) -> Option<usize> {
+        match self {
+            Owner::Party(p) => Some(p),
+            Owner::Client => None,
+        }
+    }
+
+    /// True for party `p`'s inputs (never for a client's).
+    pub fn is_party(self, p: usize) -> bool {
+        self == Owner::Party(p)
+    }
+
+    /// The varint written for this owner (a party index that does not fit 32 bits is truncated,
+    /// and [`Program::validate`] then refuses it).
+    fn code(self) -> u32 {
+        match self {
+            Owner::Party(p) => p as u32,
+            Owner::Client => CLIENT_OWNER,
+        }
+    }
+}
+
 /// One input value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Input {
-    /// The party that supplies it.
-    pub owner: usize,
+    /// Who supplies it.
+    pub owner: Owner,
     /// What it is.
     pub kind: Kind,
 }
@@ -350,10 +413,11 @@ impl Program {
         let mut inputs = Vec::with_capacity(n_in);
         for _ in 0..n_in {
             let at = r.at;
-            let owner = r.varint()? as usize;
-            if owner >= parties {
-                return Err(ProgramError::Invalid { offset: at, reason: "input owner is not a party" });
-            }
+            let owner = match r.varint()? {
+                CLIENT_OWNER => Owner::Client,
+                p if (p as usize) < parties => Owner::Party(p as usize),
+                _ => return Err(ProgramError::Invalid { offset: at, reason: "input owner is not a party or a client" }),
+            };
             let kind = read_kind(&mut r, field, true)?;
             inputs.push(Input { owner, kind });
         }
@@ -446,7 +510,7 @@ impl Program {
         write_varint(&mut out, self.instrs.len() as u32);
         write_varint(&mut out, self.outputs.len() as u32);
         for i in &self.inputs {
-            write_varint(&mut out, i.owner as u32);
+            write_varint(&mut out, i.owner.code());
             let (k, b) = kind_byte(i.kind);
             out.extend_from_slice(&[k, b]);
         }
@@ -518,7 +582,11 @@ impl Program {
         use crate::online_core::{eq_cost, lt_cost};
         let mut c = Counts { triples: 0, bits: 0, masks: vec![0; self.parties] };
         for i in &self.inputs {
-            c.masks[i.owner] += i.kind.input_masks();
+            // A client input uses client masks ([`crate::Party::client_masks`]), not input masks;
+            // its bits are range-checked like a party's.
+            if let Owner::Party(p) = i.owner {
+                c.masks[p] += i.kind.input_masks();
+            }
             c.triples += i.kind.range_bits();
         }
         for ins in &self.instrs {
@@ -541,9 +609,20 @@ impl Program {
         c
     }
 
-    /// The inputs `party` supplies, in order.
+    /// The inputs `party` supplies, in order (never a client's).
     pub fn inputs_of(&self, party: usize) -> Vec<Kind> {
-        self.inputs.iter().filter(|i| i.owner == party).map(|i| i.kind).collect()
+        self.inputs.iter().filter(|i| i.owner.is_party(party)).map(|i| i.kind).collect()
+    }
+
+    /// The inputs external clients supply, in order: what [`crate::Party::run_with_clients`]
+    /// takes one [`crate::clients::ClientInput`] for each of.
+    pub fn client_inputs(&self) -> Vec<Kind> {
+        self.inputs.iter().filter(|i| i.owner == Owner::Client).map(|i| i.kind).collect()
+    }
+
+    /// Whether any input comes from an external client.
+    pub fn has_client_inputs(&self) -> bool {
+        self.inputs.iter().any(|i| i.owner == Owner::Client)
     }
 }
 
@@ -586,8 +665,17 @@ impl Builder {
         Builder { program: Program { field, parties, inputs: vec![], instrs: vec![], outputs: vec![] } }
     }
 
-    /// Declares an input of `owner`.
+    /// Declares an input of party `owner`.
     pub fn input(&mut self, owner: usize, kind: Kind) -> Value {
+        self.input_of(Owner::Party(owner), kind)
+    }
+
+    /// Declares an input of an external client (see [`crate::clients`]).
+    pub fn client_input(&mut self, kind: Kind) -> Value {
+        self.input_of(Owner::Client, kind)
+    }
+
+    fn input_of(&mut self, owner: Owner, kind: Kind) -> Value {
         assert!(self.program.instrs.is_empty(), "declare inputs before instructions");
         self.program.inputs.push(Input { owner, kind });
         Value(self.program.inputs.len() as u32 - 1)
@@ -696,6 +784,50 @@ mod tests {
     }
 
     #[test]
+    fn client_owner_round_trips_and_costs_no_input_masks() {
+        let mut b = Builder::new(FieldKind::Prime, 2);
+        let x = b.client_input(Kind::Unsigned(32));
+        let y = b.input(1, Kind::Field);
+        let z = b.client_input(Kind::Field);
+        let s = b.add(x, y);
+        let t = b.add(s, z);
+        b.output(t, Kind::Field, None);
+        let p = b.build();
+        let bytes = p.encode();
+        // The sentinel is written as the largest 5-byte varint.
+        assert_eq!(&bytes[11..18], &[0xff, 0xff, 0xff, 0xff, 0x0f, 1, 32]);
+        assert_eq!(Program::decode(&bytes).unwrap(), p);
+        assert_eq!(p.validate(), Ok(()));
+        assert_eq!(p.inputs[0].owner, Owner::Client);
+        assert_eq!(p.inputs[0].owner.party(), None);
+        assert_eq!(p.inputs[1].owner.party(), Some(1));
+        assert_eq!(p.inputs_of(0), vec![]);
+        assert_eq!(p.inputs_of(1), vec![Kind::Field]);
+        assert_eq!(p.client_inputs(), vec![Kind::Unsigned(32), Kind::Field]);
+        assert!(p.has_client_inputs() && !sample().has_client_inputs());
+        let r = p.requirements();
+        // No input masks for the client's inputs, but the range-check triples of its 32 bits.
+        assert_eq!(r.masks, vec![0, 1]);
+        assert_eq!(r.triples, 32);
+    }
+
+    #[test]
+    fn input_kinds_from_bytes_follow_the_decoder() {
+        use FieldKind::{Binary, Prime};
+        assert_eq!(Kind::input_from_bytes(Prime, 0, 0), Ok(Kind::Field));
+        assert_eq!(Kind::input_from_bytes(Prime, 1, 64), Ok(Kind::Unsigned(64)));
+        assert_eq!(Kind::input_from_bytes(Prime, 2, 1), Ok(Kind::Signed(1)));
+        assert_eq!(Kind::input_from_bytes(Binary, 0, 0), Ok(Kind::Field));
+        for (f, k, b) in [(Prime, 0, 1), (Prime, 1, 0), (Prime, 2, 65), (Prime, 3, 8), (Binary, 1, 8)] {
+            assert!(Kind::input_from_bytes(f, k, b).is_err(), "{f:?} {k} {b}");
+        }
+        assert!(Kind::Signed(16).is_valid_input(Prime));
+        assert!(!Kind::Signed(16).is_valid_input(Binary));
+        assert!(!Kind::Unsigned(0).is_valid_input(Prime));
+        assert!(!Kind::Unsigned(65).is_valid_input(Prime));
+    }
+
+    #[test]
     fn validate_refuses_what_decode_refuses() {
         let p = sample();
         assert_eq!(p.validate(), Ok(()));
@@ -711,8 +843,11 @@ mod tests {
             Box::new(|p| p.instrs[0] = Instr::Add(0, 3)),
             Box::new(|p| p.inputs[1].kind = Kind::Signed(0)),
             Box::new(|p| p.inputs[0].kind = Kind::Unsigned(65)),
-            Box::new(|p| p.inputs[0].owner = 3),
-            Box::new(|p| p.inputs[0].owner = (1 << 32) + 1),
+            Box::new(|p| p.inputs[0].owner = Owner::Party(3)),
+            Box::new(|p| p.inputs[0].owner = Owner::Party((1 << 32) + 1)),
+            // The sentinel's number as a party index: it encodes as the client, so it comes back
+            // different.
+            Box::new(|p| p.inputs[0].owner = Owner::Party(CLIENT_OWNER as usize)),
             Box::new(|p| p.parties = (1 << 16) + 3),
             Box::new(|p| p.parties = 1),
             Box::new(|p| p.outputs[0].value = 1000),
@@ -761,8 +896,19 @@ mod tests {
         p.instrs[2] = Instr::Lt(0, 1, 65);
         assert!(Program::decode(&p.encode()).is_err());
         let mut p = sample();
-        p.inputs[0].owner = 3;
+        p.inputs[0].owner = Owner::Party(3);
         assert!(Program::decode(&p.encode()).is_err());
+        // Owners between the parties and the client sentinel are refused.
+        for owner in [3u32, 4, 1 << 20, CLIENT_OWNER - 1] {
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend_from_slice(&[1, 0, 3, 0, 1, 0, 0]);
+            write_varint(&mut bytes, owner);
+            bytes.extend_from_slice(&[0, 0]);
+            assert!(
+                matches!(Program::decode(&bytes), Err(ProgramError::Invalid { offset: 11, .. })),
+                "owner {owner}"
+            );
+        }
         let mut p = sample();
         p.outputs[1].recipients = Some(vec![2, 0]);
         assert!(Program::decode(&p.encode()).is_err());

@@ -64,6 +64,15 @@ pub enum Cheat {
     },
     /// Commits to a wrong σ in the MAC check: caught by the MAC check.
     WrongSigma,
+    /// A server that, after the servers agreed on the client inputs, uses the first client ε
+    /// plus one for its share of that input ([[x]] = [[a]] + ε): with `in_transcript`, it also
+    /// absorbs the changed ε into its transcript (caught by the broadcast consistency check,
+    /// CHEATING_DETECTED naming it); without, only its share (and MAC share) is off (caught by
+    /// the MAC check of the first opening that depends on it, MAC_CHECK_FAILED).
+    ClientEpsilon {
+        /// Whether its transcript shows the changed ε.
+        in_transcript: bool,
+    },
     /// Adds `by` to its share of the first value of its first opening in the online phase (an
     /// additive error in a Beaver product: the product becomes x·y + by·y). Caught by the MAC
     /// check that runs before any comparison depending on it opens a masked value.
@@ -174,6 +183,19 @@ impl Cheat {
                     *x += F::ONE;
                 }
             }
+        }
+    }
+
+    /// The client ε this server uses instead of the agreed `eps`, and whether its transcript
+    /// shows them; `None` when honest.
+    pub(crate) fn on_client_eps<F: Field>(&self, eps: &[F]) -> Option<(Vec<F>, bool)> {
+        match (self, eps.first()) {
+            (Cheat::ClientEpsilon { in_transcript }, Some(_)) => {
+                let mut v = eps.to_vec();
+                v[0] += F::ONE;
+                Some((v, *in_transcript))
+            }
+            _ => None,
         }
     }
 

@@ -132,7 +132,7 @@ fn online_with_cheater<C: Channel>(
     let cheats = (0..n).map(|i| if i == cheater { cheat.clone() } else { Cheat::None }).collect();
     let parties = dealer.parties(channels, &p.requirements(), cheats);
     let futs = parties.into_iter().enumerate().map(|(i, mut party)| {
-        let inputs: Vec<[u8; 16]> = p.inputs.iter().filter(|x| x.owner == i).map(|_| 7u128.to_le_bytes()).collect();
+        let inputs: Vec<[u8; 16]> = p.inputs.iter().filter(|x| x.owner.is_party(i)).map(|_| 7u128.to_le_bytes()).collect();
         async move { party.run(p, &inputs, |_, _| {}).await }
     });
     run_local(join_all(futs)).unwrap()

@@ -101,8 +101,9 @@ fn evaluate<F: Reference>(p: &Program, inputs: &[Vec<[u8; 16]>]) -> Vec<[u8; 16]
     let mut vals: Vec<u128> = Vec::new();
     let mut next = vec![0; p.parties];
     for i in &p.inputs {
-        vals.push(raw_to_value(i.kind, inputs[i.owner][next[i.owner]]));
-        next[i.owner] += 1;
+        let o = i.owner.party().expect("these programs have no client inputs");
+        vals.push(raw_to_value(i.kind, inputs[o][next[o]]));
+        next[o] += 1;
     }
     let c = |c: &[u8; 16]| u128::from_le_bytes(*c);
     for ins in &p.instrs {
