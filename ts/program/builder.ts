@@ -39,6 +39,8 @@
  */
 import { WebmpcError } from '../errors.js';
 import {
+  CLIENT_OWNER,
+  CLIENT_OWNER_WIRE,
   FIELD_BYTE,
   KIND_BYTE,
   MAGIC,
@@ -217,11 +219,15 @@ export class ProgramBuilder {
   // --- inputs and constants -------------------------------------------------------------------
 
   /**
-   * Declares the next input value, supplied by `party`. Inputs may be declared at any point:
-   * they are numbered in declaration order, before every instruction.
+   * Declares the next input value, supplied by `party`, or by an external client with `'client'`
+   * (the compute parties of `serve` take it from a client; see `webmpc`'s `serve`/`submit`).
+   * Inputs may be declared at any point: they are numbered in declaration order, before every
+   * instruction.
    */
-  input(party: number, kind: InputKind): Value {
-    if (!Number.isInteger(party) || party < 0 || party >= this.parties) throw invalid(`party must be in [0, ${this.parties})`);
+  input(party: number | 'client', kind: InputKind): Value {
+    if (party !== 'client' && (!Number.isInteger(party) || party < 0 || party >= this.parties)) {
+      throw invalid(`party must be in [0, ${this.parties}) or 'client'`);
+    }
     let k: InputKind;
     if (kind?.type === 'field') {
       k = { type: 'field' };
@@ -233,22 +239,22 @@ export class ProgramBuilder {
       throw invalid("input kind must be { type: 'field' }, { type: 'unsigned', bits } or { type: 'signed', bits }");
     }
     this.#room();
-    this.#inputs.push({ owner: party, kind: k });
+    this.#inputs.push({ owner: party === 'client' ? CLIENT_OWNER : party, kind: k });
     return new Value(this, -this.#inputs.length, rangeOf(k));
   }
 
   /** An unsigned `bits`-bit integer input of `party` (F_p only). */
-  uint(party: number, bits: number): Value {
+  uint(party: number | 'client', bits: number): Value {
     return this.input(party, { type: 'unsigned', bits });
   }
 
   /** A signed (two's complement range) `bits`-bit integer input of `party` (F_p only). */
-  sint(party: number, bits: number): Value {
+  sint(party: number | 'client', bits: number): Value {
     return this.input(party, { type: 'signed', bits });
   }
 
   /** A field-element input of `party`. */
-  element(party: number): Value {
+  element(party: number | 'client'): Value {
     return this.input(party, { type: 'field' });
   }
 
@@ -429,7 +435,7 @@ export class ProgramBuilder {
     w.varint(this.#instrs.length);
     w.varint(this.#outputs.length);
     for (const i of this.#inputs) {
-      w.varint(i.owner);
+      w.varint(i.owner === CLIENT_OWNER ? CLIENT_OWNER_WIRE : i.owner);
       w.u8(KIND_BYTE[i.kind.type]);
       w.u8(i.kind.type === 'field' ? 0 : i.kind.bits);
     }

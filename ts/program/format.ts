@@ -7,7 +7,7 @@
  *
  * ```text
  * magic "WMPA" | version 1 | field u8 | parties u16 LE | n_inputs, n_instrs, n_outputs varints
- * inputs  { owner varint, kind u8, bits u8 }
+ * inputs  { owner varint (a party, or CLIENT_OWNER_WIRE: a client's), kind u8, bits u8 }
  * instrs  { opcode u8, operand varints, then a 16-byte LE constant or a u8 width }
  * outputs { value varint, kind u8, count varint, count × party varint (0: every party) }
  * ```
@@ -24,6 +24,13 @@ export const MAX_PARTIES = 1024;
 export const MAX_VALUES = 1 << 22;
 /** Most outputs in a program. */
 export const MAX_OUTPUTS = 1 << 20;
+/**
+ * The owner an input has on the wire when an external client supplies it (the largest varint the
+ * format allows): the compute parties take it as a masked value through `serve` (`ts/clients.ts`).
+ */
+export const CLIENT_OWNER_WIRE = 0xffff_ffff;
+/** The owner such an input has in {@link Program.owners} and in a session's job: no party. */
+export const CLIENT_OWNER = -1;
 /** Largest width, in bits, of an integer input or of a comparison's operands. */
 export const MAX_INT_BITS = 64;
 
@@ -201,8 +208,8 @@ export function readLayout(b: Uint8Array): ProgramLayout {
     const bits = u8();
     const kind: InputKind | undefined =
       k === 0 ? { type: 'field' } : k === 1 ? { type: 'unsigned', bits } : k === 2 ? { type: 'signed', bits } : undefined;
-    if (!kind || owner >= parties) throw malformed(at, 'bad input');
-    inputs.push({ owner, kind });
+    if (!kind || (owner >= parties && owner !== CLIENT_OWNER_WIRE)) throw malformed(at, 'bad input');
+    inputs.push({ owner: owner === CLIENT_OWNER_WIRE ? CLIENT_OWNER : owner, kind });
   }
   for (let i = 0; i < nInstr; i++) {
     const shape = SHAPE[u8()];

@@ -14,6 +14,7 @@
  */
 export { ProgramBuilder, Value, type CompareOptions, type Operand, type OutputOptions, type ProgramBuilderOptions, type Range } from './builder.js';
 export {
+  CLIENT_OWNER,
   MAX_INT_BITS,
   MAX_OUTPUTS,
   MAX_PARTIES,

@@ -99,7 +99,7 @@ export class Program implements ProgramSource {
   readonly field: FieldName;
   /** The number of parties it is written for. */
   readonly parties: number;
-  /** `owners[i]`: the party supplying input value i. */
+  /** `owners[i]`: the party supplying input value i, or −1 (`CLIENT_OWNER`) for an external client's. */
   readonly owners: readonly number[];
   /** `inputKinds[i]`: what input value i is. */
   readonly inputKinds: readonly InputKind[];
@@ -125,6 +125,11 @@ export class Program implements ProgramSource {
     this.instructions = layout.instructions;
     Object.freeze(this);
     GENUINE.add(this);
+  }
+
+  /** The indices of the input values external clients supply (owner −1), in program order. */
+  clientInputs(): number[] {
+    return this.owners.flatMap((p, i) => (p === -1 ? [i] : []));
   }
 
   /** The indices of the input values `party` supplies, in program order. */
@@ -160,17 +165,7 @@ export class Program implements ProgramSource {
   encodeInput(index: number, value: bigint | number): Uint8Array {
     const kind = this.inputKinds[index];
     if (!kind) throw invalid(`the program has no input ${index}`);
-    let v = toBigInt(value, `input ${index}`);
-    const range = rangeOf(kind);
-    if (range) {
-      if (v < range[0] || v > range[1]) throw invalid(`input ${index} is out of range for ${describe(kind, this.field)}`);
-    } else if (this.field === 'prime') {
-      if (v <= -PRIME || v >= PRIME) throw invalid(`input ${index} is not an element of F_p (|value| must be below 2^128 − 173)`);
-      if (v < 0n) v += PRIME;
-    } else if (v < 0n || v >> 128n !== 0n) {
-      throw invalid(`input ${index} is not an element of GF(2^128) (it must be in [0, 2^128))`);
-    }
-    return writeBig(v, inputBytes(kind));
+    return encodeValue(kind, this.field, value, `input ${index}`);
   }
 
   /**
@@ -227,6 +222,38 @@ export async function programFromBytes(bytes: Uint8Array): Promise<Program> {
 }
 
 /**
+ * @internal A value of `kind` as the big-endian bytes sessions take (see
+ * {@link Program.encodeInput}); `what` names it in the error, which never carries the value.
+ */
+export function encodeValue(kind: InputKind, field: FieldName, value: bigint | number, what: string): Uint8Array {
+  let v = toBigInt(value, what);
+  const range = rangeOf(kind);
+  if (range) {
+    if (v < range[0] || v > range[1]) throw invalid(`${what} is out of range for ${describe(kind, field)}`);
+  } else if (field === 'prime') {
+    if (v <= -PRIME || v >= PRIME) throw invalid(`${what} is not an element of F_p (|value| must be below 2^128 − 173)`);
+    if (v < 0n) v += PRIME;
+  } else if (v < 0n || v >> 128n !== 0n) {
+    throw invalid(`${what} is not an element of GF(2^128) (it must be in [0, 2^128))`);
+  }
+  return writeBig(v, inputBytes(kind));
+}
+
+/**
+ * @internal A value (big-endian, as {@link encodeValue} makes it) as the Wasm bindings take it:
+ * 16 little-endian bytes (integers as is, signed ones in two's complement; field elements
+ * canonical), written into `out` at `at`.
+ */
+export function wireValue(kind: InputKind, bytes: Uint8Array, out: Uint8Array, at: number): void {
+  let v = readBig(bytes);
+  if (kind.type === 'signed') v = BigInt.asUintN(128, BigInt.asIntN(8 * bytes.length, v));
+  for (let i = 0; i < 16; i++) {
+    out[at + i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+}
+
+/**
  * @internal This party's inputs (big-endian, as checked by {@link Program.checkInput}) as the
  * Wasm binding takes them: 16 little-endian bytes each (integers as is, signed ones in two's
  * complement; field elements canonical).
@@ -234,15 +261,6 @@ export async function programFromBytes(bytes: Uint8Array): Promise<Program> {
 export function wireInputs(program: Program, party: number, inputs: readonly Uint8Array[]): Uint8Array {
   const mine = program.inputsOf(party);
   const out = new Uint8Array(16 * mine.length);
-  mine.forEach((index, k) => {
-    const kind = program.inputKinds[index]!;
-    const bytes = inputs[k]!;
-    let v = readBig(bytes);
-    if (kind.type === 'signed') v = BigInt.asUintN(128, BigInt.asIntN(8 * bytes.length, v));
-    for (let i = 0; i < 16; i++) {
-      out[16 * k + i] = Number(v & 0xffn);
-      v >>= 8n;
-    }
-  });
+  mine.forEach((index, k) => wireValue(program.inputKinds[index]!, inputs[k]!, out, 16 * k));
   return out;
 }
