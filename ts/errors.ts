@@ -53,7 +53,13 @@ export type SdkErrorCode =
    * (or the environment has no workers: open the session with `worker: false`). The session's
    * transport is closed, so its peers abort too.
    */
-  | 'WORKER_FAILED';
+  | 'WORKER_FAILED'
+  /**
+   * Client–server MPC (`submit`): the compute parties did not take this client's input — the
+   * input window had closed, not every server had the client when it closed, or the client did
+   * not answer in time or sent different servers different values. The message says which.
+   */
+  | 'CLIENT_REFUSED';
 
 /**
  * Codes of {@link TransportError}: why moving bytes between parties failed. A transport that

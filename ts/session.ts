@@ -42,6 +42,7 @@
  * rejects at once (`PEER_DISCONNECTED` or the cause) instead of waiting for a timeout, and no
  * timer or socket is left to keep the process alive. Open a new session to continue.
  */
+import { hex } from './bytes.js';
 import {
   PreparedCircuit,
   isStreamedCircuit,
@@ -197,10 +198,6 @@ function invalid(message: string): WebmpcError {
   return new WebmpcError('INVALID_ARGUMENT', message);
 }
 
-function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
 function isProgramSource(x: unknown): x is ProgramSource {
   return typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'program';
 }
@@ -312,7 +309,15 @@ export class Session {
    */
   preprocess<P extends Protocol>(protocol: P, options?: PreprocessOptions<P>): Promise<void> {
     const opts = (options ?? {}) as PreprocessOptions;
-    return this.#exclusive(opts.signal, () => this.#preprocess(protocol, opts));
+    return this.#exclusive(opts.signal, async () => void (await this.#preprocess(protocol, opts)));
+  }
+
+  /**
+   * @internal `preprocess`, resolving with what the protocol's preprocessing returns (`mascot`'s
+   * `clientMasks`: this server's shares of the client masks, for `serve`).
+   */
+  _preprocessWithResult<P extends Protocol>(protocol: P, options: PreprocessOptions<P>): Promise<unknown> {
+    return this.#exclusive(options.signal, () => this.#preprocess(protocol, options as PreprocessOptions));
   }
 
   /**
@@ -624,7 +629,7 @@ export class Session {
     return Promise.all(this.#instanceWorkers.slice(0, count));
   }
 
-  async #preprocess(name: Protocol, options: PreprocessOptions): Promise<void> {
+  async #preprocess(name: Protocol, options: PreprocessOptions): Promise<unknown> {
     const module = this.#module(name);
     const hook = module.preprocess;
     if (!hook) throw invalid(`protocol '${module.name}' has no preprocessing`);
@@ -644,7 +649,7 @@ export class Session {
     this.#traffic.operation('preprocess');
     if (!inWorker) return hook.run(ctx, params);
     const local = module.localOptions?.send(params);
-    await this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'preprocess', protocol: module.name, ctx: init, params, local }));
+    return this.#remote(module, ctx, threads ?? 1, (init) => ({ op: 'preprocess', protocol: module.name, ctx: init, params, local }));
   }
 
   /** The engine worker, started on first use with the main Wasm module this realm compiled. */
@@ -878,7 +883,8 @@ export class Session {
   #owners(n: number, declared: readonly number[] | undefined, given: readonly number[] | undefined, what: string): readonly number[] {
     if (given !== undefined && !Array.isArray(given)) throw invalid('owners must be an array of party indices');
     const owners = given ?? declared ?? Array.from({ length: n }, (_, i) => i);
-    if (owners.length !== n || !owners.every((p) => this.#isParty(p))) {
+    // −1: an external client's input, which only a program can declare (`serve` supplies it).
+    if (owners.length !== n || !owners.every((p, k) => this.#isParty(p) || (p === -1 && declared?.[k] === -1))) {
       throw invalid(`owners must name a party in [0, ${this.parties}) for each of the ${plural(n, 'input value')} of the ${what}`);
     }
     if (declared && given) {

@@ -360,8 +360,7 @@ async function perform(op: WorkerOp): Promise<unknown> {
     return op.op === 'run' ? module.run(ctx, settled) : runEach(module.run, ctx, settled, op.runs);
   }
   if (!module.preprocess) throw new WebmpcError('INVALID_ARGUMENT', `protocol '${module.name}' has no preprocessing`);
-  await module.preprocess.run(ctx, (await withLocal(op.params)) as never);
-  return undefined;
+  return module.preprocess.run(ctx, (await withLocal(op.params)) as never);
 }
 
 function handle(m: HostMessage): void {

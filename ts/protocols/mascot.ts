@@ -67,7 +67,36 @@ const MAX_BATCH = 4096;
 export interface MascotRoleOptions {
   /** The field the program must be over (a check: the program says which it is). */
   field?: FieldName;
+  /** @internal The clients' masked inputs of a program with client inputs (`serve` gives them). */
+  clients?: MascotClientInputs;
 }
+
+/**
+ * @internal What `serve` (`ts/clients.ts`) hands a run of a program with client inputs: for each
+ * client input in program order, the id of its first mask (u64 LE) then one masked value per
+ * mask (16 LE bytes each: ε = x − a, see `webmpc_spdz::clients`); and the masks of clients that
+ * were dropped, forgotten before the run.
+ */
+export interface MascotClientInputs {
+  readonly bytes: Uint8Array;
+  /** SHA-256 of `bytes` (hex): what the servers agree on (the bytes stay this party's own). */
+  readonly digest: string;
+  /** `[first mask id, count]` of each dropped client's masks. */
+  readonly drop: readonly (readonly [number, number])[];
+}
+
+/** The client inputs' bytes ride beside the agreed roles under a symbol key (see localOptions). */
+const CLIENT_BYTES: unique symbol = Symbol('webmpc.mascot.clients');
+
+/** The roles the parties agree on. */
+type MascotRoles = {
+  readonly field?: FieldName;
+  readonly clients?: { readonly digest: string; readonly drop: readonly (readonly [number, number])[] };
+};
+type WithClientBytes = MascotRoles & { readonly [CLIENT_BYTES]?: Uint8Array };
+
+/** Most masks one `clientMasks` call may take (the binding's limit is the same). */
+const MAX_CLIENT_MASKS = 1 << 20;
 
 /** The options of `Session.preprocess('mascot', ...)`. */
 export interface MascotPreprocessOptions {
@@ -81,6 +110,12 @@ export interface MascotPreprocessOptions {
   field?: FieldName;
   /** Triples per batch from now on in this session (default 1024; at most 4096); memory vs rounds. */
   batch?: number;
+  /**
+   * @internal Takes this many triples as client input masks (`serve`): the preprocessing then
+   * resolves, through the SDK's internal call, with `{ first, shares }` (this server's shares of
+   * each triple for its client, 48 bytes per mask).
+   */
+  clientMasks?: number;
 }
 
 /** What the parties agree on before preprocessing. */
@@ -91,6 +126,7 @@ export type MascotPreprocessParams = {
   /** true: top up to `triples`/`bits` (a program's needs); false: add them. */
   readonly topUp: boolean;
   readonly batch: number | null;
+  readonly clientMasks: number;
 };
 
 /**
@@ -105,7 +141,7 @@ export interface MascotState {
 export interface MascotTypes {
   readonly computes: 'program';
   readonly roleOptions: MascotRoleOptions;
-  readonly roles: { readonly field?: FieldName };
+  readonly roles: MascotRoles;
   readonly preprocessOptions: MascotPreprocessOptions;
   readonly preprocessParams: MascotPreprocessParams;
   readonly state: MascotState;
@@ -128,8 +164,23 @@ function count(value: unknown, what: string): number {
   return value as number;
 }
 
-function roles(options: MascotRoleOptions, _env: PartyEnv): { readonly field?: FieldName } {
-  return options.field === undefined ? {} : { field: checkField(options.field) };
+function roles(options: MascotRoleOptions, _env: PartyEnv): MascotRoles {
+  const field = options.field === undefined ? {} : { field: checkField(options.field) };
+  const c = options.clients;
+  if (c === undefined) return field;
+  if (
+    typeof c !== 'object' ||
+    c === null ||
+    !(c.bytes instanceof Uint8Array) ||
+    typeof c.digest !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(c.digest) ||
+    !Array.isArray(c.drop) ||
+    !c.drop.every((d) => Array.isArray(d) && d.length === 2 && d.every((x) => Number.isSafeInteger(x) && x >= 0))
+  ) {
+    throw invalid('mascot: clients must be { bytes, digest, drop } as serve makes them');
+  }
+  const agreed: WithClientBytes = { ...field, clients: { digest: c.digest, drop: c.drop.map(([a, b]) => [a, b] as const) }, [CLIENT_BYTES]: c.bytes };
+  return agreed;
 }
 
 function preprocessParams(options: MascotPreprocessOptions, env: PartyEnv): MascotPreprocessParams {
@@ -145,10 +196,13 @@ function preprocessParams(options: MascotPreprocessOptions, env: PartyEnv): Masc
     if (options.field !== undefined && checkField(options.field) !== program.field) throw invalid(`mascot: the program is over the ${program.field} field, not the ${options.field} one`);
     if (program.parties !== env.parties) throw invalid(`mascot: the program is for ${program.parties} parties; this session has ${env.parties}`);
     const need = program.requirements();
-    return { field: program.field, triples: need.triples, bits: need.bits, topUp: true, batch };
+    if (options.clientMasks !== undefined) throw invalid('mascot: give either a program or clientMasks');
+    return { field: program.field, triples: need.triples, bits: need.bits, topUp: true, batch, clientMasks: 0 };
   }
   const field = options.field === undefined ? 'prime' : checkField(options.field);
-  return { field, triples: count(options.triples, 'triples'), bits: count(options.bits, 'bits'), topUp: false, batch };
+  const clientMasks = count(options.clientMasks, 'clientMasks');
+  if (clientMasks > MAX_CLIENT_MASKS) throw invalid(`mascot: clientMasks must be at most ${MAX_CLIENT_MASKS}`);
+  return { field, triples: count(options.triples, 'triples'), bits: count(options.bits, 'bits'), topUp: false, batch, clientMasks };
 }
 
 /** This party's MASCOT setup for `field`, running it (base OTs, COPE with every peer) on first use. */
@@ -264,22 +318,32 @@ async function preprocessInstance(
   }
 }
 
-function check(job: ProgramJob<{ readonly field?: FieldName }>, env: PartyEnv): void {
+function check(job: ProgramJob<MascotRoles>, env: PartyEnv): void {
   const program = job.program;
   if (!isProgram(program)) throw invalid('mascot runs programs from webmpc/program (ProgramBuilder.build or programFromBytes)');
   if (program.parties !== env.parties) throw invalid(`mascot: the program is for ${program.parties} parties; this session has ${env.parties}`);
   const want = job.roles.field;
   if (want !== undefined && want !== program.field) throw invalid(`mascot: the program is over the ${program.field} field, not the ${want} one`);
+  const clientInputs = (program as Program).clientInputs().length;
+  if (clientInputs > 0 && job.roles.clients === undefined) throw invalid('mascot: the program has client inputs: compute parties run it through serve()');
+  if (clientInputs === 0 && job.roles.clients !== undefined) throw invalid('mascot: clients given, but the program has no client inputs');
 }
 
-async function run(ctx: ProtocolContext<MascotState>, job: ProgramJob<{ readonly field?: FieldName }>): Promise<Outputs> {
+async function run(ctx: ProtocolContext<MascotState>, job: ProgramJob<MascotRoles>): Promise<Outputs> {
   const program = job.program as Program; // check() refused anything else
   const inputs = wireInputs(program, ctx.party, job.inputs);
   const raw = await party(ctx, program.field);
+  const clients = job.roles.clients;
+  // Masks of dropped clients are forgotten first (local: every server drops the same, agreed).
+  for (const [first, n] of clients?.drop ?? []) await ctx.call(async () => raw.dropClientMasks(first, n));
   const need = program.requirements();
   await generate(ctx, raw, program.field, need.triples, need.bits, true);
   const progress = (_phase: string, done: number, total: number) => ctx.progress('evaluating', done, total);
-  const out = await ctx.call(() => raw.run(program.bytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>);
+  const bytes = (job.roles as WithClientBytes)[CLIENT_BYTES];
+  if (clients && !bytes) throw invalid('mascot: the client inputs did not reach the engine');
+  const out = await ctx.call(
+    () => (bytes ? raw.runWithClients(program.bytes, inputs, bytes, progress) : raw.run(program.bytes, inputs, progress)) as Promise<(Uint8Array | undefined)[]>,
+  );
   // The binding speaks little-endian; sessions speak big-endian.
   return out.map((v) => (v ? v.slice().reverse() : undefined));
 }
@@ -297,12 +361,22 @@ export const mascot: ProtocolModule<MascotTypes> = {
   computes: 'program',
   parties: { min: 2, max: 1024 },
   wasmModule: 'mascot',
-  roleOptions: ['field'],
+  roleOptions: ['field', 'clients'],
   roles,
+  localOptions: {
+    // The clients' masked inputs go to the engine worker beside the agreed roles (only their
+    // digest is compared): a symbol key would not survive the structured clone.
+    send(roles: object): unknown {
+      return (roles as WithClientBytes)[CLIENT_BYTES];
+    },
+    async receive(roles: object, local: unknown): Promise<object> {
+      return local instanceof Uint8Array ? { ...roles, [CLIENT_BYTES]: local } : roles;
+    },
+  },
   check,
   run,
   preprocess: {
-    options: ['triples', 'bits', 'program', 'field', 'batch'],
+    options: ['triples', 'bits', 'program', 'field', 'batch', 'clientMasks'],
     params: preprocessParams,
     async run(ctx, params) {
       const raw = await party(ctx, params.field);
@@ -311,6 +385,11 @@ export const mascot: ProtocolModule<MascotTypes> = {
         await ctx.call(async () => raw.setBatch(batch));
       }
       await generate(ctx, raw, params.field, params.triples, params.bits, params.topUp, params.batch);
+      if (params.clientMasks > 0) {
+        const n = params.clientMasks;
+        return ctx.call(() => raw.clientMasks(n) as Promise<{ first: number; shares: Uint8Array }>);
+      }
+      return undefined;
     },
   },
   free(state: MascotState): void {

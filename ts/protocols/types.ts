@@ -196,8 +196,12 @@ export interface PreprocessHook<T extends ProtocolTypes> {
   readonly options: readonly (keyof T['preprocessOptions'] & string)[];
   /** Checks and normalises the options, before anything is sent. Throws `INVALID_ARGUMENT`. */
   params(options: T['preprocessOptions'], env: PartyEnv): T['preprocessParams'];
-  /** Runs the preprocessing (after the parties agreed on `params`), keeping its result in `ctx.state`. */
-  run(ctx: ProtocolContext<T['state']>, params: T['preprocessParams']): Promise<void>;
+  /**
+   * Runs the preprocessing (after the parties agreed on `params`), keeping its result in
+   * `ctx.state`; may resolve with something for the caller (structured-clonable), which
+   * `Session.preprocess` drops and the SDK's own callers read.
+   */
+  run(ctx: ProtocolContext<T['state']>, params: T['preprocessParams']): Promise<unknown>;
 }
 
 /** What every protocol module exports. */
