@@ -23,6 +23,7 @@ import type { WebSocketConstructor } from './websocket-like.js';
 import { loadNodeDatachannel, loadWs } from './optional.js';
 
 export * from './index.js';
+export { dialServer, listenForClients, type ClientSocketListener } from './client-sockets.js';
 export { startSignalingServer, type SignalingServer, type SignalingServerOptions } from './server.js';
 export {
   connectWebSocketMesh,

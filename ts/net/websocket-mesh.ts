@@ -156,6 +156,30 @@ export async function listenWebSocket(options: { port?: number; host?: string } 
   return listener;
 }
 
+/**
+ * Makes `socket` the link to `peer` of `transport`: its binary messages are frames (`early`: any
+ * that arrived before), its close is the link's. Shared by the mesh and the client sockets.
+ */
+export function adoptWebSocket(transport: FramedTransport, peer: number, socket: WebSocketLike, early: readonly unknown[] = []): void {
+  const receive = (data: unknown) => {
+    const bytes = binaryData(data);
+    // Text after the handshake is not a frame: an empty frame is a protocol error.
+    transport.receiveFrame(peer, bytes ?? new Uint8Array(0));
+  };
+  socket.onmessage = (event) => receive(event.data);
+  socket.onclose = () => transport.linkClosed(peer);
+  socket.onerror = () => {};
+  const link: FrameLink = {
+    send: (frame) => socket.send(frame),
+    get bufferedAmount() {
+      return socket.bufferedAmount;
+    },
+    close: (graceful, timeoutMs) => closeWebSocket(socket, graceful, timeoutMs),
+  };
+  transport.attach(peer, link);
+  for (const data of early) receive(data);
+}
+
 export interface WebSocketMeshOptions extends FramedOptions {
   party: number;
   parties: number;
@@ -195,23 +219,7 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
 
   const adopt = (peer: number, socket: WebSocketLike, early: readonly unknown[] = []) => {
     sockets.push(socket);
-    const receive = (data: unknown) => {
-      const bytes = binaryData(data);
-      // Text after the handshake is not a frame: an empty frame is a protocol error.
-      transport.receiveFrame(peer, bytes ?? new Uint8Array(0));
-    };
-    socket.onmessage = (event) => receive(event.data);
-    socket.onclose = () => transport.linkClosed(peer);
-    socket.onerror = () => {};
-    const link: FrameLink = {
-      send: (frame) => socket.send(frame),
-      get bufferedAmount() {
-        return socket.bufferedAmount;
-      },
-      close: (graceful, timeoutMs) => closeWebSocket(socket, graceful, timeoutMs),
-    };
-    transport.attach(peer, link);
-    for (const data of early) receive(data);
+    adoptWebSocket(transport, peer, socket, early);
   };
 
   const dial = async (peer: number): Promise<void> => {

@@ -1,0 +1,713 @@
+/**
+ * Client–server MPC: a few compute parties ("servers", 2 or more) run MASCOT among themselves on
+ * inputs that many clients give them. A client never runs preprocessing: it secret-shares its
+ * input to the servers and gets the public result back.
+ *
+ * ```ts
+ * // each compute party (Node process or page), over the servers' mesh transport:
+ * const result = await serve({
+ *   transport, identity: serverIdentity, sessionId: 'auction-7',
+ *   clients: listener,                                   // where clients connect (see ClientListener)
+ *   input: { type: 'unsigned', bits: 32 },               // what each client gives
+ *   program: (n) => vickreyAuction({ parties: 3, bids: n, bidders: 'clients' }),
+ *   window: { closeAfterMs: 60_000, count: 1000 },       // whichever comes first (server 0 decides)
+ * });
+ * // each client (page or Node script):
+ * const { outputs, index } = await submit({
+ *   sessionId: 'auction-7', input: 1234n,
+ *   servers: [{ publicKey: key0, connect: () => dial(0) }, { publicKey: key1, connect: () => dial(1) }, …],
+ * });
+ * ```
+ *
+ * **Input protocol** (Damgård, Damgård, Nielsen, Nordholt, Toft, "Confidential Benchmarking based
+ * on Multiparty Computation", FC 2016; MP-SPDZ's external clients work the same way): for each
+ * value a client gives (one per bit of a k-bit integer), the servers take a sacrificed Beaver
+ * triple ([[a]], [[b]], [[c]]) and each sends the client its shares of a, b and c. The client
+ * checks c = a·b: a server that changed its share of a cannot fix c without knowing b, so it is
+ * caught except with probability 1/p (`CHEATING_DETECTED`; the client cannot tell which server).
+ * The client sends every server ε = x − a, signed with its identity key; the servers set
+ * [[x]] = [[a]] + ε. The Rust side is `webmpc_spdz::clients`.
+ *
+ * **Who is accepted.** Server 0 closes the input window (at its deadline or count) and names the
+ * clients it has; the others answer with those they have too, and the clients every server has
+ * are accepted. After the inputs, the servers exchange each client's ε digest and signature: a
+ * client whose ε differs between servers under valid signatures sent different values and is
+ * dropped (`CLIENT_REFUSED` at the client); a server that forwards a digest the client did not
+ * sign is cheating (`CHEATING_DETECTED` naming it at the honest servers); a client that does not
+ * answer within `inputTimeoutMs` is dropped. The run goes on with the rest.
+ *
+ * **What it protects against.** Clients' inputs stay private while at least one server is honest;
+ * any number of servers may be malicious, and can only make the run abort (MASCOT: every opened
+ * value MAC-checked). The outputs are public: each server sends them to every accepted client,
+ * and the client accepts only if every server sent the same (a server sending a wrong result is
+ * `CHEATING_DETECTED` at the client). A malicious client can only choose its own input: integer
+ * inputs are input bit by bit and every bit is checked (b² = b) inside the run; **today an
+ * out-of-range value from a client running modified code aborts the whole run**
+ * (`MAC_CHECK_FAILED`) instead of only dropping that client, and an honest client's `submit`
+ * refuses an out-of-range value before sending anything. Servers are authenticated to clients by
+ * pinned key, clients to servers by their identity key (libsodium, `ts/secure`), and every
+ * message is encrypted. Not protected: a malicious server 0 can leave clients out of the accepted
+ * set (they learn it: `CLIENT_REFUSED`), and any server can make the run abort.
+ */
+import { hex, concatBytes } from './bytes.js';
+import { callWasm } from './engine/wasm.js';
+import { ProtocolAbort, WebmpcError } from './errors.js';
+import { splitTransport } from './net/mux.js';
+import type { Transport } from './net/transport.js';
+import { encodeValue, wireValue, type Program } from './program/program.js';
+import type { FieldName, InputKind } from './program/format.js';
+import { sha256, utf8 } from './protocols/util.js';
+import { generateIdentity, secureTransport, type Identity } from './secure/index.js';
+import { loadSodium } from './secure/sodium.js';
+import { session as openSession } from './session.js';
+
+export { dialServer } from './net/client-sockets.js';
+export { CLIENT_OWNER } from './program/format.js';
+
+/**
+ * Where a compute party meets its clients: each client connection arrives as a two-party
+ * transport on which this server is party 0 and the client party 1 (plumbing only: `serve` runs
+ * the authenticated handshake over it).
+ */
+export interface ClientListener {
+  /** Starts handing each new connection to `accept`, until `close`. */
+  listen(accept: (connection: Transport) => void): void;
+  /** Stops taking connections (those handed over stay open). */
+  close(): Promise<void>;
+}
+
+/** A compute party as a client sees it. */
+export interface ServerEndpoint {
+  /** The server's Ed25519 public key (32 bytes), pinned. */
+  readonly publicKey: Uint8Array;
+  /** Opens a two-party transport to the server (the client is party 1). */
+  connect(): Transport | Promise<Transport>;
+}
+
+/**
+ * What each client gives: one value of an input kind (a k-bit integer is input as its k bits and
+ * checked to be one), or `{ type: 'bits', bits: k }`: an unsigned k-bit integer that the program
+ * takes as k separate 1-bit inputs, least significant first (`vickreyAuction({ method:
+ * 'bitwise' })`).
+ */
+export type ClientInputKind = InputKind | { readonly type: 'bits'; readonly bits: number };
+
+/** Progress of `serve` and `submit`. */
+export interface ClientServerProgress {
+  readonly phase: 'window' | 'masks' | 'inputs' | 'computing' | 'output' | 'done';
+  /** Clients connected to this server so far (serve). */
+  readonly joined?: number;
+  /** Clients accepted (serve, after the window closed). */
+  readonly accepted?: number;
+}
+
+/** Options of {@link serve}. */
+export interface ServeOptions {
+  /** The compute parties' mesh (authenticate it: `secureTransport`). */
+  readonly transport: Transport;
+  /** This server's identity: clients pin its public key. */
+  readonly identity: Identity;
+  /** The run's name (URL-safe text); clients give the same. Bound into every handshake and signature. */
+  readonly sessionId: string;
+  /** Where clients connect. */
+  readonly clients: ClientListener;
+  /** What every client gives (one value; a k-bit integer is checked to be one). */
+  readonly input: ClientInputKind;
+  /** The program for `n` accepted clients: its client inputs are client 0's, then client 1's, … */
+  readonly program: (clients: number) => Program | Promise<Program>;
+  /** This server's own inputs to the program, if it has any. */
+  readonly inputs?: readonly (bigint | number)[];
+  /** The input window: open for `closeAfterMs` (default 60 s) or until `count` clients joined server 0. */
+  readonly window?: { readonly closeAfterMs?: number; readonly count?: number };
+  /** Clients to preprocess for while the window is open (default: `window.count`, else none). */
+  readonly expectedClients?: number;
+  /** How long an accepted client has to send its masked input (default 30 s). */
+  readonly inputTimeoutMs?: number;
+  /** Session threads (see `SessionOptions.threads`). */
+  readonly threads?: number;
+  /** Where the session's cryptography runs (see `SessionOptions.worker`). */
+  readonly worker?: boolean;
+  readonly onProgress?: (p: ClientServerProgress) => void;
+  readonly signal?: AbortSignal;
+  /** @internal Tests: lets a test server deviate in what it sends or takes. */
+  readonly _cheat?: ServerCheat;
+}
+
+/** @internal How a test server deviates. */
+export interface ServerCheat {
+  /** Alters the mask shares (a‖b‖c, 48 bytes per mask) sent to the client of slot `index`. */
+  masks?(index: number, shares: Uint8Array): void;
+  /** Alters the ε of the client of slot `index` before this server uses it (not what it forwards). */
+  inputUsed?(index: number, eps: Uint8Array): void;
+  /** Alters the ε digest this server forwards to the other servers for slot `index`. */
+  digestForwarded?(index: number, digest: Uint8Array): void;
+  /** Alters the outputs sent to clients. */
+  result?(outputs: string[]): void;
+}
+
+/** What {@link serve} resolves with. */
+export interface ServeResult {
+  /** The public outputs, decoded as the program's output kinds say. */
+  readonly outputs: bigint[];
+  /** The accepted clients' public keys (hex), in slot order (client i's input is the program's i-th). */
+  readonly clients: string[];
+  /** Clients dropped after acceptance, with why. */
+  readonly dropped: { readonly client: string; readonly reason: string }[];
+  /**
+   * Milliseconds per phase at this server: `window` (open to closed, preprocessing for the
+   * expected clients' masks running meanwhile), `ahead` (what of that was left when the window
+   * closed), `masks`, `inputs` (masks sent to the clients' signed inputs agreed; the program's
+   * preprocessing runs meanwhile), `compute` (the rest of that preprocessing and the MASCOT run),
+   * `output`.
+   */
+  readonly ms: { readonly window: number; readonly ahead: number; readonly masks: number; readonly inputs: number; readonly compute: number; readonly output: number };
+}
+
+/** Options of {@link submit}. */
+export interface SubmitOptions {
+  /** The compute parties, by server index. */
+  readonly servers: readonly ServerEndpoint[];
+  /** The run's name, as the servers give it. */
+  readonly sessionId: string;
+  /** This client's input. */
+  readonly input: bigint | number;
+  /** This client's identity (default: a fresh one). */
+  readonly identity?: Identity;
+  /** How long to wait for the servers at each step (default 120 s: the window may be long). */
+  readonly timeoutMs?: number;
+  readonly onProgress?: (p: ClientServerProgress) => void;
+  readonly signal?: AbortSignal;
+  /** @internal Tests: a client that sends server `j` a different ε. */
+  readonly _cheat?: { input?(server: number, eps: Uint8Array): void };
+}
+
+/** What {@link submit} resolves with. */
+export interface SubmitResult {
+  /** The public outputs (every server sent the same). */
+  readonly outputs: bigint[];
+  /** This client's slot: its input is the program's client input number `index`. */
+  readonly index: number;
+  /** How many clients were accepted. */
+  readonly clients: number;
+}
+
+// Messages between a client and a server: one type byte, then the payload.
+const JOIN = 1; // client → server: JSON { v }
+const WELCOME = 2; // server → client: JSON { field, input }
+const MASKS = 3; // server → client: index u32 LE ‖ accepted u32 LE ‖ a‖b‖c shares (48 bytes per mask)
+const INPUT = 4; // client → server: signature (64) ‖ ε (16 bytes per mask)
+const RESULT = 5; // server → client: JSON { outputs: decimal strings }
+const DROPPED = 6; // server → client: JSON { reason }
+
+const VERSION = 1;
+const SESSION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+const SIGNATURE_BYTES = 64;
+const SHARE_BYTES = 48;
+/** Longest a server waits for another server's word (beyond the window itself). */
+const SERVER_STEP_MS = 120_000;
+/** How long a server waits for the clients server 0 named to reach it too. */
+const JOIN_GRACE_MS = 5_000;
+/** How long a client's handshake and join may take. */
+const JOIN_TIMEOUT_MS = 15_000;
+
+function invalid(message: string): WebmpcError {
+  return new WebmpcError('INVALID_ARGUMENT', message);
+}
+
+function message(type: number, payload: Uint8Array): Uint8Array {
+  const m = new Uint8Array(1 + payload.length);
+  m[0] = type;
+  m.set(payload, 1);
+  return m;
+}
+
+function json(type: number, value: unknown): Uint8Array {
+  return message(type, utf8(JSON.stringify(value)));
+}
+
+function malformed(what: string, peer?: number): ProtocolAbort {
+  return new ProtocolAbort('MALFORMED_MESSAGE', `client–server: malformed ${what}`, peer === undefined ? {} : { peer });
+}
+
+function parse(m: Uint8Array, type: number, what: string): unknown {
+  if (m[0] !== type) throw malformed(what);
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(m.subarray(1)));
+  } catch {
+    throw malformed(what);
+  }
+}
+
+/** Masks a value of `kind` needs: one per bit of an integer, one for a field element. */
+function masksOf(kind: InputKind): number {
+  return kind.type === 'field' ? 1 : kind.bits;
+}
+
+function sameKind(a: ClientInputKind, b: ClientInputKind): boolean {
+  return a.type === b.type && (a.type === 'field' || a.bits === (b as { bits: number }).bits);
+}
+
+function checkKind(kind: unknown): ClientInputKind {
+  const k = kind as ClientInputKind;
+  if (k?.type === 'field') return { type: 'field' };
+  if ((k?.type === 'unsigned' || k?.type === 'signed' || k?.type === 'bits') && Number.isInteger(k.bits) && k.bits >= 1 && k.bits <= 64) return { type: k.type, bits: k.bits };
+  throw invalid("input must be { type: 'field' }, { type: 'unsigned' | 'signed' | 'bits', bits } (1 ≤ bits ≤ 64)");
+}
+
+/** The program inputs one client's value fills, in order. */
+function programKinds(kind: ClientInputKind): InputKind[] {
+  return kind.type === 'bits' ? Array.from({ length: kind.bits }, () => ({ type: 'unsigned', bits: 1 }) as const) : [kind];
+}
+
+/**
+ * A client's value as the program inputs `kind` makes of it: big-endian bytes per input (a
+ * 'bits' value range-checked as the unsigned integer it is, then cut into its bits).
+ */
+function valuesOf(kind: ClientInputKind, field: FieldName, value: bigint | number): Uint8Array[] {
+  if (kind.type !== 'bits') return [encodeValue(kind, field, value, 'input')];
+  const whole = encodeValue({ type: 'unsigned', bits: kind.bits }, field, value, 'input');
+  const v = whole.reduce((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
+  return Array.from({ length: kind.bits }, (_, i) => encodeValue({ type: 'unsigned', bits: 1 }, field, (v >> BigInt(i)) & 1n, 'input'));
+}
+
+/** What a client signs: its ε for this run (the servers check it when their copies differ). */
+async function signedMessage(sessionId: string, digest: Uint8Array): Promise<Uint8Array> {
+  return concatBytes([utf8(`webmpc client input v${VERSION}\0${sessionId}\0`), digest]);
+}
+
+function handshakeId(sessionId: string, server: number): string {
+  return `webmpc-clients/${sessionId}/server/${server}`;
+}
+
+/** Resolves after `ms`, or rejects with ABORTED on `signal`. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    }
+    function stop(): void {
+      clearTimeout(t);
+      reject(new WebmpcError('ABORTED', 'cancelled'));
+    }
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
+  });
+}
+
+/** One connected client, at a server. */
+interface Joined {
+  readonly key: string;
+  readonly transport: Transport;
+}
+
+/**
+ * Runs a compute party of a client–server run: opens the input window, takes the accepted
+ * clients' inputs, runs `program` with the other servers (MASCOT, malicious security with abort)
+ * and sends every accepted client the outputs. Every server calls it with the same options
+ * (sessionId, input, program, window). See the module docs for what it protects against.
+ */
+export async function serve(options: ServeOptions): Promise<ServeResult> {
+  const { transport, identity, sessionId, clients, program, signal } = options ?? ({} as ServeOptions);
+  if (!transport || typeof transport.send !== 'function') throw invalid('serve needs the servers\' transport');
+  if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) throw invalid('sessionId must be 1 to 128 characters of [A-Za-z0-9_.:-]');
+  if (!clients || typeof clients.listen !== 'function') throw invalid('serve needs a ClientListener (clients)');
+  if (typeof program !== 'function') throw invalid('program must be a function of the number of accepted clients');
+  const kind = checkKind(options.input);
+  const kinds = programKinds(kind);
+  const perClient = kinds.reduce((n, k) => n + masksOf(k), 0);
+  const closeAfterMs = options.window?.closeAfterMs ?? 60_000;
+  const count = options.window?.count;
+  if (!(Number.isFinite(closeAfterMs) && closeAfterMs > 0)) throw invalid('window.closeAfterMs must be a positive number');
+  if (count !== undefined && !(Number.isSafeInteger(count) && count >= 1)) throw invalid('window.count must be a positive integer');
+  const inputTimeoutMs = options.inputTimeoutMs ?? 30_000;
+  const progress = (p: ClientServerProgress) => options.onProgress?.(p);
+  const me = transport.party;
+  const servers = transport.parties;
+  const cheat = options._cheat;
+
+  const mux = splitTransport(transport, { channels: 2 });
+  const [sessionChannel, control] = [mux.channels[0]!, mux.channels[1]!];
+  const s = await openSession({
+    transport: sessionChannel,
+    party: me,
+    parties: servers,
+    ...(options.threads !== undefined ? { threads: options.threads } : {}),
+    ...(options.worker !== undefined ? { worker: options.worker } : {}),
+  });
+  const joined = new Map<string, Joined>();
+  let windowOpen = true;
+  // The program for the expected clients: checked now, preprocessed for while the window is open.
+  const expected = options.expectedClients ?? count ?? 0;
+  const probe = await program(Math.max(1, expected));
+  const field: FieldName = probe.field;
+  const welcome = () => json(WELCOME, { v: VERSION, field, input: kind });
+  let countReached: (() => void) | undefined;
+  const handshakes = new Set<Promise<void>>();
+
+  const admit = async (connection: Transport): Promise<void> => {
+    try {
+      const t = await secureTransport(connection, {
+        identity,
+        sessionId: handshakeId(sessionId, me),
+        trust: 'tofu',
+        handshakeTimeoutMs: JOIN_TIMEOUT_MS,
+        maxMessageBytes: 16 * 1024 * 1024,
+      });
+      const key = hex(t.peerKeys[1]!);
+      const hello = parse(await t.recv(1, { timeoutMs: JOIN_TIMEOUT_MS }), JOIN, 'join') as { v?: unknown };
+      if (hello?.v !== VERSION) {
+        await t.send(1, json(DROPPED, { reason: `this server speaks version ${VERSION}` }));
+        await t.close();
+        return;
+      }
+      if (!windowOpen || joined.has(key)) {
+        await t.send(1, json(DROPPED, { reason: windowOpen ? 'this identity has already joined' : 'the input window has closed' }));
+        await t.close();
+        return;
+      }
+      joined.set(key, { key, transport: t });
+      await t.send(1, welcome());
+      progress({ phase: 'window', joined: joined.size });
+      if (count !== undefined && joined.size >= count) countReached?.();
+    } catch {
+      // A client that fails its handshake or join is simply not admitted.
+      await connection.close().catch(() => {});
+    }
+  };
+
+  const dropAll = async (keys: Iterable<string>, reason: string) => {
+    await Promise.all(
+      [...keys].map(async (k) => {
+        const c = joined.get(k);
+        if (!c) return;
+        await c.transport.send(1, json(DROPPED, { reason })).catch(() => {});
+        await c.transport.close().catch(() => {});
+      }),
+    );
+  };
+
+  try {
+    // Preprocessing for the expected clients runs while the window is open.
+    // While the window is open: the masks' triples for the expected clients (the clients wait
+    // for their masks, so those come first); the program's own preprocessing runs while the
+    // accepted clients answer.
+    const ahead = (async () => {
+      if (expected < 1) return;
+      await s.preprocess('mascot', { field, triples: expected * perClient, ...(signal ? { signal } : {}) });
+    })();
+    ahead.catch(() => {});
+
+    clients.listen((c) => {
+      const h = admit(c);
+      handshakes.add(h);
+      void h.finally(() => handshakes.delete(h));
+    });
+
+    // The window: server 0 closes it and names its clients; each server answers with those it has.
+    const ms = { window: 0, ahead: 0, masks: 0, inputs: 0, compute: 0, output: 0 };
+    let mark = performance.now();
+    const lap = (phase: keyof typeof ms) => {
+      const now = performance.now();
+      ms[phase] = Math.round(now - mark);
+      mark = now;
+    };
+    let accepted: string[];
+    if (me === 0) {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, closeAfterMs);
+        countReached = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new WebmpcError('ABORTED', 'serve cancelled'));
+        });
+        if (count !== undefined && joined.size >= count) countReached();
+      });
+      windowOpen = false;
+      const named = [...joined.keys()].sort();
+      for (let j = 1; j < servers; j++) await control.send(j, utf8(JSON.stringify({ t: 'close', keys: named })));
+      const have = new Set(named);
+      for (let j = 1; j < servers; j++) {
+        const r = JSON.parse(new TextDecoder().decode(await control.recv(j, { timeoutMs: SERVER_STEP_MS + JOIN_GRACE_MS }))) as { t?: string; keys?: unknown };
+        if (r?.t !== 'have' || !Array.isArray(r.keys)) throw malformed('window answer', j);
+        const theirs = new Set(r.keys as string[]);
+        for (const k of [...have]) if (!theirs.has(k)) have.delete(k);
+      }
+      accepted = named.filter((k) => have.has(k));
+      for (let j = 1; j < servers; j++) await control.send(j, utf8(JSON.stringify({ t: 'final', keys: accepted })));
+    } else {
+      const r = JSON.parse(new TextDecoder().decode(await control.recv(0, { timeoutMs: closeAfterMs + SERVER_STEP_MS }))) as { t?: string; keys?: unknown };
+      if (r?.t !== 'close' || !Array.isArray(r.keys) || !r.keys.every((k) => typeof k === 'string')) throw malformed('window close', 0);
+      const named = r.keys as string[];
+      // The clients server 0 has may still be on their way here.
+      const deadline = performance.now() + JOIN_GRACE_MS;
+      while (named.some((k) => !joined.has(k)) && performance.now() < deadline) await sleep(50, signal);
+      windowOpen = false;
+      await control.send(0, utf8(JSON.stringify({ t: 'have', keys: named.filter((k) => joined.has(k)) })));
+      const f = JSON.parse(new TextDecoder().decode(await control.recv(0, { timeoutMs: SERVER_STEP_MS }))) as { t?: string; keys?: unknown };
+      if (f?.t !== 'final' || !Array.isArray(f.keys) || !f.keys.every((k) => typeof k === 'string' && joined.has(k))) throw malformed('accepted set', 0);
+      accepted = f.keys as string[];
+    }
+    windowOpen = false;
+    await clients.close();
+    await Promise.all([...handshakes]);
+    const acceptedSet = new Set(accepted);
+    await dropAll([...joined.keys()].filter((k) => !acceptedSet.has(k)), 'not every server had this client when the input window closed');
+    progress({ phase: 'masks', joined: joined.size, accepted: accepted.length });
+    lap('window');
+    await ahead;
+    lap('ahead');
+
+    // Masks: one triple per value each client gives; client i gets masks [first + i·m, first + (i+1)·m).
+    const n = accepted.length;
+    let first = 0;
+    let shares: Uint8Array = new Uint8Array(0);
+    if (n > 0) {
+      const got = (await s._preprocessWithResult('mascot', { field, clientMasks: n * perClient, ...(signal ? { signal } : {}) })) as { first: number; shares: Uint8Array };
+      first = got.first;
+      shares = got.shares;
+    }
+    const header = (i: number) => {
+      const h = new Uint8Array(8);
+      new DataView(h.buffer).setUint32(0, i, true);
+      new DataView(h.buffer).setUint32(4, n, true);
+      return h;
+    };
+    lap('masks');
+    progress({ phase: 'inputs', joined: joined.size, accepted: n });
+    // The program's triples and bits, for every accepted client, while they answer (the run
+    // tops up whatever a smaller program after drops still lacks: nothing).
+    const programAhead = n > 0 ? (async () => s.preprocess('mascot', { program: await program(n), ...(signal ? { signal } : {}) }))() : Promise.resolve();
+    programAhead.catch(() => {});
+    const sodium = await loadSodium();
+    const received = await Promise.all(
+      accepted.map(async (key, i) => {
+        const t = joined.get(key)!.transport;
+        const mine = shares.slice(i * perClient * SHARE_BYTES, (i + 1) * perClient * SHARE_BYTES);
+        cheat?.masks?.(i, mine);
+        try {
+          await t.send(1, message(MASKS, concatBytes([header(i), mine])));
+          mine.fill(0);
+          const m = await t.recv(1, { timeoutMs: inputTimeoutMs });
+          if (m[0] !== INPUT || m.length !== 1 + SIGNATURE_BYTES + 16 * perClient) return undefined;
+          const signature = m.slice(1, 1 + SIGNATURE_BYTES);
+          const eps = m.slice(1 + SIGNATURE_BYTES);
+          return { signature, eps, digest: await sha256(eps) };
+        } catch {
+          return undefined; // vanished or timed out: dropped below, the run goes on
+        } finally {
+          mine.fill(0);
+        }
+      }),
+    );
+    shares.fill(0);
+
+    // Every server's view of every client's ε: digests and signatures, to all the others.
+    const entries = received.map((r, i) => {
+      if (!r) return null;
+      const d = r.digest.slice();
+      cheat?.digestForwarded?.(i, d);
+      return [hex(d), hex(r.signature)];
+    });
+    const views: ((string | null)[] | null)[][] = [];
+    views[me] = entries;
+    await Promise.all(
+      Array.from({ length: servers }, async (_, j) => {
+        if (j === me) return;
+        await control.send(j, utf8(JSON.stringify({ t: 'inputs', entries })));
+        const r = JSON.parse(new TextDecoder().decode(await control.recv(j, { timeoutMs: inputTimeoutMs + SERVER_STEP_MS }))) as { t?: string; entries?: unknown };
+        const entry = (e: unknown) => e === null || (Array.isArray(e) && e.length === 2 && e.every((x) => typeof x === 'string' && x.length <= 128));
+        if (r?.t !== 'inputs' || !Array.isArray(r.entries) || r.entries.length !== n || !r.entries.every(entry)) throw malformed('input digests', j);
+        views[j] = r.entries as ((string | null)[] | null)[];
+      }),
+    );
+    const dropped: { client: string; reason: string }[] = [];
+    const keep: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const seen = views.map((v) => v[i] ?? null);
+      if (seen.some((e) => e === null)) {
+        dropped.push({ client: accepted[i]!, reason: 'did not send its input to every server in time' });
+        continue;
+      }
+      const digests = new Set(seen.map((e) => e![0]));
+      if (digests.size === 1) {
+        keep.push(i);
+        continue;
+      }
+      // Different values: whoever's signature does not verify forwarded what the client never sent.
+      const publicKey = sodium.from_hex(accepted[i]!);
+      for (let j = 0; j < servers; j++) {
+        const [d, sig] = seen[j] as [string, string];
+        const ok =
+          /^[0-9a-f]{64}$/.test(d) &&
+          /^[0-9a-f]{128}$/.test(sig) &&
+          sodium.crypto_sign_verify_detached(sodium.from_hex(sig), await signedMessage(sessionId, sodium.from_hex(d)), publicKey);
+        if (!ok) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: server ${j} forwarded an input its client did not sign`, { peer: j });
+      }
+      dropped.push({ client: accepted[i]!, reason: 'sent different servers different inputs' });
+    }
+    await dropAll(dropped.map((d) => d.client), 'dropped: ' + 'your input did not reach every server alike in time');
+
+    // The run, over the clients kept (in slot order); with none left there is nothing to compute.
+    lap('inputs');
+    await programAhead;
+    progress({ phase: 'computing', joined: joined.size, accepted: keep.length });
+    if (keep.length === 0) {
+      progress({ phase: 'done', joined: joined.size, accepted: 0 });
+      return { outputs: [], clients: [], dropped, ms };
+    }
+    const p = await program(keep.length);
+    const slots = p.clientInputs();
+    if (slots.length !== keep.length * kinds.length || !slots.every((idx, k) => sameKind(p.inputKinds[idx]!, kinds[k % kinds.length]!))) {
+      throw invalid(`program(${keep.length}) must have ${keep.length * kinds.length} client inputs, ${kinds.length} per client of the kinds input says`);
+    }
+    const parts: Uint8Array[] = [];
+    for (const i of keep) {
+      const eps = received[i]!.eps;
+      cheat?.inputUsed?.(i, eps);
+      // One entry per program input of this client: the id of its first mask, then its ε values.
+      let mask = first + i * perClient;
+      for (const k of kinds) {
+        const id = new Uint8Array(8);
+        new DataView(id.buffer).setBigUint64(0, BigInt(mask), true);
+        const at = (mask - first - i * perClient) * 16;
+        parts.push(id, eps.subarray(at, at + 16 * masksOf(k)));
+        mask += masksOf(k);
+      }
+    }
+    const bytes = concatBytes(parts);
+    const drop = dropped.map((d) => [first + accepted.indexOf(d.client) * perClient, perClient] as const);
+    const mine = options.inputs ?? [];
+    const out = await s.run(p, {
+      protocol: 'mascot',
+      inputs: p.encodeInputs(me, mine),
+      clients: { bytes, digest: hex(await sha256(bytes)), drop },
+      ...(signal ? { signal } : {}),
+    });
+    const outputs = p.decodeOutputs(out).map((v, k) => {
+      if (v === undefined) throw invalid(`program output ${k} is not public: client–server runs reveal every output to every server`);
+      return v;
+    });
+
+    lap('compute');
+    progress({ phase: 'output', joined: joined.size, accepted: keep.length });
+    const sent = outputs.map(String);
+    cheat?.result?.(sent);
+    await Promise.all(
+      keep.map(async (i) => {
+        const t = joined.get(accepted[i]!)!.transport;
+        await t.send(1, json(RESULT, { outputs: sent })).catch(() => {});
+        await t.close().catch(() => {});
+      }),
+    );
+    lap('output');
+    progress({ phase: 'done', joined: joined.size, accepted: keep.length });
+    return { outputs, clients: keep.map((i) => accepted[i]!), dropped, ms };
+  } catch (err) {
+    windowOpen = false;
+    await clients.close().catch(() => {});
+    await Promise.all([...joined.values()].map((c) => c.transport.close(err instanceof Error ? err : undefined).catch(() => {})));
+    throw err;
+  } finally {
+    await s.close().catch(() => {});
+    await mux.close().catch(() => {});
+  }
+}
+
+/**
+ * Gives one input to a client–server run and resolves with its public outputs. The client checks
+ * its masks (a server that sent inconsistent shares is `CHEATING_DETECTED`) and that every server
+ * sent the same outputs; `CLIENT_REFUSED` if the servers did not take its input.
+ */
+export async function submit(options: SubmitOptions): Promise<SubmitResult> {
+  const { servers, sessionId, signal } = options ?? ({} as SubmitOptions);
+  if (!Array.isArray(servers) || servers.length < 2) throw invalid('submit needs at least two servers');
+  if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) throw invalid('sessionId must be 1 to 128 characters of [A-Za-z0-9_.:-]');
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const identity = options.identity ?? (await generateIdentity());
+  const progress = (p: ClientServerProgress) => options.onProgress?.(p);
+  const links: Transport[] = [];
+  const recv = async (j: number, what: string): Promise<Uint8Array> => {
+    const m = await links[j]!.recv(0, { timeoutMs, ...(signal ? { signal } : {}) });
+    if (m[0] === DROPPED) {
+      const r = parse(m, DROPPED, what) as { reason?: unknown };
+      throw new WebmpcError('CLIENT_REFUSED', `server ${j} refused this client: ${typeof r?.reason === 'string' ? r.reason.slice(0, 200) : 'no reason given'}`);
+    }
+    return m;
+  };
+  try {
+    await Promise.all(
+      servers.map(async (srv, j) => {
+        if (!(srv?.publicKey instanceof Uint8Array) || typeof srv.connect !== 'function') throw invalid(`servers[${j}] must be { publicKey, connect }`);
+        const inner = await srv.connect();
+        links[j] = await secureTransport(inner, {
+          identity,
+          sessionId: handshakeId(sessionId, j),
+          trust: 'pinned',
+          peers: [srv.publicKey, identity.publicKey],
+          handshakeTimeoutMs: JOIN_TIMEOUT_MS,
+          ...(signal ? { signal } : {}),
+        });
+        await links[j]!.send(0, json(JOIN, { v: VERSION }));
+      }),
+    );
+    progress({ phase: 'window' });
+    const welcomes = await Promise.all(servers.map(async (_, j) => parse(await recv(j, 'welcome'), WELCOME, 'welcome') as { field?: unknown; input?: unknown }));
+    const w0 = welcomes[0]!;
+    if (w0.field !== 'prime' && w0.field !== 'binary') throw malformed('welcome', 0);
+    const kind = checkKind(w0.input);
+    const field = w0.field;
+    welcomes.forEach((w, j) => {
+      if (w.field !== field || !sameKind(checkKind(w.input), kind)) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: servers 0 and ${j} ask for different inputs`);
+    });
+    const kinds = programKinds(kind);
+    const values = valuesOf(kind, field, options.input);
+    const wire = new Uint8Array(16 * kinds.length);
+    kinds.forEach((k, i) => wireValue(k, values[i]!, wire, 16 * i));
+    const perClient = kinds.reduce((n, k) => n + masksOf(k), 0);
+
+    const masks = await Promise.all(servers.map(async (_, j) => {
+      const m = await recv(j, 'masks');
+      if (m[0] !== MASKS || m.length !== 9 + perClient * SHARE_BYTES) throw malformed('masks', j);
+      const view = new DataView(m.buffer, m.byteOffset + 1, 8);
+      return { index: view.getUint32(0, true), clients: view.getUint32(4, true), shares: m.slice(9) };
+    }));
+    progress({ phase: 'masks' });
+    const { index, clients } = masks[0]!;
+    masks.forEach((m, j) => {
+      // (Which of the two deviated the client cannot tell.)
+      if (m.index !== index || m.clients !== clients || index >= clients) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: servers 0 and ${j} disagree on this client's slot`);
+    });
+    const kindBytes = Uint8Array.from(kinds.flatMap((k) => [k.type === 'field' ? 0 : k.type === 'unsigned' ? 1 : 2, k.type === 'field' ? 0 : k.bits]));
+    const eps = callWasm((w) => w.clientMaskedInputs(field, kindBytes, wire, masks.map((m) => m.shares)) as Uint8Array);
+    wire.fill(0);
+    for (const m of masks) m.shares.fill(0);
+    const sodium = await loadSodium();
+    // A client cancelled before its input left sends nothing (the servers drop it).
+    if (signal?.aborted) throw new WebmpcError('ABORTED', 'submit cancelled');
+    await Promise.all(
+      servers.map(async (_, j) => {
+        const mine = eps.slice();
+        options._cheat?.input?.(j, mine);
+        const signature = sodium.crypto_sign_detached(await signedMessage(sessionId, await sha256(mine)), identity.secretKey);
+        await links[j]!.send(0, message(INPUT, concatBytes([signature, mine])));
+      }),
+    );
+    progress({ phase: 'inputs' });
+    const results = await Promise.all(servers.map(async (_, j) => parse(await recv(j, 'result'), RESULT, 'result') as { outputs?: unknown }));
+    const first = JSON.stringify(results[0]!.outputs);
+    results.forEach((r, j) => {
+      if (JSON.stringify(r.outputs) !== first) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: servers 0 and ${j} sent different outputs`);
+    });
+    const outs = results[0]!.outputs;
+    if (!Array.isArray(outs) || !outs.every((o) => typeof o === 'string' && /^-?[0-9]{1,40}$/.test(o))) throw malformed('result', 0);
+    progress({ phase: 'done' });
+    return { outputs: (outs as string[]).map((o) => BigInt(o)), index, clients };
+  } finally {
+    await Promise.all(links.map((t) => t?.close().catch(() => {})));
+  }
+}
