@@ -6,6 +6,8 @@
  *   webmpc eval   --protocol mascot --program FILE --input 1=INT --input 2=INT ... [--json]
  *   webmpc party  --circuit FILE --party P [--parties N] --input HEX ... (--signal URL --room ID | --transport websocket ...)
  *                 (--peer-key [Q=]HEX ... | --confirm | --insecure)
+ *   webmpc serve  --party P --parties N --room ID --clients-port PORT ... (a compute party for clients)
+ *   webmpc submit --server URL=KEY ... --session ID --input INT
  *   webmpc enclave-server --backend simulation|openenclave [--port N] [--host H] [--program PATH] ...
  *   webmpc key    FILE
  *   webmpc circuit NAME FILE
@@ -44,6 +46,14 @@ const COMMANDS: Readonly<Record<string, { readonly summary: string; load(): Prom
   party: {
     summary: 'run one party of a computation over WebRTC or WebSocket (authgc, plain, mascot: any number of parties)',
     load: () => import('./commands/party.js'),
+  },
+  serve: {
+    summary: 'run a compute party of a client–server run: clients give inputs, the servers compute (MASCOT)',
+    load: () => import('./commands/serve.js'),
+  },
+  submit: {
+    summary: 'give one input to a client–server run (`webmpc serve`) and print its public outputs',
+    load: () => import('./commands/submit.js'),
   },
   'enclave-server': {
     summary: 'host the teleport enclave program beside an evaluator (WebSocket; simulation or Open Enclave backend)',
