@@ -28,6 +28,7 @@ const suites = {
   roofline: () => import('./bench/roofline.mjs'),
   network: () => import('./bench/network.mjs'),
   world: () => import('./bench/world.mjs'),
+  clients: () => import('./bench/clients.mjs'),
 };
 // `--threads k[,k...]`: the suites whose work splits into parallel instances (OT extension in the
 // ot suite; MASCOT and authgc preprocessing through sessions; yao2pc's independent runs through

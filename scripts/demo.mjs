@@ -7,6 +7,10 @@
 //   npm run demo -- --browser          the bidders are headless Chromium pages driven through the
 //                                      app's UI; a screenshot of each page's result is saved
 //   npm run demo -- 10 250 250         fixed bids (one per bidder; their count sets the bidders)
+//   npm run demo -- --servers 3 --bidders 1000
+//                                      the auction at scale: 3 compute parties (`webmpc serve`
+//                                      processes, MASCOT among them) and 1,000 scripted client
+//                                      bidders that only give their bids (`submit`)
 //
 // Options: --bidders N (default 3), --engine NAME (authgc, the default, or mascot),
 // --serve / --no-serve (keep serving the app for people after the scripted auction; default: only
@@ -42,7 +46,7 @@ const NODE_OUT = join(APP, 'dist', 'node');
 const BIDDER = join(NODE_OUT, 'bidder.mjs');
 const MAX_BID = 2 ** 32 - 1;
 
-const USAGE = `usage: npm run demo -- [--browser] [--bidders N] [--engine authgc|mascot] [BID ...]
+const USAGE = `usage: npm run demo -- [--browser] [--bidders N] [--servers S] [--engine authgc|mascot] [BID ...]
   [--serve | --no-serve] [--host ADDR] [--screenshots DIR] [--timeout S] [--phase-timeout S]
   [--skip-build] [--build-only]`;
 /** How long a bidder that has given its result may take to exit. */
@@ -63,12 +67,13 @@ function parseCommandLine(argv) {
       options: {
         browser: { type: 'boolean', default: false },
         bidders: { type: 'string' },
+        servers: { type: 'string' },
         engine: { type: 'string' },
         serve: { type: 'boolean' },
         'no-serve': { type: 'boolean' },
         host: { type: 'string', default: '127.0.0.1' },
         screenshots: { type: 'string' },
-        timeout: { type: 'string', default: '120' },
+        timeout: { type: 'string' },
         'phase-timeout': { type: 'string' },
         stall: { type: 'string' },
         'skip-build': { type: 'boolean', default: false },
@@ -86,10 +91,15 @@ function parseCommandLine(argv) {
     return Number(p);
   });
   let bidders = values.bidders === undefined ? (bids.length || 3) : Number(values.bidders);
-  if (!Number.isInteger(bidders) || bidders < 2 || bidders > 16) throw new Usage('--bidders must be 2 to 16');
+  const servers = values.servers === undefined ? undefined : Number(values.servers);
+  if (servers !== undefined && (!Number.isInteger(servers) || servers < 2 || servers > 5)) throw new Usage('--servers must be 2 to 5');
+  if (servers !== undefined && values.browser) throw new Usage('--servers runs scripted Node clients (no --browser yet)');
+  const maxBidders = servers === undefined ? 16 : 100_000;
+  if (!Number.isInteger(bidders) || bidders < 2 || bidders > maxBidders) throw new Usage(`--bidders must be 2 to ${maxBidders}`);
   if (bids.length > 0 && bids.length !== bidders) throw new Usage(`${bids.length} bids given for ${bidders} bidders`);
   while (bids.length < bidders) bids.push(randomInt(0, 2 ** 32));
-  const timeoutS = Number(values.timeout);
+  // At scale the servers preprocess for every bid: give them about a second per bidder.
+  const timeoutS = values.timeout === undefined ? (servers === undefined ? 120 : Math.max(300, bidders)) : Number(values.timeout);
   if (!(timeoutS > 0)) throw new Usage('--timeout must be a positive number of seconds');
   // Setup grows with the number of pairs, and all bidders share this machine's cores.
   const phaseTimeoutS = values['phase-timeout'] === undefined ? Math.max(30, 6 * bidders) : Number(values['phase-timeout']);
@@ -101,7 +111,7 @@ function parseCommandLine(argv) {
     stall = { seat: Number(m[1]), point: m[2] };
   }
   const serve = values['no-serve'] ? false : (values.serve ?? Boolean(process.stdout.isTTY && process.stdin.isTTY));
-  return { browser: values.browser, bids, engine: values.engine, serve, host: values.host, screenshots: values.screenshots, timeoutS, phaseTimeoutS, stall, skipBuild: values['skip-build'], buildOnly: values['build-only'] };
+  return { browser: values.browser, bids, servers, engine: values.engine, serve, host: values.host, screenshots: values.screenshots, timeoutS, phaseTimeoutS, stall, skipBuild: values['skip-build'], buildOnly: values['build-only'] };
 }
 
 function run(cmd, args) {
@@ -416,6 +426,29 @@ function report(results, bids, t0, reference, phaseLabel) {
   out(`time: auction ${auctionMs.toFixed(0)} ms (joining the room to the result, slowest bidder${names.includes('confirming') ? ', without comparing the codes' : ''}), ${(performance.now() - t0).toFixed(0)} ms with start-up; engine ${first.engine}, ${first.size}`);
 }
 
+/** `--servers S`: S compute parties and scripted client bidders; checks the result against the bids. */
+async function serversDemo(options) {
+  const { serversAuction } = await import(pathToFileURL(join(ROOT, 'scripts/lib/servers-demo.mjs')).href);
+  const bids = options.bids.map(BigInt);
+  out(`Sealed-bid second-price auction at scale: ${options.servers} compute parties (webmpc serve, MASCOT), ${bids.length} client bidders (Node, submit), 32-bit bids`);
+  const r = await serversAuction({ root: ROOT, servers: options.servers, bids, host: options.host, timeoutS: options.timeoutS, say: (line) => note(line) });
+  const failed = r.errors.filter(Boolean);
+  if (failed.length > 0) {
+    process.stderr.write(`demo: ${failed.length} bidders failed, e.g. ${failed[0].code ?? ''} ${failed[0].message}\n`);
+    return 1;
+  }
+  // Slots are the servers' order; each client knows its own.
+  const bySlot = [];
+  r.clients.forEach((c, i) => (bySlot[c.index] = bids[i]));
+  const [winner, price] = r.clients[0].outputs;
+  const sorted = [...bids].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+  const ok = r.clients.every((c) => c.outputs[0] === winner && c.outputs[1] === price) && bySlot[Number(winner)] === sorted[0] && price === (sorted[1] ?? 0n);
+  const who = r.clients.findIndex((c) => BigInt(c.index) === winner);
+  out(`winner: bidder ${who} (bid ${bids[who]}), pays ${price}; ${ok ? 'matches the bids in the clear' : 'DOES NOT match the bids in the clear'}`);
+  out(`time: ${(r.ms.run / 1000).toFixed(1)} s from the servers listening to every bidder's result (${(r.ms.total / 1000).toFixed(1)} s with start-up)`);
+  return ok ? 0 : 1;
+}
+
 async function main() {
   let options;
   try {
@@ -428,8 +461,9 @@ async function main() {
   }
   if (!options.skipBuild) {
     run('bash', ['scripts/setup.sh', ...(options.browser ? ['--browser'] : [])]);
-    run(process.execPath, ['scripts/build.mjs', '--wasm-only']);
+    run(process.execPath, ['scripts/build.mjs', ...(options.servers === undefined ? ['--wasm-only'] : [])]);
   }
+  if (options.servers !== undefined) return options.buildOnly ? 0 : serversDemo(options);
   await buildApp();
   if (options.buildOnly) return 0;
   const core = await importCore('auction');

@@ -61,6 +61,32 @@ describe('Vickrey auction, 2 parties', () => {
     }
   }, 120_000);
 
+  it("method 'bitwise' (bids as their bits, products only): random bids and every tie case give the reference's result, with no random bits", async () => {
+    const rng = new Rng(3);
+    const cases: [number, bigint[]][] = [
+      [32, Array.from({ length: 5 }, () => rng.bits(32))],
+      [8, [3n, 200n, 7n, 200n, 200n, 1n]],
+      [8, [9n, 9n, 9n, 9n, 9n, 9n]],
+      [8, [0n, 5n, 5n, 255n, 0n, 4n]],
+      [8, [0n, 0n, 0n, 0n, 0n, 255n]],
+      [8, [77n]],
+    ];
+    for (const [bits, bids] of cases) {
+      const program = await vickreyAuction({ parties: 2, bids: bids.length, bits, method: 'bitwise' });
+      expect(program.requirements().bits).toBe(0);
+      expect(program.owners).toHaveLength(bids.length * bits);
+      // Each bid as its bits, least significant first, from its bidder.
+      const bitsOf = (v: bigint) => Array.from({ length: bits }, (_, i) => (v >> BigInt(i)) & 1n);
+      const outs = await Promise.all(
+        g.sessions.map((s, party) => {
+          const mine = program.inputsOf(party).map((i) => bitsOf(bids[Math.floor(i / bits)]!)[i % bits]!);
+          return s.run(program, { protocol: 'mascot', inputs: program.encodeInputs(party, mine) });
+        }),
+      );
+      expectResult(outs.map((o) => program.decodeOutputs(o)), bids);
+    }
+  }, 180_000);
+
   it('a single bid: index 0, price 0', async () => {
     const program = await vickreyAuction({ parties: 2, bids: 1, bits: 16 });
     expect(program.inputsOf(1)).toEqual([]);

@@ -1,0 +1,150 @@
+// The auction at scale (`npm run demo -- --servers 3 --bidders 1000`): S compute parties, each a
+// `webmpc serve` process (MASCOT among them over WebSockets, pinned keys), and N scripted client
+// bidders in this process, each giving its bid with `submit` over WebSockets to every server.
+// Shared by the demo and the `clients` bench.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** A free TCP port on `host` (bound and released: another process may take it first, rarely). */
+function freePort(host) {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `t`, counting the bytes it sends and receives into `tally`. */
+function counted(t, tally) {
+  return {
+    party: t.party,
+    parties: t.parties,
+    closed: t.closed,
+    send(to, data, owned) {
+      tally.sent += data.length;
+      return t.send(to, data, owned);
+    },
+    async recv(from, options) {
+      const m = await t.recv(from, options);
+      tally.received += m.length;
+      return m;
+    },
+    close: (reason) => t.close(reason),
+    limitMessageBytes: (max, opening) => t.limitMessageBytes?.(max, opening),
+  };
+}
+
+/**
+ * Runs one auction. `bids`: bigint per client. Resolves with { clients: SubmitResult per bid
+ * (undefined where it failed, with `errors`), servers: each server's --json result, ms: {...} }.
+ * Every process is stopped on return or failure.
+ */
+export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, program = 'vickrey', method = 'bitwise', cliClients = 0, say = () => {} }) {
+  const bin = join(root, 'bin', 'webmpc.js');
+  const dir = mkdtempSync(join(tmpdir(), 'webmpc-servers-'));
+  const children = [];
+  try {
+    const keys = [];
+    for (let j = 0; j < servers; j++) {
+      const r = spawnSync(process.execPath, [bin, 'key', join(dir, `server${j}.key`)], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`webmpc key failed: ${r.stderr}`);
+      keys.push(r.stdout.trim());
+    }
+    const meshPorts = [];
+    const clientPorts = [];
+    for (let j = 0; j < servers; j++) {
+      meshPorts.push(await freePort(host));
+      clientPorts.push(await freePort(host));
+    }
+    const room = `auction-${Date.now().toString(36)}`;
+    const t0 = performance.now();
+    const outputs = [];
+    const ready = [];
+    for (let j = 0; j < servers; j++) {
+      const args = [bin, 'serve', '--party', String(j), '--parties', String(servers), '--room', room, '--transport', 'websocket', '--host', host];
+      if (j > 0) args.push('--listen', String(meshPorts[j]));
+      for (let q = j + 1; q < servers; q++) args.push('--peer', `${q}=ws://${host}:${meshPorts[q]}`);
+      for (let q = 0; q < servers; q++) if (q !== j) args.push('--peer-key', `${q}=${keys[q]}`);
+      args.push('--identity', join(dir, `server${j}.key`), '--clients-port', String(clientPorts[j]), '--clients-host', host);
+      args.push('--program', program, '--method', method, '--bits', String(bits), '--count', String(bids.length), '--window-ms', String(timeoutS * 1000), '--input-timeout', String(Math.max(30_000, 30 * bids.length)), '--timeout', String(timeoutS * 1000), '--json');
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      let stdout = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      let seen = '';
+      ready.push(
+        new Promise((resolve, reject) => {
+          child.stderr.on('data', (d) => {
+            seen += d;
+            for (const line of String(d).split('\n')) if (line.trim()) say(line);
+            if (seen.includes('clients connect to')) resolve();
+          });
+          child.once('exit', (code) => reject(new Error(`server ${j} exited (${code}) before it listened`)));
+        }),
+      );
+      outputs.push(
+        new Promise((resolve, reject) => {
+          child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout)) : reject(new Error(`server ${j} failed (exit ${code})`))));
+        }),
+      );
+    }
+    for (const o of outputs) o.catch(() => {});
+    await Promise.all(ready);
+    const tListening = performance.now();
+    const { submit, dialServer } = await import(pathToFileURL(join(root, 'dist/clients.js')).href);
+    const { init } = await import(pathToFileURL(join(root, 'dist/index.js')).href);
+    const { publicKeyFromHex } = await import(pathToFileURL(join(root, 'dist/secure/index.js')).href);
+    await init();
+    // Each client's bytes on its links (the secure channel's records: handshake and ciphertext).
+    const bytes = bids.map(() => ({ sent: 0, received: 0 }));
+    const endpoints = (i) =>
+      keys.map((k, j) => ({
+        publicKey: publicKeyFromHex(k),
+        connect: async () => counted(await dialServer(`ws://${host}:${clientPorts[j]}`), bytes[i]),
+      }));
+    const errors = [];
+    // The last `cliClients` bids go through `webmpc submit` processes (--json), the rest in here.
+    const viaCli = (bid, i) =>
+      new Promise((resolve) => {
+        const args = [bin, 'submit', '--session', room, '--input', String(bid), '--timeout', String(timeoutS * 1000), '--json'];
+        for (let j = 0; j < servers; j++) args.push('--server', `ws://${host}:${clientPorts[j]}=${keys[j]}`);
+        const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+        children.push(child);
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        child.once('exit', (code) => {
+          if (code !== 0) {
+            errors[i] = new Error(`webmpc submit exited ${code}: ${stderr.trim().split('\n').pop()}`);
+            return resolve(undefined);
+          }
+          const r = JSON.parse(stdout);
+          resolve({ outputs: r.outputs.map(BigInt), index: r.index, clients: r.clients, cli: true });
+        });
+      });
+    const clients = await Promise.all(
+      bids.map((bid, i) =>
+        i >= bids.length - cliClients
+          ? viaCli(bid, i)
+          : submit({ servers: endpoints(i), sessionId: room, input: bid, timeoutMs: timeoutS * 1000 }).catch((err) => {
+              errors[i] = err;
+              return undefined;
+            }),
+      ),
+    );
+    const tClients = performance.now();
+    const results = await Promise.all(outputs);
+    return { clients, errors, bytes, servers: results, ms: { start: tListening - t0, run: tClients - tListening, total: performance.now() - t0 } };
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

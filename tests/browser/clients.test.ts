@@ -1,0 +1,88 @@
+// Client–server MPC with browser clients: 3 compute parties in Node (serve, listening for clients
+// on WebSockets), 200 clients — 50 in two Chromium pages (the published `webmpc/clients` entry,
+// dialing with the page's WebSocket) and 150 in Node — each giving one 16-bit value. Every client
+// gets the sum and the sum of squares, checked against BigInt.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryTransports } from '../../dist/index.js';
+import { serve, submit, dialServer, type SubmitResult } from '../../dist/clients.js';
+import { listenForClients } from '../../dist/net/node.js';
+import { ProgramBuilder } from '../../dist/program/index.js';
+import { generateIdentity, publicKeyToHex } from '../../dist/secure/index.js';
+import { skipBrowserTests } from './chromium.js';
+import { openSdkPages, type SdkPages } from './sdk-page.js';
+
+declare global {
+  interface Window {
+    submitMany(urls: string[], keys: string[], sessionId: string, values: number[]): Promise<{ outputs: string[]; index: number }[]>;
+  }
+}
+
+/** Installed in each page: submits every value as its own client, concurrently. */
+const BIDDERS = `
+  const clients = await import('/dist/clients.js');
+  const { secure } = window.sdk;
+  window.submitMany = async (urls, keys, sessionId, values) => {
+    const servers = urls.map((url, j) => ({ publicKey: secure.publicKeyFromHex(keys[j]), connect: () => clients.dialServer(url) }));
+    const results = await Promise.all(values.map((v) => clients.submit({ servers, sessionId, input: v })));
+    return results.map((r) => ({ outputs: r.outputs.map(String), index: r.index }));
+  };
+`;
+
+const SERVERS = 3;
+const BITS = 16;
+
+describe.skipIf(skipBrowserTests())('client–server MPC with Chromium clients', () => {
+  let env: SdkPages;
+
+  beforeAll(async () => {
+    env = await openSdkPages('webmpc clients');
+    for (const page of env.pages) {
+      await page.addScriptTag({ type: 'module', content: BIDDERS });
+      await page.waitForFunction(() => typeof window.submitMany === 'function', undefined, { timeout: 30_000 });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  it('200 clients (50 from two pages, 150 from Node) against 3 servers: every client gets Σx and Σx²', async () => {
+    const values = Array.from({ length: 200 }, (_, i) => (i * 7919 + 13) % 2 ** BITS);
+    const identities = await Promise.all(Array.from({ length: SERVERS }, () => generateIdentity()));
+    const listeners = await Promise.all(identities.map(() => listenForClients({ port: 0 })));
+    const mesh = createMemoryTransports(SERVERS);
+    const program = (n: number) => {
+      const b = new ProgramBuilder({ parties: SERVERS });
+      let sum = b.constant(0);
+      let squares = b.constant(0);
+      for (let i = 0; i < n; i++) {
+        const x = b.uint('client', BITS);
+        sum = sum.add(x);
+        squares = squares.add(x.mul(x));
+      }
+      b.output(sum);
+      b.output(squares);
+      return b.build();
+    };
+    const servers = Promise.all(
+      mesh.map((transport, j) =>
+        serve({ transport: transport!, identity: identities[j]!, clients: listeners[j]!, sessionId: 'two-hundred', input: { type: 'unsigned', bits: BITS }, program, window: { count: values.length, closeAfterMs: 120_000 } }),
+      ),
+    );
+    const urls = listeners.map((l) => l.url);
+    const keys = identities.map((id) => publicKeyToHex(id.publicKey));
+    const inPages = [values.slice(0, 25), values.slice(25, 50)].map((vs, p) => env.pages[p]!.evaluate(([u, k, vals]) => window.submitMany(u, k, 'two-hundred', vals), [urls, keys, vs] as [string[], string[], number[]]));
+    const endpoints = identities.map((id, j) => ({ publicKey: id.publicKey, connect: () => dialServer(urls[j]!) }));
+    const inNode: Promise<SubmitResult>[] = values.slice(50).map((v) => submit({ servers: endpoints, sessionId: 'two-hundred', input: v }));
+    const [pageResults, nodeResults, serverResults] = await Promise.all([Promise.all(inPages), Promise.all(inNode), servers]);
+    const sum = values.reduce((a, v) => a + BigInt(v), 0n);
+    const squares = values.reduce((a, v) => a + BigInt(v) * BigInt(v), 0n);
+    for (const r of pageResults.flat()) expect(r.outputs).toEqual([String(sum), String(squares)]);
+    for (const r of nodeResults) expect(r.outputs).toEqual([sum, squares]);
+    const slots = new Set([...pageResults.flat().map((r) => r.index), ...nodeResults.map((r) => r.index)]);
+    expect(slots.size).toBe(200);
+    for (const s of serverResults) expect(s.outputs).toEqual([sum, squares]);
+    expect(env.browser.problems).toEqual([]);
+    await Promise.all(listeners.map((l) => l.close()));
+  }, 300_000);
+});
