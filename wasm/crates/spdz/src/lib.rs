@@ -9,6 +9,9 @@
 //! * Drivers over `webmpc_core::channel::Channel`: [`party`] (setup, Π_[[·]] with the input
 //!   check, ΠMACCheck, Π_Triple, input masks, random bits), [`online`] (the SPDZ online phase
 //!   and the program interpreter), with [`mux`], [`net`] and [`rot`] underneath.
+//! * [`clients`]: inputs from external clients that run no preprocessing (the servers hand
+//!   them checked triples; the client checks c = a·b and sends x − a), run by
+//!   [`Party::run_with_clients`].
 //! * [`zero`]: pairwise-seeded zero-sharings, which make every sharing in the store (input masks,
 //!   random bits) a uniformly random additive sharing, as Π_[[·]]'s resharing step requires.
 //! * [`dealer`] (feature `ideal`): a trusted dealer for the preprocessing, so that the online
