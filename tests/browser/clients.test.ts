@@ -3,7 +3,7 @@
 // dialing with the page's WebSocket) and 150 in Node — each giving one 16-bit value. Every client
 // gets the sum and the sum of squares, checked against BigInt.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryTransports } from '../../dist/index.js';
+import { createMemoryTransports, init } from '../../dist/index.js';
 import { serve, submit, dialServer, type SubmitResult } from '../../dist/clients.js';
 import { listenForClients } from '../../dist/net/node.js';
 import { ProgramBuilder } from '../../dist/program/index.js';
@@ -35,6 +35,7 @@ describe.skipIf(skipBrowserTests())('client–server MPC with Chromium clients',
   let env: SdkPages;
 
   beforeAll(async () => {
+    await init();
     env = await openSdkPages('webmpc clients');
     for (const page of env.pages) {
       await page.addScriptTag({ type: 'module', content: BIDDERS });

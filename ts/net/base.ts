@@ -192,7 +192,10 @@ export abstract class BaseTransport implements Transport {
         throw transportError('INVALID_ARGUMENT', 'opening.messages must be a non-negative integer');
       }
       this.openingMaxBytes = positive(opening.maxBytes, max, 'opening.maxBytes');
-      this.openingLeft.fill(opening.messages);
+      // Messages already queued here count among the opening ones: a peer that spoke first (its
+      // first message arriving before this call) must not get one more message at the opening
+      // limit's expense, nor make the reader's next message one too many.
+      this.inboxes.forEach((inbox, p) => (this.openingLeft[p] = Math.max(0, opening.messages - inbox.messages.length)));
     }
     this.maxMessageBytes = max;
   }

@@ -87,8 +87,10 @@ export async function listenForClients(options: { port?: number; host?: string; 
 export async function dialServer(url: string, options: { WebSocket?: WebSocketConstructor; timeoutMs?: number } & FramedOptions = {}): Promise<Transport> {
   if (typeof url !== 'string' || !/^wss?:\/\//.test(url)) throw transportError('INVALID_ARGUMENT', 'url must be a ws:// or wss:// URL');
   const Ctor = options.WebSocket ?? (isNode() ? ((await loadWs('dialServer')).WebSocket as unknown as WebSocketConstructor) : defaultWebSocket(undefined));
-  const socket = await openWebSocket(Ctor, url, options.timeoutMs ?? 15_000, 'PEER_DISCONNECTED');
+  // The server speaks first (the secure handshake's COMMIT), possibly in the open's own turn.
+  const early: unknown[] = [];
+  const socket = await openWebSocket(Ctor, url, options.timeoutMs ?? 15_000, 'PEER_DISCONNECTED', undefined, early);
   const transport = new FramedTransport(1, 2, options);
-  adoptWebSocket(transport, 0, socket);
+  adoptWebSocket(transport, 0, socket, early);
   return transport;
 }

@@ -43,7 +43,8 @@ export function defaultWebSocket(injected: WebSocketConstructor | undefined): We
 
 /**
  * Opens a socket; rejects with `code` (`SIGNALING_FAILED`, `PEER_DISCONNECTED`, ...) if it does
- * not open within `timeoutMs`, and with `ABORTED` when `signal` fires.
+ * not open within `timeoutMs`, and with `ABORTED` when `signal` fires. With `early`, messages
+ * arriving from the open until the caller sets its own handler are collected there.
  */
 export function openWebSocket(
   Ctor: WebSocketConstructor,
@@ -51,6 +52,7 @@ export function openWebSocket(
   timeoutMs: number,
   code: TransportErrorCode,
   signal?: AbortSignal,
+  early?: unknown[],
 ): Promise<WebSocketLike> {
   return new Promise((resolve, reject) => {
     let socket: WebSocketLike;
@@ -79,6 +81,9 @@ export function openWebSocket(
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       socket.onopen = socket.onerror = socket.onclose = null;
+      // A peer that speaks first can have its first messages arrive in the same turn as the
+      // open, before the caller takes the socket: they wait in `early` for it.
+      if (early) socket.onmessage = (event) => early.push(event.data);
       resolve(socket);
     };
     socket.onerror = () => fail(transportError(code, 'WebSocket connection failed'));
