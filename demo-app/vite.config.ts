@@ -16,6 +16,7 @@ const SDK_ENTRIES: Record<string, string> = {
   'webmpc/net': '../dist/net/index.js',
   'webmpc/program': '../dist/program/index.js',
   'webmpc/secure': '../dist/secure/index.js',
+  'webmpc/clients': '../dist/clients.js',
 };
 
 export default defineConfig(({ isSsrBuild }) =>
@@ -50,6 +51,8 @@ export default defineConfig(({ isSsrBuild }) =>
           target: 'es2022',
           // libsodium (the secure channels) is one large module; that is expected here.
           chunkSizeWarningLimit: 1024,
+          // The SDK's Node-only WebSocket library is loaded by Node code paths only, never in a page.
+          rollupOptions: { external: ['ws'] },
         },
       },
 );

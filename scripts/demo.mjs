@@ -10,7 +10,9 @@
 //   npm run demo -- --servers 3 --bidders 1000
 //                                      the auction at scale: 3 compute parties (`webmpc serve`
 //                                      processes, MASCOT among them) and 1,000 scripted client
-//                                      bidders that only give their bids (`submit`)
+//                                      bidders that only give their bids (`submit`);
+//                                      --page-bidders K serves the web app and waits for K
+//                                      browser bidders too (the link is printed)
 //
 // Options: --bidders N (default 3), --engine NAME (authgc, the default, or mascot),
 // --serve / --no-serve (keep serving the app for people after the scripted auction; default: only
@@ -68,6 +70,7 @@ function parseCommandLine(argv) {
         browser: { type: 'boolean', default: false },
         bidders: { type: 'string' },
         servers: { type: 'string' },
+        'page-bidders': { type: 'string' },
         engine: { type: 'string' },
         serve: { type: 'boolean' },
         'no-serve': { type: 'boolean' },
@@ -95,6 +98,8 @@ function parseCommandLine(argv) {
   if (servers !== undefined && (!Number.isInteger(servers) || servers < 2 || servers > 5)) throw new Usage('--servers must be 2 to 5');
   if (servers !== undefined && values.browser) throw new Usage('--servers runs scripted Node clients (no --browser yet)');
   const maxBidders = servers === undefined ? 16 : 100_000;
+  const pageBidders = values['page-bidders'] === undefined ? 0 : Number(values['page-bidders']);
+  if (!Number.isInteger(pageBidders) || pageBidders < 0 || (pageBidders > 0 && servers === undefined)) throw new Usage('--page-bidders N goes with --servers (N whole)');
   if (!Number.isInteger(bidders) || bidders < 2 || bidders > maxBidders) throw new Usage(`--bidders must be 2 to ${maxBidders}`);
   if (bids.length > 0 && bids.length !== bidders) throw new Usage(`${bids.length} bids given for ${bidders} bidders`);
   while (bids.length < bidders) bids.push(randomInt(0, 2 ** 32));
@@ -111,7 +116,7 @@ function parseCommandLine(argv) {
     stall = { seat: Number(m[1]), point: m[2] };
   }
   const serve = values['no-serve'] ? false : (values.serve ?? Boolean(process.stdout.isTTY && process.stdin.isTTY));
-  return { browser: values.browser, bids, servers, engine: values.engine, serve, host: values.host, screenshots: values.screenshots, timeoutS, phaseTimeoutS, stall, skipBuild: values['skip-build'], buildOnly: values['build-only'] };
+  return { browser: values.browser, bids, servers, pageBidders, engine: values.engine, serve, host: values.host, screenshots: values.screenshots, timeoutS, phaseTimeoutS, stall, skipBuild: values['skip-build'], buildOnly: values['build-only'] };
 }
 
 function run(cmd, args) {
@@ -431,7 +436,31 @@ async function serversDemo(options) {
   const { serversAuction } = await import(pathToFileURL(join(ROOT, 'scripts/lib/servers-demo.mjs')).href);
   const bids = options.bids.map(BigInt);
   out(`Sealed-bid second-price auction at scale: ${options.servers} compute parties (webmpc serve, MASCOT), ${bids.length} client bidders (Node, submit), 32-bit bids`);
-  const r = await serversAuction({ root: ROOT, servers: options.servers, bids, host: options.host, timeoutS: options.timeoutS, say: (line) => note(line) });
+  // With --page-bidders, the app is served and the window waits for that many pages to join.
+  let web;
+  if (options.pageBidders > 0) {
+    const { serveStatic } = await import(pathToFileURL(join(ROOT, 'scripts/lib/static-server.mjs')).href);
+    web = await serveStatic({ '/': WEB }, {}, { host: options.host });
+  }
+  let r;
+  try {
+    r = await serversAuction({
+      root: ROOT,
+      servers: options.servers,
+      bids,
+      host: options.host,
+      timeoutS: options.timeoutS,
+      extraClients: options.pageBidders,
+      onListening: ({ urls, keys, session }) => {
+        if (!web) return;
+        const link = `${web.url}/?${new URLSearchParams({ servers: urls.join(','), keys: keys.join(','), session })}`;
+        out(`Bid from a browser: open ${link} in ${options.pageBidders} page${options.pageBidders === 1 ? '' : 's'}; the auction waits for them (up to ${options.timeoutS} s).`);
+      },
+      say: (line) => note(line),
+    });
+  } finally {
+    await web?.close();
+  }
   const failed = r.errors.filter(Boolean);
   if (failed.length > 0) {
     process.stderr.write(`demo: ${failed.length} bidders failed, e.g. ${failed[0].code ?? ''} ${failed[0].message}\n`);
@@ -442,9 +471,12 @@ async function serversDemo(options) {
   r.clients.forEach((c, i) => (bySlot[c.index] = bids[i]));
   const [winner, price] = r.clients[0].outputs;
   const sorted = [...bids].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
-  const ok = r.clients.every((c) => c.outputs[0] === winner && c.outputs[1] === price) && bySlot[Number(winner)] === sorted[0] && price === (sorted[1] ?? 0n);
+  // (Pages' bids are their own: with pages, only the scripted bidders' agreement is checked.)
+  const scripted = options.pageBidders === 0;
+  const ok = r.clients.every((c) => c.outputs[0] === winner && c.outputs[1] === price) && (!scripted || (bySlot[Number(winner)] === sorted[0] && price === (sorted[1] ?? 0n)));
   const who = r.clients.findIndex((c) => BigInt(c.index) === winner);
-  out(`winner: bidder ${who} (bid ${bids[who]}), pays ${price}; ${ok ? 'matches the bids in the clear' : 'DOES NOT match the bids in the clear'}`);
+  const winnerText = who >= 0 ? `scripted bidder ${who} (bid ${bids[who]})` : `a page (slot ${winner})`;
+  out(`winner: ${winnerText}, pays ${price}; ${scripted ? (ok ? 'matches the bids in the clear' : 'DOES NOT match the bids in the clear') : 'every bidder got the same result'}`);
   out(`time: ${(r.ms.run / 1000).toFixed(1)} s from the servers listening to every bidder's result (${(r.ms.total / 1000).toFixed(1)} s with start-up)`);
   return ok ? 0 : 1;
 }
@@ -463,8 +495,9 @@ async function main() {
     run('bash', ['scripts/setup.sh', ...(options.browser ? ['--browser'] : [])]);
     run(process.execPath, ['scripts/build.mjs', ...(options.servers === undefined ? ['--wasm-only'] : [])]);
   }
-  if (options.servers !== undefined) return options.buildOnly ? 0 : serversDemo(options);
+  if (options.servers !== undefined && options.pageBidders === 0) return options.buildOnly ? 0 : serversDemo(options);
   await buildApp();
+  if (options.servers !== undefined) return options.buildOnly ? 0 : serversDemo(options);
   if (options.buildOnly) return 0;
   const core = await importCore('auction');
   const room = await importCore('room');

@@ -7,7 +7,7 @@
  */
 import { init } from 'webmpc';
 import { connectMesh, type MeshPeerState } from 'webmpc/net';
-import { generateIdentity, publicKeyToHex, type Identity } from 'webmpc/secure';
+import { generateIdentity, publicKeyFromHex, publicKeyToHex, type Identity } from 'webmpc/secure';
 import {
   BID_BITS,
   DEFAULT_ENGINE,
@@ -434,10 +434,76 @@ function fail(view: View, e: Explained, rows?: Map<string, HTMLElement>): void {
 
 // --- entry ---------------------------------------------------------------------------------------
 
+// --- a bidder of an auction run by compute parties (`npm run demo -- --servers S`) --------------
+
+/**
+ * `?servers=ws://…,ws://…&keys=HEX,HEX&session=ID`: the auction is computed by the listed
+ * compute parties (their keys pinned from the link); this page only gives its bid, secret-shared
+ * to them (`webmpc/clients`' submit), and shows the result every one of them sent.
+ */
+function showServersBidder(query: URLSearchParams): void {
+  const urls = (query.get('servers') ?? '').split(',').filter(Boolean);
+  const keys = (query.get('keys') ?? '').split(',').filter(Boolean);
+  const session = query.get('session') ?? '';
+  if (urls.length < 2 || keys.length !== urls.length || !/^[A-Za-z0-9_.:-]{1,128}$/.test(session)) {
+    showBadLink('a servers link needs servers=ws://…,… with one key per server in keys=… and a session');
+    return;
+  }
+  setState({ status: 'ready' });
+  const bid = h('input', { type: 'text', id: 'bid', inputmode: 'numeric', autocomplete: 'off', required: '' });
+  const button = h('button', { type: 'submit', id: 'bid-button' }, 'Place my sealed bid');
+  const status = h('p', { id: 'status' }, `${urls.length} compute parties run this auction; your bid is split between them.`);
+  const form = h('form', { id: 'bid-form' }, h('label', { for: 'bid' }, `Your bid (a whole number from 0 to ${MAX_BID})`), bid, button);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = parseBid(bid.value);
+    if (value === undefined) {
+      status.textContent = `A bid is a whole number from 0 to ${MAX_BID}.`;
+      return;
+    }
+    button.disabled = true;
+    bid.disabled = true;
+    setState({ status: 'running', phase: 'window' });
+    status.textContent = 'Waiting for the other bidders and the compute parties…';
+    void (async () => {
+      try {
+        await init();
+        const { submit, dialServer } = await import('webmpc/clients');
+        const servers = urls.map((url, j) => ({ publicKey: publicKeyFromHex(keys[j]!), connect: () => dialServer(url) }));
+        const r = await submit({
+          servers,
+          sessionId: session,
+          input: BigInt(value),
+          onProgress: (p) => {
+            setState({ phase: p.phase });
+            if (p.phase === 'inputs') status.textContent = 'Your bid is in; the compute parties are computing…';
+          },
+        });
+        const [winner, price] = r.outputs as [bigint, bigint];
+        const won = BigInt(r.index) === winner;
+        setState({
+          status: 'done',
+          seat: r.index,
+          result: { winner: Number(winner), price: Number(price), engine: 'mascot', bidders: r.clients, size: `${urls.length} compute parties`, bytesSent: 0, phases: [] },
+        });
+        status.textContent = won
+          ? `You won, among ${r.clients} bidders; you pay ${price} (the second-highest bid).`
+          : `Bidder ${winner} won among ${r.clients} bidders and pays ${price}; you were bidder ${r.index}.`;
+      } catch (err) {
+        const e = explain(err, 'connecting');
+        setState({ status: 'failed', error: e });
+        status.textContent = `${e.title}: ${e.detail}`;
+      }
+    })();
+  });
+  app.replaceChildren(h('h1', {}, `Sealed-bid auction ${session}`), status, form);
+}
+
 window.auctionState = { status: 'create' };
 const query = new URLSearchParams(location.search);
 const link = parseLink(query);
-if (link === undefined) showCreate();
+if (query.has('servers')) showServersBidder(query);
+else if (link === undefined) showCreate();
 else if ('problem' in link) showBadLink(link.problem);
 else {
   const wait = Number(query.get('wait') ?? DEFAULT_WAIT_S);

@@ -26,6 +26,8 @@ export function serversAuction(options: {
   program?: 'vickrey' | 'sum';
   method?: 'bitwise' | 'tournament';
   cliClients?: number;
+  extraClients?: number;
+  onListening?: (where: { urls: string[]; keys: string[]; session: string }) => void;
   say?: (line: string) => void;
 }): Promise<{
   clients: ServersAuctionClient[];

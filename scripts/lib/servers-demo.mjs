@@ -42,11 +42,12 @@ function counted(t, tally) {
 }
 
 /**
- * Runs one auction. `bids`: bigint per client. Resolves with { clients: SubmitResult per bid
+ * Runs one auction. `extraClients`: how many bidders beyond `bids` the window waits for (pages
+ * joining through the link `onListening` is given the parts of). `bids`: bigint per client. Resolves with { clients: SubmitResult per bid
  * (undefined where it failed, with `errors`), servers: each server's --json result, ms: {...} }.
  * Every process is stopped on return or failure.
  */
-export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, program = 'vickrey', method = 'bitwise', cliClients = 0, say = () => {} }) {
+export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, program = 'vickrey', method = 'bitwise', cliClients = 0, extraClients = 0, onListening = () => {}, say = () => {} }) {
   const bin = join(root, 'bin', 'webmpc.js');
   const dir = mkdtempSync(join(tmpdir(), 'webmpc-servers-'));
   const children = [];
@@ -73,7 +74,7 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
       for (let q = j + 1; q < servers; q++) args.push('--peer', `${q}=ws://${host}:${meshPorts[q]}`);
       for (let q = 0; q < servers; q++) if (q !== j) args.push('--peer-key', `${q}=${keys[q]}`);
       args.push('--identity', join(dir, `server${j}.key`), '--clients-port', String(clientPorts[j]), '--clients-host', host);
-      args.push('--program', program, '--method', method, '--bits', String(bits), '--count', String(bids.length), '--window-ms', String(timeoutS * 1000), '--input-timeout', String(Math.max(30_000, 30 * bids.length)), '--timeout', String(timeoutS * 1000), '--json');
+      args.push('--program', program, '--method', method, '--bits', String(bits), '--count', String(bids.length + extraClients), '--window-ms', String(timeoutS * 1000), '--input-timeout', String(Math.max(30_000, 30 * bids.length)), '--timeout', String(timeoutS * 1000), '--json');
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       children.push(child);
       let stdout = '';
@@ -98,6 +99,8 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
     for (const o of outputs) o.catch(() => {});
     await Promise.all(ready);
     const tListening = performance.now();
+    // Where others (pages) join: the servers' client addresses and keys, and the run's name.
+    onListening({ urls: clientPorts.map((p) => `ws://${host}:${p}`), keys, session: room });
     const { submit, dialServer } = await import(pathToFileURL(join(root, 'dist/clients.js')).href);
     const { init } = await import(pathToFileURL(join(root, 'dist/index.js')).href);
     const { publicKeyFromHex } = await import(pathToFileURL(join(root, 'dist/secure/index.js')).href);

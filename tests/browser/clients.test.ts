@@ -87,3 +87,59 @@ describe.skipIf(skipBrowserTests())('client–server MPC with Chromium clients',
     await Promise.all(listeners.map((l) => l.close()));
   }, 300_000);
 });
+
+// The demo app's servers mode: a page opened with the link `npm run demo -- --servers S
+// --page-bidders K` prints joins an auction that `webmpc serve` processes run, places its bid
+// through the app's form and shows the result the scripted bidders got.
+describe.skipIf(skipBrowserTests())("the auction app's servers mode (Chromium page + webmpc serve processes)", () => {
+  it('a page joins 3 compute parties and 2 scripted bidders through the link and shows the same winner and price', async () => {
+    const { execFile } = await import('node:child_process');
+    const { join } = await import('node:path');
+    const { ROOT } = await import('../helpers.js');
+    const { serveStatic } = await import('../../scripts/lib/static-server.mjs');
+    const { serversAuction } = await import('../../scripts/lib/servers-demo.mjs');
+    const { launch } = await import('./chromium.js');
+    await new Promise<void>((resolve, reject) =>
+      execFile(process.execPath, [join(ROOT, 'scripts/demo.mjs'), '--skip-build', '--build-only'], { cwd: ROOT }, (err, _o, stderr) =>
+        err ? reject(new Error(`building the app failed: ${stderr}`)) : resolve(),
+      ),
+    );
+    const web = await serveStatic({ '/': join(ROOT, 'demo-app/dist/web') }, {});
+    const browser = await launch();
+    try {
+      let opened: Promise<unknown> | undefined;
+      const run = serversAuction({
+        root: ROOT,
+        servers: 3,
+        bids: [1000n, 3000n],
+        timeoutS: 240,
+        extraClients: 1,
+        onListening: ({ urls, keys, session }) => {
+          const link = `${web.url}/?${new URLSearchParams({ servers: urls.join(','), keys: keys.join(','), session })}`;
+          opened = (async () => {
+            await browser.page.goto(link);
+            await browser.page.fill('#bid', '2000');
+            await browser.page.click('#bid-button');
+          })();
+        },
+      });
+      const r = await run;
+      await opened;
+      await browser.page.waitForFunction(() => window.auctionState?.status === 'done' || window.auctionState?.status === 'failed', undefined, { timeout: 60_000 });
+      const state = await browser.page.evaluate(() => window.auctionState);
+      expect(state.status, JSON.stringify(state.error)).toBe('done');
+      expect(r.errors.filter(Boolean)).toEqual([]);
+      // The winner bid 3000 and pays the page's 2000.
+      const [winner, price] = r.clients[0]!.outputs;
+      expect(price).toBe(2000n);
+      expect(r.clients[1]!.index).toBe(Number(winner));
+      expect(state.result?.winner).toBe(Number(winner));
+      expect(state.result?.price).toBe(2000);
+      expect(state.seat).not.toBe(Number(winner));
+      expect(browser.problems).toEqual([]);
+    } finally {
+      await browser.close();
+      await web.close();
+    }
+  }, 300_000);
+});
