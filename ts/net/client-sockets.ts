@@ -12,11 +12,8 @@ import { transportError } from './base.js';
 import { FramedTransport, type FramedOptions } from './framed.js';
 import { loadWs } from './optional.js';
 import type { Transport } from './transport.js';
-import { adoptWebSocket } from './websocket-mesh.js';
+import { adoptWebSocket, startWebSocketServer } from './websocket-mesh.js';
 import { defaultWebSocket, openWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket-like.js';
-
-/** Largest frame a peer may send (the framed transports' ceiling, as for the mesh). */
-const MAX_FRAME_BYTES = 256 * 1024;
 
 /** A compute party's socket for clients. */
 export interface ClientSocketListener extends ClientListener {
@@ -31,15 +28,7 @@ export interface ClientSocketListener extends ClientListener {
 export async function listenForClients(options: { port?: number; host?: string; maxConnections?: number } & FramedOptions = {}): Promise<ClientSocketListener> {
   const host = options.host ?? '127.0.0.1';
   const maxConnections = options.maxConnections ?? 100_000;
-  const { WebSocketServer } = await loadWs('listenForClients');
-  const wss = new WebSocketServer({ port: options.port ?? 0, host, maxPayload: MAX_FRAME_BYTES });
-  await new Promise<void>((resolve, reject) => {
-    wss.once('listening', resolve);
-    wss.once('error', reject);
-  });
-  wss.on('error', () => {
-    // A bad connection after listening must not crash the process.
-  });
+  const wss = await startWebSocketServer('listenForClients', host, options.port ?? 0);
   let accept: ((t: Transport) => void) | undefined;
   let closed = false;
   // Clients that connect before `serve` listens wait here (their frames are buffered by the

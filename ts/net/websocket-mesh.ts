@@ -66,18 +66,25 @@ interface ListenerInternals extends WebSocketListener {
   claim(session: string, from: number, to: number, parties: number, timeoutMs: number, signal: AbortSignal): Promise<WebSocketLike>;
 }
 
-/** Starts listening for dialers. Pass the listener to {@link connectWebSocketMesh}. */
-export async function listenWebSocket(options: { port?: number; host?: string } = {}): Promise<WebSocketListener> {
-  const host = options.host ?? '127.0.0.1';
-  const { WebSocketServer } = await loadWs('listenWebSocket');
-  const wss = new WebSocketServer({ port: options.port ?? 0, host, maxPayload: MAX_FRAME_BYTES });
+/**
+ * @internal A `ws` server listening on `host:port` (0: any free port), frames capped at the framed
+ * transports' ceiling; errors after it listens are per connection and never crash the process.
+ */
+export async function startWebSocketServer(feature: string, host: string, port: number): Promise<import('ws').WebSocketServer> {
+  const { WebSocketServer } = await loadWs(feature);
+  const wss = new WebSocketServer({ port, host, maxPayload: MAX_FRAME_BYTES });
   await new Promise<void>((resolve, reject) => {
     wss.once('listening', resolve);
     wss.once('error', reject);
   });
-  wss.on('error', () => {
-    // Per-connection trouble after listening must not crash the process.
-  });
+  wss.on('error', () => {});
+  return wss;
+}
+
+/** Starts listening for dialers. Pass the listener to {@link connectWebSocketMesh}. */
+export async function listenWebSocket(options: { port?: number; host?: string } = {}): Promise<WebSocketListener> {
+  const host = options.host ?? '127.0.0.1';
+  const wss = await startWebSocketServer('listenWebSocket', host, options.port ?? 0);
   const pending: Pending[] = [];
   /** Sockets handed to a mesh: theirs to close. */
   const claimed = new WeakSet<WebSocketLike>();
