@@ -309,11 +309,18 @@ interface Joined {
  * (sessionId, input, program, window). See the module docs for what it protects against.
  */
 export async function serve(options: ServeOptions): Promise<ServeResult> {
-  const { transport, identity, sessionId, clients, program, signal } = options ?? ({} as ServeOptions);
+  const { transport, identity, sessionId, clients, signal } = options ?? ({} as ServeOptions);
+  // Each size's program is built once (a large one takes its builder a while on this thread).
+  const built = new Map<number, Promise<Program>>();
+  const program = (n: number): Promise<Program> => {
+    let p = built.get(n);
+    if (!p) built.set(n, (p = Promise.resolve(options.program(n))));
+    return p;
+  };
   if (!transport || typeof transport.send !== 'function') throw invalid('serve needs the servers\' transport');
   if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) throw invalid('sessionId must be 1 to 128 characters of [A-Za-z0-9_.:-]');
   if (!clients || typeof clients.listen !== 'function') throw invalid('serve needs a ClientListener (clients)');
-  if (typeof program !== 'function') throw invalid('program must be a function of the number of accepted clients');
+  if (typeof options.program !== 'function') throw invalid('program must be a function of the number of accepted clients');
   const kind = checkKind(options.input);
   const kinds = programKinds(kind);
   const perClient = kinds.reduce((n, k) => n + masksOf(k), 0);

@@ -24,7 +24,8 @@ export async function run({ root, emit, quick }) {
   for (const servers of serverCounts) {
     for (const n of bidders) {
       const bids = Array.from({ length: n }, () => BigInt(randomInt(0, 2 ** 32)));
-      const r = await serversAuction({ root, servers, bids, timeoutS: Math.max(600, 2 * n) });
+      // The servers' own lines (phases, failures) go to stderr, beside the bench's progress.
+      const r = await serversAuction({ root, servers, bids, timeoutS: Math.max(600, 2 * n), say: (line) => process.stderr.write(`${line}\n`) });
       const failed = r.errors.filter(Boolean).length;
       const row = (metric, value, unit) => emit({ suite: 'clients', case: `auction_${n}x${servers}`, runtime: 'wasm-node', impl: 'cli-websocket', metric, value, unit });
       if (failed > 0) {
