@@ -662,7 +662,6 @@ export async function submit(options: SubmitOptions): Promise<SubmitResult> {
         await links[j]!.send(0, json(JOIN, { v: VERSION }));
       }),
     );
-    progress({ phase: 'window' });
     const welcomes = await Promise.all(servers.map(async (_, j) => parse(await recv(j, 'welcome'), WELCOME, 'welcome') as { field?: unknown; input?: unknown }));
     const w0 = welcomes[0]!;
     if (w0.field !== 'prime' && w0.field !== 'binary') throw malformed('welcome', 0);
@@ -676,6 +675,8 @@ export async function submit(options: SubmitOptions): Promise<SubmitResult> {
     const wire = new Uint8Array(16 * kinds.length);
     kinds.forEach((k, i) => wireValue(k, values[i]!, wire, 16 * i));
     const perClient = kinds.reduce((n, k) => n + masksOf(k), 0);
+    // Every server took this client: it waits for the window to close.
+    progress({ phase: 'window' });
 
     const masks = await Promise.all(servers.map(async (_, j) => {
       const m = await recv(j, 'masks');

@@ -136,15 +136,34 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
           resolve({ outputs: r.outputs.map(BigInt), index: r.index, clients: r.clients, cli: true });
         });
       });
+    // Bidders arrive JOINING_AT_ONCE at a time (a thousand handshakes in the same instant would
+    // only measure this process's queue): each frees its place once every server welcomed it.
+    const JOINING_AT_ONCE = 32;
+    let joining = 0;
+    const queue = [];
+    const enter = () => (joining < JOINING_AT_ONCE ? (joining++, Promise.resolve()) : new Promise((resolve) => queue.push(resolve)));
+    const leave = () => {
+      const next = queue.shift();
+      if (next) next();
+      else joining--;
+    };
     const clients = await Promise.all(
-      bids.map((bid, i) =>
-        i >= bids.length - cliClients
-          ? viaCli(bid, i)
-          : submit({ servers: endpoints(i), sessionId: room, input: bid, timeoutMs: timeoutS * 1000 }).catch((err) => {
-              errors[i] = err;
-              return undefined;
-            }),
-      ),
+      bids.map(async (bid, i) => {
+        if (i >= bids.length - cliClients) return viaCli(bid, i);
+        await enter();
+        let left = false;
+        const release = () => {
+          if (!left) (left = true), leave();
+        };
+        try {
+          return await submit({ servers: endpoints(i), sessionId: room, input: bid, timeoutMs: timeoutS * 1000, onProgress: (p) => p.phase === 'window' && release() });
+        } catch (err) {
+          errors[i] = err;
+          return undefined;
+        } finally {
+          release();
+        }
+      }),
     );
     const tClients = performance.now();
     const results = await Promise.all(outputs);
