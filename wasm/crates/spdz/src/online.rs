@@ -40,6 +40,10 @@
 //! check that the shared value is Σ 2^i b_i (minus 2^(k−1)·b_(k−1) if signed) with bits b_i:
 //! a malicious owner cannot input anything outside the declared range. The openings of the
 //! check are masked by fresh triples and reveal nothing about the bits.
+//! An external client's integer input ([`crate::clients`]) is squared in the same round, but
+//! checked per client instead of aborting the run: after a coin ρ, z_c = Σ ρ_j (b_j² − b_j) over
+//! client c's bits is opened, everything opened so far is MAC-checked, and a client with
+//! z_c ≠ 0 is refused (its inputs count as 0).
 //!
 //! **Comparisons** ([`crate::online_core`]) return 0 or 1 whatever their operands, so SELECT on a
 //! comparison never mixes its two branches; operands outside the declared width (only possible
