@@ -163,11 +163,14 @@ async fn run_role<F: Field>(
     inputs: &[[u8; 16]],
     clients: Option<&[ClientInput]>,
     progress: &Option<Function>,
-) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
+) -> Result<(Vec<Option<[u8; 16]>>, Option<Vec<u32>>), SpdzError> {
     let progress = |d, t| report(progress, "run", d, t);
     match clients {
-        None => p.run(program, inputs, progress).await,
-        Some(c) => p.run_with_clients(program, inputs, c, progress).await,
+        None => Ok((p.run(program, inputs, progress).await?, None)),
+        Some(c) => {
+            let (out, refused) = p.run_with_clients(program, inputs, c, progress).await?;
+            Ok((out, Some(refused)))
+        }
     }
 }
 
@@ -318,11 +321,15 @@ impl MascotSession {
 
     /// `run` for a program with inputs from external clients (owner `CLIENT_OWNER`).
     /// `clients` is, for each client-owned input in program order, the id of the first client
-    /// mask it used (u64 little-endian, 8 bytes) followed by the client's masked values (16
+    /// mask it used (u64 little-endian, 8 bytes), the id of the client it belongs to (u32
+    /// little-endian, 4 bytes; several inputs may share one) and the client's masked values (16
     /// bytes per mask: one for a field input, k for a k-bit integer input; as
     /// `clientMaskedInputs` returned them). Every server passes the same bytes; the masks must
     /// be held (from `clientMasks`, not used or dropped), and the run consumes them. Servers
     /// given different client inputs fail with `PARAMETER_MISMATCH` before anything is consumed.
+    /// Resolves to `{ outputs, refused }`: `outputs` as for `run`, `refused` the ids of the
+    /// clients refused because an integer input of theirs was out of range (ascending, unique;
+    /// the same at every server): all their inputs counted as 0.
     #[wasm_bindgen(js_name = runWithClients)]
     pub fn run_with_clients(
         &self,
@@ -357,7 +364,14 @@ impl MascotSession {
                 Role::Binary(p) => run_role(p, &program, &inputs, c, &progress).await,
             };
             match r {
-                Ok(out) => (Some(role), Ok(outputs_to_js(&out))),
+                Ok((out, None)) => (Some(role), Ok(outputs_to_js(&out))),
+                Ok((out, Some(refused))) => {
+                    let obj = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&obj, &"outputs".into(), &outputs_to_js(&out));
+                    let ids: Array = refused.iter().map(|c| JsValue::from(*c as f64)).collect();
+                    let _ = js_sys::Reflect::set(&obj, &"refused".into(), &ids);
+                    (Some(role), Ok(obj.into()))
+                }
                 Err(e) => failed(role, e),
             }
         }))

@@ -22,9 +22,16 @@
 //!    multiplied with.
 //!
 //! An integer input of k bits takes k masks, one per bit (lowest first, two's complement for
-//! signed), and its bits go through the same b² = b range check as a party's integer input: a
-//! malicious client cannot input anything outside the declared range (the run aborts with
-//! `MAC_CHECK_FAILED`). A field input takes one mask.
+//! signed). Its bits are range-checked per client, so that a malicious client is refused instead
+//! of aborting the run for everyone: the servers square every client bit (Beaver), open a coin ρ
+//! only then, and open z_c = Σ_j ρ_j (b_j² − b_j) over all bits of all inputs of client c
+//! ([`ClientInput::client`]); everything opened so far, the z_c included, is MAC-checked before
+//! anything is decided. A client with z_c ≠ 0 is refused: every input of it counts as 0 and its
+//! masks are consumed anyway ([`Party::run_with_clients`] returns the refused ids). An honest
+//! client's z_c is 0 (it reveals nothing); a server that shifts an opening to frame an honest
+//! client fails the MAC check (`MAC_CHECK_FAILED`, the run aborts), never causes a refusal. A
+//! client whose bits are not all 0/1 gets z_c ≠ 0 except with probability 1/|F|. A field input
+//! takes one mask.
 //!
 //! **What it guarantees.** Against any set of corrupt servers short of all of them (and any
 //! corrupt clients): an honest client's input stays hidden (a is uniform and the honest servers'
@@ -64,6 +71,9 @@ const MAX_ID: u64 = (1 << 53) - 1;
 /// [`client_masked_inputs`] returned them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientInput {
+    /// The client it belongs to (several inputs may belong to one client; a client whose integer
+    /// input is out of range is refused with all its inputs).
+    pub client: u32,
     /// The id of its first mask (as returned by [`Party::client_masks`], plus an offset if one
     /// call served several inputs).
     pub first_mask: u64,
@@ -74,8 +84,8 @@ pub struct ClientInput {
 impl ClientInput {
     /// One [`ClientInput`] per input of `kinds` from a client's ε (`masked`, as
     /// [`client_masked_inputs`] returned it) when the inputs used consecutive masks from
-    /// `first_mask` on (one [`Party::client_masks`] call for all of them).
-    pub fn split(first_mask: u64, kinds: &[Kind], masked: &[u8]) -> Result<Vec<ClientInput>, SpdzError> {
+    /// `first_mask` on (one [`Party::client_masks`] call for all of them), all of `client`.
+    pub fn split(client: u32, first_mask: u64, kinds: &[Kind], masked: &[u8]) -> Result<Vec<ClientInput>, SpdzError> {
         let masks = kinds.iter().try_fold(0usize, |acc, k| acc.checked_add(k.input_masks()));
         if masks.and_then(|m| m.checked_mul(16)) != Some(masked.len()) {
             return Err(SpdzError::InvalidArgument("masked values do not match the input kinds (16 bytes per mask)".into()));
@@ -85,7 +95,7 @@ impl ClientInput {
         let mut out = Vec::with_capacity(kinds.len());
         for k in kinds {
             let m = k.input_masks();
-            out.push(ClientInput { first_mask: at, masked: it.by_ref().take(m).collect() });
+            out.push(ClientInput { client, first_mask: at, masked: it.by_ref().take(m).collect() });
             at = at.saturating_add(m as u64);
         }
         Ok(out)
@@ -247,6 +257,8 @@ pub(crate) struct Prepared<F> {
     pub ids: Vec<u64>,
     /// ε per mask, in the same order.
     pub eps: Vec<F>,
+    /// The client of each client input, in program order.
+    pub owners: Vec<u32>,
     /// SHA-256 of every (first mask, ε): what the servers compare before the run.
     pub digest: [u8; 32],
 }
@@ -289,6 +301,7 @@ pub(crate) fn prepare<F: Field>(
             )));
         }
         h.update(c.first_mask.to_le_bytes());
+        h.update(c.client.to_le_bytes());
         for e in &c.masked {
             eps.push(F::from_bytes(*e).ok_or_else(|| {
                 SpdzError::InvalidArgument(format!("client input {i}: a masked value is not a canonical field element"))
@@ -302,7 +315,7 @@ pub(crate) fn prepare<F: Field>(
     if sorted.windows(2).any(|w| w[0] == w[1]) {
         return Err(SpdzError::InvalidArgument("two client inputs name the same client mask".into()));
     }
-    Ok(Prepared { ids, eps, digest: h.finalize().into() })
+    Ok(Prepared { ids, eps, owners: clients.iter().map(|c| c.client).collect(), digest: h.finalize().into() })
 }
 
 /// The client's side: checks the servers' client masks and masks its inputs with them. Pure: no
@@ -379,12 +392,13 @@ pub fn client_masked_inputs<F: Field>(
 }
 
 /// The wire form of a run's client inputs (the MASCOT binding's `runWithClients`): for each
-/// client input in program order, its first mask id (u64 little-endian) then its ε (16 bytes
-/// per mask; how many follows from the input's kind).
+/// client input in program order, its first mask id (u64 little-endian), its client id (u32
+/// little-endian), then its ε (16 bytes per mask; how many follows from the input's kind).
 pub fn encode_client_inputs(clients: &[ClientInput]) -> Vec<u8> {
     let mut out = Vec::new();
     for c in clients {
         out.extend_from_slice(&c.first_mask.to_le_bytes());
+        out.extend_from_slice(&c.client.to_le_bytes());
         for e in &c.masked {
             out.extend_from_slice(e);
         }
@@ -396,11 +410,11 @@ pub fn encode_client_inputs(clients: &[ClientInput]) -> Vec<u8> {
 /// exactly what the program's client inputs take).
 pub fn decode_client_inputs(program: &Program, bytes: &[u8]) -> Result<Vec<ClientInput>, SpdzError> {
     let kinds = program.client_inputs();
-    let need = kinds.iter().try_fold(0usize, |acc, k| acc.checked_add(8 + 16 * k.input_masks()));
+    let need = kinds.iter().try_fold(0usize, |acc, k| acc.checked_add(12 + 16 * k.input_masks()));
     if need != Some(bytes.len()) {
         let need = need.map_or("more than memory holds".to_string(), |n| n.to_string());
         return Err(SpdzError::InvalidArgument(format!(
-            "client inputs are {} bytes; the program's {} client inputs take {need} (8-byte first mask id, then 16 bytes per mask)",
+            "client inputs are {} bytes; the program's {} client inputs take {need} (8-byte first mask id, 4-byte client id, then 16 bytes per mask)",
             bytes.len(),
             kinds.len()
         )));
@@ -410,9 +424,11 @@ pub fn decode_client_inputs(program: &Program, bytes: &[u8]) -> Result<Vec<Clien
     for k in kinds {
         let first_mask = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
         at += 8;
+        let client = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        at += 4;
         let masked = bytes[at..at + 16 * k.input_masks()].chunks_exact(16).map(|c| c.try_into().expect("16 bytes")).collect();
         at += 16 * k.input_masks();
-        out.push(ClientInput { first_mask, masked });
+        out.push(ClientInput { client, first_mask, masked });
     }
     Ok(out)
 }

@@ -40,6 +40,10 @@
 //! check that the shared value is Σ 2^i b_i (minus 2^(k−1)·b_(k−1) if signed) with bits b_i:
 //! a malicious owner cannot input anything outside the declared range. The openings of the
 //! check are masked by fresh triples and reveal nothing about the bits.
+//! An external client's integer input ([`crate::clients`]) is squared in the same round, but
+//! checked per client instead of aborting the run: after a coin ρ, z_c = Σ ρ_j (b_j² − b_j) over
+//! client c's bits is opened, everything opened so far is MAC-checked, and a client with
+//! z_c ≠ 0 is refused (its inputs count as 0).
 //!
 //! **Comparisons** ([`crate::online_core`]) return 0 or 1 whatever their operands, so SELECT on a
 //! comparison never mixes its two branches; operands outside the declared width (only possible
@@ -68,6 +72,7 @@ use crate::share::{Share, Triple};
 use crate::store::Counts;
 use crate::wipe::Wiping;
 use webmpc_core::channel::Channel;
+use std::collections::BTreeMap;
 
 /// Most elements in one opening or input message: 16 MiB, a quarter of what the JavaScript
 /// transports accept (64 MiB).
@@ -414,7 +419,7 @@ impl<F: Field, C: Channel> Party<F, C> {
         if program.has_client_inputs() {
             return Err(SpdzError::InvalidArgument("program has client inputs: use run_with_clients".into()));
         }
-        self.run_with_clients(program, inputs, &[], progress).await
+        Ok(self.run_with_clients(program, inputs, &[], progress).await?.0)
     }
 
     /// [`Party::run`] for a program with inputs from external clients ([`crate::clients`]):
@@ -427,13 +432,18 @@ impl<F: Field, C: Channel> Party<F, C> {
     /// the servers compare the program, their preprocessing state, their client-mask counters
     /// and a hash of every client input: servers given different client inputs fail with
     /// `ParameterMismatch { what: "client inputs" }` before anything is consumed.
+    ///
+    /// Returns the outputs (as [`Party::run`]) and the ids of the refused clients (sorted,
+    /// unique): clients with an integer input whose digits are not all bits. Every input of a
+    /// refused client counts as 0; its masks are consumed anyway. Every server returns the same
+    /// list (it is decided from opened, MAC-checked values).
     pub async fn run_with_clients(
         &mut self,
         program: &Program,
         inputs: &[[u8; 16]],
         clients: &[crate::clients::ClientInput],
         mut progress: impl FnMut(usize, usize),
-    ) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
+    ) -> Result<(Vec<Option<[u8; 16]>>, Vec<u32>), SpdzError> {
         program.validate()?;
         let me = self.me();
         let n = self.parties();
@@ -497,7 +507,7 @@ impl<F: Field, C: Channel> Party<F, C> {
             // Held (checked above, and nothing ran since that could take them).
             let masks: Wiping<Share<F>> =
                 Wiping(client.ids.iter().map(|id| p.clients.take(*id).expect("checked client mask")).collect());
-            execute(p, program, &mine, (&masks, &client.eps), &mut progress).await
+            execute(p, program, &mine, (&masks, &client.eps, &client.owners), &mut progress).await
         })
         .await
     }
@@ -606,20 +616,24 @@ async fn broadcast_inputs<F: Field, C: Channel>(
 }
 
 /// Runs `program` on `p`: `mine` is this party's input digits (see [`input_digits`]), `clients`
-/// the client masks and ε of the client inputs, flattened in program order.
+/// the client masks and ε of the client inputs, flattened in program order, and the client of
+/// each client input. Returns the outputs and the refused clients.
 async fn execute<F: Field, C: Channel>(
     p: &mut Party<F, C>,
     program: &Program,
     mine: &[F],
-    clients: (&[Share<F>], &[F]),
+    clients: (&[Share<F>], &[F], &[u32]),
     progress: &mut impl FnMut(usize, usize),
-) -> Result<Vec<Option<[u8; 16]>>, SpdzError> {
+) -> Result<(Vec<Option<[u8; 16]>>, Vec<u32>), SpdzError> {
     let me = p.me();
     let n = p.parties();
     let delta = p.delta;
     let plan = plan(program);
     // One coin per check: the planned ones before comparisons, before the outputs, after them.
-    let mut coins = p.net.commit_coins(&vec![&b"online/check"[..]; plan.checks + 2]).await?.into_iter();
+    // With client integer inputs, two more: ρ for the per-client range check and its MAC check.
+    let client_bits_in = program.inputs.iter().any(|i| i.owner == Owner::Client && i.kind.range_bits() > 0);
+    let extra = if client_bits_in { 2 } else { 0 };
+    let mut coins = p.net.commit_coins(&vec![&b"online/check"[..]; plan.checks + 2 + extra]).await?.into_iter();
     let mut coin = move || coins.next().expect("one coin per planned check");
     // Inputs: the owner broadcasts ε = x − r for each mask r (one per field input, one per bit
     // of an integer input); [[x]] = [[r]] + ε.
@@ -643,7 +657,7 @@ async fn execute<F: Field, C: Channel>(
     let eps = broadcast_inputs(p, &eps_mine, |j| masks_used[j].len()).await?;
     // The clients' ε: every party got the same (the opening broadcast compared their hash); into
     // the transcript like the parties' ε, so every MAC check compares them again.
-    let (client_masks, client_eps) = clients;
+    let (client_masks, client_eps, client_of) = clients;
     #[cfg(any(test, feature = "ideal"))]
     let changed = p.cheat.on_client_eps(client_eps);
     #[cfg(any(test, feature = "ideal"))]
@@ -657,7 +671,20 @@ async fn execute<F: Field, C: Channel>(
     let mut next = vec![0usize; n];
     let mut next_client = 0;
     let mut range_bits: Wiping<Share<F>> = Wiping(Vec::new());
+    // Client input bits, and per client its input indices and the positions of its bits.
+    let mut client_bits: Wiping<Share<F>> = Wiping(Vec::new());
+    let mut per_client: BTreeMap<u32, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
+    let mut next_input = 0;
     for (i, input) in program.inputs.iter().enumerate() {
+        let owner = match input.owner {
+            Owner::Client => {
+                let c = client_of[next_input];
+                next_input += 1;
+                per_client.entry(c).or_default().0.push(i);
+                Some(c)
+            }
+            Owner::Party(_) => None,
+        };
         let mut take = || match input.owner {
             Owner::Party(j) => {
                 let s = masks_used[j][next[j]].add_const(eps[j][next[j]], me, delta);
@@ -679,19 +706,66 @@ async fn execute<F: Field, C: Channel>(
                     Kind::Signed(_) => weighted(&bits[..k - 1]) - bits[k - 1].scale(pow2(k - 1)),
                     _ => weighted(&bits),
                 };
-                range_bits.extend_from_slice(&bits);
+                match owner {
+                    Some(c) => {
+                        let at = per_client.get_mut(&c).expect("entered above");
+                        at.1.extend(client_bits.len()..client_bits.len() + k);
+                        client_bits.extend_from_slice(&bits);
+                    }
+                    None => range_bits.extend_from_slice(&bits),
+                }
                 crate::wipe::wipe(&mut bits);
                 v
             }
         };
     }
     let mut eng = Engine::new(p);
-    // The range check: b·b − b = 0 for every input bit, one Beaver round for all.
-    if !range_bits.is_empty() {
-        let pairs: Wiping<(Share<F>, Share<F>)> = Wiping(range_bits.iter().map(|b| (*b, *b)).collect());
+    // The range check: b·b − b = 0 for every input bit, one Beaver round for all (parties' and
+    // clients' bits). A party's bits are claimed zero (the next MAC check aborts the run if not);
+    // a client's are checked per client below.
+    let mut refused = Vec::new();
+    if !(range_bits.is_empty() && client_bits.is_empty()) {
+        let pairs: Wiping<(Share<F>, Share<F>)> =
+            Wiping(range_bits.iter().chain(client_bits.iter()).map(|b| (*b, *b)).collect());
         let squares = Wiping(eng.mul(&pairs).await?);
         for (sq, b) in squares.iter().zip(range_bits.iter()) {
             eng.claim_zero(*sq - *b);
+        }
+        if !client_bits.is_empty() {
+            // ρ only now: the client bits and their squares are fixed. z_c = Σ ρ_j (b_j² − b_j)
+            // over client c's bits is 0 for an honest client (so opening it reveals nothing),
+            // and ≠ 0 except with probability 1/|F| for a client with a non-bit digit.
+            let mut prg = eng.p.net.open_coin(coin()).await?;
+            let sq = &squares[range_bits.len()..];
+            let mut z: Wiping<Share<F>> = Wiping(Vec::with_capacity(per_client.len()));
+            let mut who = Vec::new();
+            for (c, (_, at)) in &per_client {
+                if at.is_empty() {
+                    continue;
+                }
+                let mut acc = Share::ZERO;
+                for &j in at {
+                    acc = acc + (sq[j] - client_bits[j]).scale(F::random(&mut prg));
+                }
+                z.push(acc);
+                who.push(*c);
+            }
+            #[cfg(any(test, feature = "ideal"))]
+            if let (Some(by), Some(s)) = (eng.p.cheat.client_check_shift::<F>(), z.first_mut()) {
+                s.value += by;
+            }
+            let opened = eng.open(&z).await?;
+            // Before deciding: a server that shifted an opening (to frame an honest client)
+            // fails here, and the run aborts instead of refusing anyone.
+            eng.check(coin(), "client range check").await?;
+            for (c, v) in who.into_iter().zip(opened) {
+                if v != F::ZERO {
+                    refused.push(c);
+                    for &i in &per_client[&c].0 {
+                        values[i] = Share::constant(F::ZERO, me, delta);
+                    }
+                }
+            }
         }
     }
     let total = program.instrs.len();
@@ -811,5 +885,5 @@ async fn execute<F: Field, C: Channel>(
         }
         out.push(mine_out.map(|v| decode_output(o.kind, v)));
     }
-    Ok(out)
+    Ok((out, refused))
 }

@@ -82,6 +82,13 @@ pub enum Cheat {
     },
     /// Opens a wrong share of the first output: caught by the MAC check of the outputs.
     WrongOutputShare,
+    /// Adds `by` to its share of the first opened z_c of the per-client range check (trying to
+    /// frame an honest client): caught by the MAC check that runs before the refusals are
+    /// decided (MAC_CHECK_FAILED, nobody refused).
+    ShiftClientCheck {
+        /// The error added.
+        by: u128,
+    },
     /// In GF(2^128) random-bit generation, authenticates `value` (as an element: 2 is X) instead
     /// of its first random bit: the sum is not a bit, caught by the b² = b check.
     OwnBitNotABit {
@@ -116,6 +123,14 @@ impl Cheat {
     pub(crate) fn online_open_shift<F: Field>(&self, index: usize) -> Option<F> {
         match self {
             Cheat::ShiftFirstOpen { by } if index == 0 => Some(F::from_bits(*by)),
+            _ => None,
+        }
+    }
+
+    /// The error this party adds to its share of the first z_c of the per-client range check.
+    pub(crate) fn client_check_shift<F: Field>(&self) -> Option<F> {
+        match self {
+            Cheat::ShiftClientCheck { by } => Some(F::from_bits(*by)),
             _ => None,
         }
     }

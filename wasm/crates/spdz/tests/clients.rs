@@ -48,8 +48,19 @@ fn masks<F: Field>(servers: &mut [Party<F, MemoryChannel>], count: usize) -> (u6
     (first, got.into_iter().map(|g| g.1).collect())
 }
 
-/// The client's side: checks the shares, masks `values`, splits the result per input.
+/// The client's side (client 0): checks the shares, masks `values`, splits the result per input.
 fn client<F: Field>(
+    shares: &[Vec<u8>],
+    first: u64,
+    kinds: &[Kind],
+    values: &[[u8; 16]],
+) -> Result<Vec<ClientInput>, SpdzError> {
+    client_as::<F>(0, shares, first, kinds, values)
+}
+
+/// [`client`] for client `id`.
+fn client_as<F: Field>(
+    id: u32,
     shares: &[Vec<u8>],
     first: u64,
     kinds: &[Kind],
@@ -57,22 +68,41 @@ fn client<F: Field>(
 ) -> Result<Vec<ClientInput>, SpdzError> {
     let refs: Vec<&[u8]> = shares.iter().map(|s| &s[..]).collect();
     let eps = client_masked_inputs::<F>(&refs, kinds, values)?;
-    ClientInput::split(first, kinds, &eps)
+    ClientInput::split(id, first, kinds, &eps)
 }
 
-/// Every server runs `p`; server i with `inputs[i]` and client inputs `clients[i]`.
-fn run<F: Field>(
+/// Every server runs `p`; server i with `inputs[i]` and client inputs `clients[i]`. Returns
+/// each server's outputs and refused clients.
+fn run_full<F: Field>(
     servers: &mut [Party<F, MemoryChannel>],
     p: &Program,
     inputs: &[Vec<[u8; 16]>],
     clients: &[Vec<ClientInput>],
-) -> Vec<Result<Outs, SpdzError>> {
+) -> Vec<Result<(Outs, Vec<u32>), SpdzError>> {
     let futs = servers
         .iter_mut()
         .zip(inputs)
         .zip(clients)
         .map(|((s, i), c)| async move { s.run_with_clients(p, i, c, |_, _| {}).await });
     run_local(join_all(futs)).unwrap()
+}
+
+/// [`run_full`] where every client is honest: a run that succeeds refuses nobody.
+fn run<F: Field>(
+    servers: &mut [Party<F, MemoryChannel>],
+    p: &Program,
+    inputs: &[Vec<[u8; 16]>],
+    clients: &[Vec<ClientInput>],
+) -> Vec<Result<Outs, SpdzError>> {
+    run_full(servers, p, inputs, clients)
+        .into_iter()
+        .map(|r| {
+            r.map(|(o, refused)| {
+                assert!(refused.is_empty(), "an honest client was refused: {refused:?}");
+                o
+            })
+        })
+        .collect()
 }
 
 /// Runs only `s` (its peers do nothing): an answer other than a stall shows it sent nothing and
@@ -134,7 +164,7 @@ fn mixed_case<F: Field>(servers: &mut [Party<F, MemoryChannel>], n: usize, x: u1
     let (b_first, b_shares) = masks(servers, 16);
     assert_eq!(b_first, a_first + 33);
     let mut ci = client::<F>(&a_shares, a_first, &a_kinds, &[bytes(x), bytes(y as u128)]).unwrap();
-    ci.extend(client::<F>(&b_shares, b_first, &[Kind::Signed(16)], &[(z as i128).to_le_bytes()]).unwrap());
+    ci.extend(client_as::<F>(1, &b_shares, b_first, &[Kind::Signed(16)], &[(z as i128).to_le_bytes()]).unwrap());
     let mut inputs: Vec<Vec<[u8; 16]>> = vec![Vec::new(); n];
     inputs[0].push(bytes(w as u128));
     inputs[1].push(bytes(f));
@@ -341,6 +371,15 @@ fn servers_holding_different_client_inputs_refuse_before_consuming_anything() {
         let r = run(&mut s, &p, &inputs, &clients);
         let e = r[0].as_ref().unwrap_err();
         assert_eq!(*e, SpdzError::ParameterMismatch { peer: n - 1, what: "client inputs" });
+        // So is a different client id (it decides who is refused).
+        let mut s = servers::<Fp>(&p, 1, honest(n));
+        let (first, shares) = masks(&mut s, 1);
+        let ci = client::<Fp>(&shares, first, &[Kind::Field], &[bytes(5)]).unwrap();
+        let mut clients = vec![ci; n];
+        clients[n - 1][0].client = 1;
+        let r = run(&mut s, &p, &inputs, &clients);
+        let e = r[0].as_ref().unwrap_err();
+        assert_eq!(*e, SpdzError::ParameterMismatch { peer: n - 1, what: "client inputs" });
     }
 }
 
@@ -402,29 +441,109 @@ fn a_server_changing_a_client_input_after_the_agreement_is_caught() {
 
 // ------------------------------------------------------------------ a malicious client
 
-/// A client that sends ε = 2 − a for a bit (running its own code, it can send anything) inputs
-/// a value outside the declared range: the range check aborts the run at every server.
+/// Client 0 (honest) inputs an unsigned 8-bit a and a field element f; client 1 inputs x of
+/// `kind` and a field element g; client 2 (honest) an unsigned 4-bit c; server 0 an unsigned
+/// 8-bit y. Outputs: a + f + x + g + c + y, x + g, a·y.
+fn three_clients(n: usize, kind: Kind) -> Program {
+    let mut b = Builder::new(FieldKind::Prime, n);
+    let a = b.client_input(Kind::Unsigned(8));
+    let f = b.client_input(Kind::Field);
+    let x = b.client_input(kind);
+    let y = b.input(0, Kind::Unsigned(8));
+    let g = b.client_input(Kind::Field);
+    let c = b.client_input(Kind::Unsigned(4));
+    let t = [a, f, x, g, c, y].into_iter().reduce(|u, v| b.add(u, v)).unwrap();
+    let xg = b.add(x, g);
+    let ay = b.mul(a, y);
+    b.output(t, Kind::Field, None);
+    b.output(xg, Kind::Field, None);
+    b.output(ay, Kind::Field, Some(vec![n - 1]));
+    b.build()
+}
+
+/// The client inputs of [`three_clients`] (a = 200, f = 1000, x = 0, g = 77, c = 9) in program
+/// order; client 1 sends ε = 2 − a for bit 0 of x when `malicious` (running its own code, it can
+/// send anything).
+fn three_clients_inputs(s: &mut [Party<Fp, MemoryChannel>], kind: Kind, malicious: bool) -> Vec<ClientInput> {
+    let (f0, sh0) = masks(s, 9);
+    let (f1, sh1) = masks(s, kind.input_masks() + 1);
+    let (f2, sh2) = masks(s, 4);
+    let c0 = client_as::<Fp>(0, &sh0, f0, &[Kind::Unsigned(8), Kind::Field], &[bytes(200), bytes(1000)]).unwrap();
+    let mut c1 = client_as::<Fp>(1, &sh1, f1, &[kind, Kind::Field], &[bytes(0), bytes(77)]).unwrap();
+    if malicious {
+        let e0 = Fp::from_bytes(c1[0].masked[0]).unwrap();
+        c1[0].masked[0] = (e0 + Fp::from_u64(2)).to_bytes();
+    }
+    let c2 = client_as::<Fp>(2, &sh2, f2, &[Kind::Unsigned(4)], &[bytes(9)]).unwrap();
+    vec![c0[0].clone(), c0[1].clone(), c1[0].clone(), c1[1].clone(), c2[0].clone()]
+}
+
+/// A client whose integer input has a digit that is not a bit is refused: the run goes on at
+/// every server, every input of that client counts as 0 (its field input too), the honest
+/// clients' inputs are used as given, every server reports the same refused list, and the
+/// refused client's masks are consumed anyway.
 #[test]
-fn a_client_integer_input_out_of_range_aborts_the_run() {
-    for (n, kind) in [(2, Kind::Unsigned(1)), (3, Kind::Unsigned(8)), (2, Kind::Signed(16))] {
-        let mut b = Builder::new(FieldKind::Prime, n);
-        let x = b.client_input(kind);
-        let y = b.input(0, Kind::Unsigned(8));
-        let s = b.add(x, y);
-        b.output(s, Kind::Field, None);
-        let p = b.build();
-        let mut s = servers::<Fp>(&p, kind.input_masks(), honest(n));
-        let (first, shares) = masks(&mut s, kind.input_masks());
-        // The honest ε for 0, then bit 0 shifted by 2: ε_0 = 0 − a_0 + 2.
-        let mut ci = client::<Fp>(&shares, first, &[kind], &[bytes(0)]).unwrap();
-        let e0 = Fp::from_bytes(ci[0].masked[0]).unwrap();
-        ci[0].masked[0] = (e0 + Fp::from_u64(2)).to_bytes();
+fn a_client_integer_input_out_of_range_is_refused_and_the_run_goes_on() {
+    for (n, kind) in [(2, Kind::Unsigned(1)), (3, Kind::Unsigned(8)), (2, Kind::Signed(16)), (3, Kind::Signed(5))] {
+        let p = three_clients(n, kind);
+        let mut s = servers::<Fp>(&p, 14 + kind.input_masks(), honest(n));
+        let ci = three_clients_inputs(&mut s, kind, true);
         let mut inputs = vec![Vec::new(); n];
-        inputs[0].push(bytes(1));
-        let r = run(&mut s, &p, &inputs, &vec![ci; n]);
-        for (i, res) in r.iter().enumerate() {
-            let e = res.as_ref().expect_err("an out-of-range client input must not produce outputs");
-            assert_eq!(*e, SpdzError::MacCheckFailed { phase: "input range check" }, "{kind:?} server {i}");
+        inputs[0].push(bytes(3));
+        let r = run_full(&mut s, &p, &inputs, &vec![ci; n]);
+        for (i, res) in r.into_iter().enumerate() {
+            let (out, refused) = res.unwrap_or_else(|e| panic!("{kind:?} server {i}: {e}"));
+            assert_eq!(refused, vec![1], "{kind:?} server {i}");
+            assert_eq!(out[0], Some(bytes(200 + 1000 + 9 + 3)), "{kind:?} server {i}: x and g count as 0");
+            assert_eq!(out[1], Some(bytes(0)), "{kind:?} server {i}");
+            assert_eq!(out[2], (i == n - 1).then_some(bytes(600)), "{kind:?} server {i}");
+        }
+        for q in &s {
+            assert_eq!(q.client_masks_held(), 0, "the refused client's masks are consumed too");
+        }
+    }
+}
+
+/// The same clients, all honest: nobody is refused and every input counts.
+#[test]
+fn clients_with_inputs_in_range_are_not_refused() {
+    for (n, kind) in [(2, Kind::Unsigned(8)), (3, Kind::Signed(16))] {
+        let p = three_clients(n, kind);
+        let mut s = servers::<Fp>(&p, 14 + kind.input_masks(), honest(n));
+        let ci = three_clients_inputs(&mut s, kind, false);
+        let mut inputs = vec![Vec::new(); n];
+        inputs[0].push(bytes(3));
+        for res in run(&mut s, &p, &inputs, &vec![ci; n]) {
+            let out = res.unwrap();
+            assert_eq!(out[0], Some(bytes(200 + 1000 + 77 + 9 + 3)));
+            assert_eq!(out[1], Some(bytes(77)));
+        }
+    }
+}
+
+/// A server that adds an error to its share of an opening of the per-client check — a z_c, or
+/// a Beaver opening of the squares (the run's first opening) — to frame an honest client is
+/// caught by the MAC check that runs before the refusals are decided: MAC_CHECK_FAILED at every
+/// honest server, nobody refused. (With a malicious client present too, the run still aborts.)
+#[test]
+fn a_server_framing_an_honest_client_makes_the_run_abort() {
+    for n in [2, 3] {
+        for cheat in [Cheat::ShiftClientCheck { by: 1 }, Cheat::ShiftFirstOpen { by: 5 }] {
+            for malicious in [false, true] {
+                let kind = Kind::Unsigned(8);
+                let p = three_clients(n, kind);
+                let cheater = n - 1;
+                let cheats = (0..n).map(|i| if i == cheater { cheat.clone() } else { Cheat::None }).collect();
+                let mut s = servers::<Fp>(&p, 14 + kind.input_masks(), cheats);
+                let ci = three_clients_inputs(&mut s, kind, malicious);
+                let mut inputs = vec![Vec::new(); n];
+                inputs[0].push(bytes(3));
+                let r = run_full(&mut s, &p, &inputs, &vec![ci; n]);
+                for (i, res) in r.iter().enumerate().filter(|(i, _)| *i != cheater) {
+                    let e = res.as_ref().expect_err("a framing server must not get a refusal through");
+                    assert_eq!(*e, SpdzError::MacCheckFailed { phase: "client range check" }, "{cheat:?} server {i}");
+                }
+            }
         }
     }
 }
@@ -482,7 +601,7 @@ fn client_masks_are_used_once() {
     assert!(out.iter().all(|o| o.as_ref().unwrap()[0] == Some(bytes(8))));
     assert!(s.iter().all(|q| q.client_masks_held() == 0));
     // A mask id never handed out.
-    let never = ClientInput { first_mask: 1000, masked: vec![bytes(1)] };
+    let never = ClientInput { client: 0, first_mask: 1000, masked: vec![bytes(1)] };
     assert!(matches!(alone(&mut s[0], &p, &inputs[0], &[never]), SpdzError::InvalidArgument(_)));
 }
 
@@ -516,10 +635,10 @@ fn run_refuses_malformed_client_inputs_before_any_message() {
     let bad_cases: Vec<Vec<ClientInput>> = vec![
         vec![],
         vec![ci[0].clone(), ci[0].clone()],
-        vec![ClientInput { first_mask: first, masked: ci[0].masked[..1].to_vec() }],
-        vec![ClientInput { first_mask: first, masked: vec![ci[0].masked[0]; 3] }],
-        vec![ClientInput { first_mask: first, masked: vec![[0xff; 16]; 2] }],
-        vec![ClientInput { first_mask: u64::MAX, masked: ci[0].masked.clone() }],
+        vec![ClientInput { client: 0, first_mask: first, masked: ci[0].masked[..1].to_vec() }],
+        vec![ClientInput { client: 0, first_mask: first, masked: vec![ci[0].masked[0]; 3] }],
+        vec![ClientInput { client: 0, first_mask: first, masked: vec![[0xff; 16]; 2] }],
+        vec![ClientInput { client: 0, first_mask: u64::MAX, masked: ci[0].masked.clone() }],
     ];
     for (k, c) in bad_cases.iter().enumerate() {
         let e = alone(&mut s[0], &p, &[], c);
@@ -558,19 +677,25 @@ fn the_client_owner_in_the_format() {
     b.output(t, Kind::Field, None);
     let p = b.build();
     let ci = vec![
-        ClientInput { first_mask: 7, masked: vec![bytes(1)] },
-        ClientInput { first_mask: 1 << 40, masked: vec![bytes(2), bytes(3), bytes(4)] },
+        ClientInput { client: 0, first_mask: 7, masked: vec![bytes(1)] },
+        ClientInput { client: 0xdead_beef, first_mask: 1 << 40, masked: vec![bytes(2), bytes(3), bytes(4)] },
     ];
     let wire = encode_client_inputs(&ci);
-    assert_eq!(wire.len(), 8 + 16 + 8 + 48);
+    assert_eq!(wire.len(), 12 + 16 + 12 + 48);
     assert_eq!(decode_client_inputs(&p, &wire).unwrap(), ci);
     for len in [0, wire.len() - 1, wire.len() + 1] {
         let mut w = wire.clone();
         w.resize(len, 0);
         assert!(matches!(decode_client_inputs(&p, &w), Err(SpdzError::InvalidArgument(_))), "{len} bytes");
     }
-    assert!(ClientInput::split(7, &[Kind::Field, Kind::Signed(3)], &wire[8..24]).is_err());
-    let split = ClientInput::split(7, &[Kind::Field, Kind::Signed(3)], &[&wire[8..24], &wire[32..]].concat()).unwrap();
+    // Each input carries its client id after its first mask id.
+    assert_eq!(wire[8..12], 0u32.to_le_bytes());
+    assert_eq!(wire[36..40], 0xdead_beef_u32.to_le_bytes());
+    let mut other = wire.clone();
+    other[36] ^= 1;
+    assert_eq!(decode_client_inputs(&p, &other).unwrap()[1].client, 0xdead_beee);
+    assert!(ClientInput::split(0, 7, &[Kind::Field, Kind::Signed(3)], &wire[12..28]).is_err());
+    let split = ClientInput::split(0, 7, &[Kind::Field, Kind::Signed(3)], &[&wire[12..28], &wire[40..]].concat()).unwrap();
     assert_eq!(split[0], ci[0]);
-    assert_eq!(split[1].first_mask, 8);
+    assert_eq!((split[1].client, split[1].first_mask), (0, 8));
 }
