@@ -56,6 +56,7 @@ import { splitTransport } from './net/mux.js';
 import type { Transport } from './net/transport.js';
 import { encodeValue, wireValue, type Program } from './program/program.js';
 import type { FieldName, InputKind } from './program/format.js';
+import type { Outputs } from './protocols/types.js';
 import { sha256, utf8 } from './protocols/util.js';
 import { generateIdentity, secureTransport, type Identity } from './secure/index.js';
 import { loadSodium } from './secure/sodium.js';
@@ -149,7 +150,11 @@ export interface ServerCheat {
 export interface ServeResult {
   /** The public outputs, decoded as the program's output kinds say. */
   readonly outputs: bigint[];
-  /** The accepted clients' public keys (hex), in slot order (client i's input is the program's i-th). */
+  /**
+   * The public keys (hex) of the clients whose slots the run had, in slot order (client i's input
+   * is the program's i-th); those refused for an out-of-range input are in `dropped` too (their
+   * inputs counted as 0).
+   */
   readonly clients: string[];
   /** Clients dropped after acceptance, with why. */
   readonly dropped: { readonly client: string; readonly reason: string }[];
@@ -573,28 +578,40 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       throw invalid(`program(${keep.length}) must have ${keep.length * kinds.length} client inputs, ${kinds.length} per client of the kinds input says`);
     }
     const parts: Uint8Array[] = [];
+    let keepIndex = 0;
     for (const i of keep) {
       const eps = received[i]!.eps;
       cheat?.inputUsed?.(i, eps);
-      // One entry per program input of this client: the id of its first mask, then its ε values.
+      // One entry per program input of this client: the id of its first mask, the client (its
+      // place among the clients kept, which a refusal names), then its ε values.
       let mask = first + i * perClient;
       for (const k of kinds) {
-        const id = new Uint8Array(8);
-        new DataView(id.buffer).setBigUint64(0, BigInt(mask), true);
+        const head = new Uint8Array(12);
+        const view = new DataView(head.buffer);
+        view.setBigUint64(0, BigInt(mask), true);
+        view.setUint32(8, keepIndex, true);
         const at = (mask - first - i * perClient) * 16;
-        parts.push(id, eps.subarray(at, at + 16 * masksOf(k)));
+        parts.push(head, eps.subarray(at, at + 16 * masksOf(k)));
         mask += masksOf(k);
       }
+      keepIndex++;
     }
     const bytes = concatBytes(parts);
     const drop = dropped.map((d) => [first + accepted.indexOf(d.client) * perClient, perClient] as const);
     const mine = options.inputs ?? [];
-    const out = await s.run(p, {
+    // A client input out of its range does not stop the run: that client is refused (its
+    // inputs count as 0, see webmpc_spdz::clients) and told so.
+    const { outputs: out, refused } = (await s.run(p, {
       protocol: 'mascot',
       inputs: p.encodeInputs(me, mine),
       clients: { bytes, digest: hex(await sha256(bytes)), drop },
       ...(signal ? { signal } : {}),
-    });
+    })) as unknown as { outputs: Outputs; refused: number[] };
+    const refusedSet = new Set(refused);
+    const outOfRange = keep.filter((_, k) => refusedSet.has(k));
+    for (const i of outOfRange) dropped.push({ client: accepted[i]!, reason: 'its input was out of range (counted as 0)' });
+    await dropAll(outOfRange.map((i) => accepted[i]!), 'your input was out of range: it counted as 0');
+    const served = keep.filter((_, k) => !refusedSet.has(k));
     const outputs = p.decodeOutputs(out).map((v, k) => {
       if (v === undefined) throw invalid(`program output ${k} is not public: client–server runs reveal every output to every server`);
       return v;
@@ -605,14 +622,14 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     const sent = outputs.map(String);
     cheat?.result?.(sent);
     await Promise.all(
-      keep.map(async (i) => {
+      served.map(async (i) => {
         const t = joined.get(accepted[i]!)!.transport;
         await t.send(1, json(RESULT, { outputs: sent })).catch(() => {});
         await t.close().catch(() => {});
       }),
     );
     lap('output');
-    progress({ phase: 'done', joined: joined.size, accepted: keep.length });
+    progress({ phase: 'done', joined: joined.size, accepted: served.length });
     return { outputs, clients: keep.map((i) => accepted[i]!), dropped, ms };
   } catch (err) {
     windowOpen = false;

@@ -92,6 +92,26 @@ describe('serve / submit: deviating parties', () => {
     for (const r of await run) expect((r as PromiseFulfilledResult<{ dropped: unknown[] }>).value.dropped).toHaveLength(1);
   });
 
+  it('a client running modified code that inputs a value out of range (the same to every server) is refused, its input counted as 0; the run goes on', async () => {
+    const d = await deploy(3);
+    const run = d.serve({ sessionId: 'out-of-range', input, program: sums(3), window: { count: 3, closeAfterMs: 30_000 } });
+    // Bid 1 has bit 0 set: shifting ε of that bit makes the shared bit 2 (or 1 − 255), not a bit.
+    const cheat = d.submit({ sessionId: 'out-of-range', input: 1n, _cheat: { input: (_server, eps) => void (eps[0] = (eps[0]! + 1) & 0xff) } });
+    const honest = [d.submit({ sessionId: 'out-of-range', input: 20n }), d.submit({ sessionId: 'out-of-range', input: 30n })];
+    const err = await failure(cheat);
+    expect(err.code).toBe('CLIENT_REFUSED');
+    expect(err.message).toMatch(/out of range/);
+    const ok = await Promise.all(honest);
+    // The refused client's slot counts 0: Σ = 50; the product of neighbours depends on the slots.
+    for (const c of ok) expect(c.outputs[0]).toBe(50n);
+    for (const r of await run) {
+      expect(r.status).toBe('fulfilled');
+      const v = (r as PromiseFulfilledResult<{ outputs: bigint[]; dropped: { reason: string }[] }>).value;
+      expect(v.outputs[0]).toBe(50n);
+      expect(v.dropped.map((x) => x.reason)).toEqual(['its input was out of range (counted as 0)']);
+    }
+  });
+
   it('a server that sends a client an inconsistent mask share: that client detects it (CHEATING_DETECTED) and is dropped; the run goes on', async () => {
     const d = await deploy(2);
     const bids = [5n, 6n, 7n];

@@ -341,9 +341,12 @@ async function run(ctx: ProtocolContext<MascotState>, job: ProgramJob<MascotRole
   const progress = (_phase: string, done: number, total: number) => ctx.progress('evaluating', done, total);
   const bytes = (job.roles as WithClientBytes)[CLIENT_BYTES];
   if (clients && !bytes) throw invalid('mascot: the client inputs did not reach the engine');
-  const out = await ctx.call(
-    () => (bytes ? raw.runWithClients(program.bytes, inputs, bytes, progress) : raw.run(program.bytes, inputs, progress)) as Promise<(Uint8Array | undefined)[]>,
-  );
+  if (bytes) {
+    // (`serve` reads this shape; only it can run a program with client inputs.)
+    const r = (await ctx.call(() => raw.runWithClients(program.bytes, inputs, bytes, progress))) as { outputs: (Uint8Array | undefined)[]; refused: number[] };
+    return { outputs: r.outputs.map((v) => (v ? v.slice().reverse() : undefined)), refused: r.refused } as unknown as Outputs;
+  }
+  const out = await ctx.call(() => raw.run(program.bytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>);
   // The binding speaks little-endian; sessions speak big-endian.
   return out.map((v) => (v ? v.slice().reverse() : undefined));
 }
