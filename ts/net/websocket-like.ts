@@ -66,7 +66,9 @@ export function openWebSocket(
     const fail = (err: Error) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      socket.onopen = socket.onerror = socket.onclose = null;
+      // (A socket closed while connecting reports an error event: `ws` throws one nobody handles.)
+      socket.onopen = socket.onclose = null;
+      socket.onerror = () => {};
       try {
         socket.close();
       } catch {
