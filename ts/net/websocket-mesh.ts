@@ -177,7 +177,11 @@ export function adoptWebSocket(transport: FramedTransport, peer: number, socket:
   socket.onclose = () => transport.linkClosed(peer);
   socket.onerror = () => {};
   const link: FrameLink = {
-    send: (frame) => socket.send(frame),
+    // A frame for a socket already closing goes nowhere (the close reaches the transport as
+    // linkClosed); sending it anyway makes a browser log an error.
+    send: (frame) => {
+      if (socket.readyState === WS_OPEN) socket.send(frame);
+    },
     get bufferedAmount() {
       return socket.bufferedAmount;
     },
