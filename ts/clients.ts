@@ -276,8 +276,18 @@ function valuesOf(kind: ClientInputKind, field: FieldName, value: bigint | numbe
 }
 
 /** What a client signs: its ε for this run (the servers check it when their copies differ). */
-async function signedMessage(sessionId: string, digest: Uint8Array): Promise<Uint8Array> {
+function signedMessage(sessionId: string, digest: Uint8Array): Uint8Array {
   return concatBytes([utf8(`webmpc client input v${VERSION}\0${sessionId}\0`), digest]);
+}
+
+/** The next message from server `from` on the servers' control channel, as JSON (unchecked shape). */
+async function recvControl(control: Transport, from: number, timeoutMs: number): Promise<{ t?: unknown; keys?: unknown; entries?: unknown }> {
+  const m = await control.recv(from, { timeoutMs });
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(m)) as { t?: unknown; keys?: unknown; entries?: unknown };
+  } catch {
+    throw malformed('control message', from);
+  }
 }
 
 function handshakeId(sessionId: string, server: number): string {
@@ -444,7 +454,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       for (let j = 1; j < servers; j++) await control.send(j, utf8(JSON.stringify({ t: 'close', keys: named })));
       const have = new Set(named);
       for (let j = 1; j < servers; j++) {
-        const r = JSON.parse(new TextDecoder().decode(await control.recv(j, { timeoutMs: SERVER_STEP_MS + JOIN_GRACE_MS }))) as { t?: string; keys?: unknown };
+        const r = await recvControl(control, j, SERVER_STEP_MS + JOIN_GRACE_MS);
         if (r?.t !== 'have' || !Array.isArray(r.keys)) throw malformed('window answer', j);
         const theirs = new Set(r.keys as string[]);
         for (const k of [...have]) if (!theirs.has(k)) have.delete(k);
@@ -452,7 +462,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       accepted = named.filter((k) => have.has(k));
       for (let j = 1; j < servers; j++) await control.send(j, utf8(JSON.stringify({ t: 'final', keys: accepted })));
     } else {
-      const r = JSON.parse(new TextDecoder().decode(await control.recv(0, { timeoutMs: closeAfterMs + SERVER_STEP_MS }))) as { t?: string; keys?: unknown };
+      const r = await recvControl(control, 0, closeAfterMs + SERVER_STEP_MS);
       if (r?.t !== 'close' || !Array.isArray(r.keys) || !r.keys.every((k) => typeof k === 'string')) throw malformed('window close', 0);
       const named = r.keys as string[];
       // The clients server 0 has may still be on their way here.
@@ -460,7 +470,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       while (named.some((k) => !joined.has(k)) && performance.now() < deadline) await sleep(50, signal);
       windowOpen = false;
       await control.send(0, utf8(JSON.stringify({ t: 'have', keys: named.filter((k) => joined.has(k)) })));
-      const f = JSON.parse(new TextDecoder().decode(await control.recv(0, { timeoutMs: SERVER_STEP_MS }))) as { t?: string; keys?: unknown };
+      const f = await recvControl(control, 0, SERVER_STEP_MS);
       if (f?.t !== 'final' || !Array.isArray(f.keys) || !f.keys.every((k) => typeof k === 'string' && joined.has(k))) throw malformed('accepted set', 0);
       accepted = f.keys as string[];
     }
@@ -531,7 +541,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       Array.from({ length: servers }, async (_, j) => {
         if (j === me) return;
         await control.send(j, utf8(JSON.stringify({ t: 'inputs', entries })));
-        const r = JSON.parse(new TextDecoder().decode(await control.recv(j, { timeoutMs: inputTimeoutMs + SERVER_STEP_MS }))) as { t?: string; entries?: unknown };
+        const r = await recvControl(control, j, inputTimeoutMs + SERVER_STEP_MS);
         const entry = (e: unknown) => e === null || (Array.isArray(e) && e.length === 2 && e.every((x) => typeof x === 'string' && x.length <= 128));
         if (r?.t !== 'inputs' || !Array.isArray(r.entries) || r.entries.length !== n || !r.entries.every(entry)) throw malformed('input digests', j);
         views[j] = r.entries as ((string | null)[] | null)[];
@@ -557,7 +567,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
         const ok =
           /^[0-9a-f]{64}$/.test(d) &&
           /^[0-9a-f]{128}$/.test(sig) &&
-          sodium.crypto_sign_verify_detached(sodium.from_hex(sig), await signedMessage(sessionId, sodium.from_hex(d)), publicKey);
+          sodium.crypto_sign_verify_detached(sodium.from_hex(sig), signedMessage(sessionId, sodium.from_hex(d)), publicKey);
         if (!ok) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: server ${j} forwarded an input its client did not sign`, { peer: j });
       }
       dropped.push({ client: accepted[i]!, reason: 'sent different servers different inputs' });
@@ -718,7 +728,7 @@ export async function submit(options: SubmitOptions): Promise<SubmitResult> {
       servers.map(async (_, j) => {
         const mine = eps.slice();
         options._cheat?.input?.(j, mine);
-        const signature = sodium.crypto_sign_detached(await signedMessage(sessionId, await sha256(mine)), identity.secretKey);
+        const signature = sodium.crypto_sign_detached(signedMessage(sessionId, await sha256(mine)), identity.secretKey);
         await links[j]!.send(0, message(INPUT, concatBytes([signature, mine])));
       }),
     );
