@@ -745,7 +745,7 @@ export class Session {
     // is its own error to report even when a peer, refusing it first, has already hung up.
     const engine = await this.#startEngine();
     const shape = (await engine.perform({ op: 'prepare', source: form }, { transport: this.#counted, progress: () => {} })) as PreparedShape;
-    const binary = 'bristol' in form ? shape.binary! : form.binary;
+    const binary = 'binary' in form ? form.binary : shape.binary!;
     const prepared = new PreparedCircuit(binary, 'bristol' in form ? undefined : form.owners, shape);
     if (this.#lastCircuit && this.#lastCircuit.prepared !== this.#lastCircuit.source) this.#lastCircuit.prepared.free();
     this.#lastCircuit = { source: target, prepared };

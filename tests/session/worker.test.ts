@@ -81,6 +81,34 @@ describe('the engine worker', () => {
     expect(got['mascot']![0]).toEqual(['71999,undefined,0', '71999,70000999,0', '71999,undefined,0']);
   }, 120_000);
 
+  it('a builder circuit encoded by the worker (from its gate arrays) is the one the caller’s thread encodes', async () => {
+    // One party in a worker, one on its own thread: the run only starts if both hold the same
+    // binary form (the parties compare its hash), and its outputs are the builder's semantics.
+    const b = new CircuitBuilder();
+    const [x, y] = [b.input(0, 32), b.input(1, 32)];
+    b.output(x.mul(y).add(x.max(y)));
+    b.output(x.xor(1234).lt(y).toUInt());
+    const c = b.build();
+    const ts = createMemoryTransports(2, { recvTimeoutMs: 30_000 });
+    const s = await Promise.all(ts.map((transport, party) => session({ transport, party, parties: 2, worker: party === 0 })));
+    expect(s.map((x) => x.inWorker)).toEqual([true, false]);
+    const [xv, yv] = [0x9e3779b9, 0x7f4a7c15];
+    // Values cross the session API big-endian.
+    const be32 = (v: number) => {
+      const b = new Uint8Array(4);
+      new DataView(b.buffer).setUint32(0, v, false);
+      return b;
+    };
+    const inputs = [be32(xv), be32(yv)];
+    const outs = await Promise.all(s.map((x, p) => x.run(c, { inputs: [inputs[p]!], protocol: 'yao2pc' })));
+    const word = (o: Uint8Array | undefined) => new DataView(o!.buffer, o!.byteOffset).getUint32(0, false);
+    for (const o of outs) {
+      expect(word(o[0])).toBe(Number((BigInt(xv) * BigInt(yv) + BigInt(Math.max(xv, yv))) % 2n ** 32n));
+      expect(o[1]![0]).toBe(((xv ^ 1234) >>> 0) < yv ? 1 : 0);
+    }
+    await Promise.all(s.map((x) => x.close()));
+  }, 60_000);
+
   it('starts with the session, is ended by close() and by free(), and none is left behind', async () => {
     const before = _liveEngineWorkers();
     const two = await sessions(2, true);

@@ -26,6 +26,7 @@
  * wires, in the order of the `output` calls.
  */
 import { WebmpcError } from '../errors.js';
+import { encodeBinary, OP_AND, OP_CONST, OP_COPY, OP_INV, OP_XOR, type GateArrays } from './binary.js';
 
 // ---------------------------------------------------------------------------------------------
 // Internal graph. A node is a constant, an input bit, an XOR or an AND. Edges are "refs":
@@ -52,12 +53,7 @@ const MAX_NODES = 2 ** 30;
  */
 const HASH_LIMIT = 2 ** 25;
 
-/** Binary format opcodes (see {@link Circuit.toBinary}). */
-export const OP_XOR = 0;
-export const OP_AND = 1;
-export const OP_INV = 2;
-export const OP_CONST = 3;
-export const OP_COPY = 4;
+export { OP_AND, OP_CONST, OP_COPY, OP_INV, OP_XOR };
 
 /** Largest width accepted for a single value; far beyond any circuit a protocol can run. */
 const MAX_WIDTH = 1 << 24;
@@ -815,9 +811,6 @@ class GateList {
   }
 }
 
-const MAGIC = [0x57, 0x4d, 0x50, 0x43]; // "WMPC"
-const FORMAT_VERSION = 1;
-
 /** A finished circuit: its shape, gate statistics and serialisations. */
 export class Circuit {
   readonly #gates: GateList;
@@ -863,50 +856,31 @@ export class Circuit {
     return this.inputs.map((i) => i.width);
   }
 
-  /**
-   * webmpc's binary circuit format, little-endian: `"WMPC"`, u8 version 1, three zero bytes,
-   * u32 wires, u64 gates, u32 input count and a u32 width per input, u32 output count and a u32
-   * width per output, then the gates: u8 opcode and u32 wires — `0 XOR a b out`, `1 AND a b out`,
-   * `2 INV a out`, `3 CONST value(u8) out`, `4 COPY a out`.
-   */
+  /** webmpc's binary circuit format (the layout is described in `binary.ts`). */
   toBinary(): Uint8Array {
+    return encodeBinary(this.#arrays(false));
+  }
+
+  /**
+   * The gate arrays with the shape, as copies trimmed to the gates: what the engine worker
+   * encodes in place of {@link toBinary}, off the caller's thread (a copy is cheap next to the
+   * encoding, and a structured clone of a view would send the spare capacity too).
+   * @internal
+   */
+  gateArrays(): GateArrays {
+    return this.#arrays(true);
+  }
+
+  #arrays(copy: boolean): GateArrays {
     const g = this.#gates;
-    let size = 8 + 4 + 8 + 4 + 4 * this.inputs.length + 4 + 4 * this.outputWidths.length;
-    for (let i = 0; i < g.length; i++) {
-      const o = g.ops[i]!;
-      size += o === OP_XOR || o === OP_AND ? 13 : o === OP_CONST ? 6 : 9;
-    }
-    const bytes = new Uint8Array(size);
-    const view = new DataView(bytes.buffer);
-    bytes.set(MAGIC, 0);
-    bytes[4] = FORMAT_VERSION;
-    let at = 8;
-    const u32 = (v: number): void => {
-      view.setUint32(at, v, true);
-      at += 4;
+    return {
+      wires: this.wireCount,
+      inputWidths: this.inputs.map((i) => i.width),
+      outputWidths: [...this.outputWidths],
+      length: g.length,
+      ops: copy ? g.ops.slice(0, g.length) : g.ops,
+      args: copy ? g.args.slice(0, 3 * g.length) : g.args,
     };
-    u32(this.wireCount);
-    view.setBigUint64(at, BigInt(g.length), true);
-    at += 8;
-    u32(this.inputs.length);
-    for (const i of this.inputs) u32(i.width);
-    u32(this.outputWidths.length);
-    for (const w of this.outputWidths) u32(w);
-    const args = g.args;
-    for (let i = 0; i < g.length; i++) {
-      const o = g.ops[i]!;
-      bytes[at++] = o;
-      if (o === OP_XOR || o === OP_AND) {
-        u32(args[3 * i]!);
-        u32(args[3 * i + 1]!);
-      } else if (o === OP_CONST) {
-        bytes[at++] = args[3 * i]!;
-      } else {
-        u32(args[3 * i]!);
-      }
-      u32(args[3 * i + 2]!);
-    }
-    return bytes;
   }
 
   /**

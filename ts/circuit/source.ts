@@ -6,6 +6,7 @@
  */
 import { callWasm } from '../engine/wasm.js';
 import { WebmpcError } from '../errors.js';
+import type { GateArrays } from './binary.js';
 import { evaluate, parseBristol } from './wasm.js';
 
 export type CircuitSource = Uint8Array | string | BuiltCircuit;
@@ -135,11 +136,25 @@ export function preparedHandle(p: PreparedCircuit): unknown {
  * a builder circuit) or Bristol text, with the owners a builder circuit declares.
  * @internal
  */
-export function unpreparedForm(source: CircuitSource): { binary: Uint8Array; owners: number[] | undefined } | { bristol: string } {
+export function unpreparedForm(source: CircuitSource): UnpreparedForm {
   if (typeof source === 'string') return { bristol: source };
   if (source instanceof Uint8Array) return { binary: source, owners: undefined };
+  // A builder circuit hands over its gate arrays, not its binary form: the encoding is the
+  // receiver's work (for a large circuit, tens of milliseconds on a cold page).
+  const arrays = (source as { gateArrays?: () => GateArrays }).gateArrays;
+  if (typeof arrays === 'function') return { gates: arrays.call(source), owners: declaredOwners(source) };
   return { binary: source.toBinary(), owners: declaredOwners(source) };
 }
+
+/**
+ * A circuit source in a form the engine worker can validate: binary bytes, Bristol text, or a
+ * builder circuit's gate arrays, with the owners the source declares.
+ * @internal
+ */
+export type UnpreparedForm =
+  | { readonly binary: Uint8Array; readonly owners: readonly number[] | undefined }
+  | { readonly gates: GateArrays; readonly owners: readonly number[] | undefined }
+  | { readonly bristol: string };
 
 /** Decodes and validates `source` (a no-op for an already prepared circuit). */
 export function prepareCircuit(source: CircuitSource | PreparedCircuit): PreparedCircuit {

@@ -22,6 +22,7 @@
  *                 progress { phase, done, total }
  * ```
  */
+import type { UnpreparedForm } from '../circuit/source.js';
 import {
   CircuitError,
   EnclaveAbort,
@@ -146,7 +147,7 @@ export type WorkerOp =
       readonly method: OtMethod;
       readonly arg: number | Uint8Array;
     }
-  | { readonly op: 'prepare'; readonly source: { readonly binary: Uint8Array; readonly owners: readonly number[] | undefined } | { readonly bristol: string } }
+  | { readonly op: 'prepare'; readonly source: UnpreparedForm }
   | { readonly op: 'free' };
 
 /** The OT instance calls a worker runs, by role (the names of the Wasm classes' methods). */
@@ -156,7 +157,7 @@ export const OT_METHODS = {
 } as const;
 export type OtMethod = (typeof OT_METHODS)[keyof typeof OT_METHODS][number];
 
-/** What `prepare` finds: the shape and hash (and, for Bristol text, the binary form it made). */
+/** What `prepare` finds: the shape and hash (and, for Bristol text or gate arrays, the binary form it made). */
 export interface PreparedShape {
   readonly inputWidths: number[];
   readonly outputWidths: number[];

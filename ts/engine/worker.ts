@@ -9,6 +9,7 @@
  * same protocol modules as the in-thread mode, over a transport whose bytes the host moves: a
  * `send` here is a `send` on the session's transport there, a `recv` likewise.
  */
+import { encodeBinary } from '../circuit/binary.js';
 import { PreparedCircuit, type StreamedCircuit } from '../circuit/source.js';
 import { parseBristol } from '../circuit/wasm.js';
 import { ProtocolAbort, TransportError, WebmpcError, fromWasmError } from '../errors.js';
@@ -326,14 +327,15 @@ async function perform(op: WorkerOp): Promise<unknown> {
     // Decoding, validating and hashing a circuit is the worker's work too: the caller's thread
     // only learns its shape and hash (and the binary form of Bristol text).
     const source = op.source;
-    const binary = 'bristol' in source ? parseBristol(source.bristol).binary : source.binary;
+    const binary =
+      'bristol' in source ? parseBristol(source.bristol).binary : 'gates' in source ? encodeBinary(source.gates) : source.binary;
     const p = cached(binary, 'bristol' in source ? undefined : source.owners);
     const shape: PreparedShape = {
       inputWidths: p.inputWidths,
       outputWidths: p.outputWidths,
       gates: p.gates,
       hash: p.hash,
-      binary: 'bristol' in source ? p.binary : undefined,
+      binary: 'binary' in source ? undefined : p.binary,
     };
     return shape;
   }
