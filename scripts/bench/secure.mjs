@@ -3,9 +3,9 @@
 // - throughput of 64 MiB sent as 1 MiB messages between two in-memory parties, plain
 //   (ts/net/memory) vs wrapped in secureTransport (ChaCha20-Poly1305 per 1 MiB segment), and the
 //   ratio; plain and secure rounds alternate so machine noise hits both alike;
-// - libsodium's ChaCha20-Poly1305 alone (encrypt + decrypt of 1 MiB, same thread): the cost the
-//   wrapper cannot avoid when sender and receiver share one core (runs measure within noise of
-//   it, so the wrapper's own overhead is not measurable);
+// - ChaCha20-Poly1305 alone (encrypt + decrypt of 1 MiB, same thread), libsodium's and, in
+//   Node, OpenSSL's (node:crypto, what the channel uses in Node): the cost the wrapper cannot
+//   avoid when sender and receiver share one core;
 // - handshake time (ms) of secureTransport for 2 and 4 parties over in-memory transports
 //   (median; all pairs run at once).
 import { join } from 'node:path';
@@ -80,21 +80,35 @@ export async function run({ root, emit, quick }) {
   row(kase, 'throughput', secureRate, 'MB/s', 'secure(memory) chacha20poly1305-ietf');
   row(kase, 'secure_to_plain', secureRate / plainRate, 'x', 'secure(memory) chacha20poly1305-ietf');
 
-  // The AEAD alone, as the wrapper calls it (through libsodium-wrappers' copies in and out).
+  // The AEAD alone, as the wrapper calls it: each record cipher this runtime has (libsodium's
+  // Wasm build through libsodium-wrappers' copies in and out; OpenSSL's through node:crypto,
+  // which the channel takes in Node), with the libsodium/OpenSSL ratio.
+  const { sodiumCipher, nodeCipher } = await import(dist('secure/aead.js'));
+  const ciphers = [
+    [sodiumCipher(sodium), 'libsodium-wrappers chacha20poly1305-ietf'],
+    [nodeCipher(), 'node:crypto (OpenSSL) chacha20poly1305-ietf'],
+  ].filter(([c]) => c !== undefined);
+  const aeadRates = {};
   {
     const key = sodium.randombytes_buf(32);
     const nonce = new Uint8Array(12);
     const ad = new Uint8Array(9);
-    const seconds = [];
+    const seconds = new Map(ciphers.map(([c]) => [c, []]));
+    // Rounds alternate between the ciphers so machine noise hits both alike.
     for (let r = 0; r < rounds; r++) {
-      const started = performance.now();
-      for (let i = 0; i < totalBytes / messageBytes; i++) {
-        const ct = sodium.crypto_aead_chacha20poly1305_ietf_encrypt(payload, ad, null, nonce, key);
-        sodium.crypto_aead_chacha20poly1305_ietf_decrypt(null, ct, ad, nonce, key);
+      for (const [cipher] of ciphers) {
+        const started = performance.now();
+        for (let i = 0; i < totalBytes / messageBytes; i++) cipher.open(cipher.seal(payload, ad, nonce, key), ad, nonce, key);
+        seconds.get(cipher).push((performance.now() - started) / 1000);
       }
-      seconds.push((performance.now() - started) / 1000);
     }
-    row('aead-seal+open-1MiB', 'throughput', totalBytes / 1e6 / median(seconds), 'MB/s', 'libsodium-wrappers chacha20poly1305-ietf');
+    for (const [cipher, impl] of ciphers) {
+      aeadRates[cipher.name] = totalBytes / 1e6 / median(seconds.get(cipher));
+      row('aead-seal+open-1MiB', 'throughput', aeadRates[cipher.name], 'MB/s', impl);
+    }
+    if (aeadRates['node:crypto'] && aeadRates.libsodium) {
+      row('aead-seal+open-1MiB', 'node_crypto_to_libsodium', aeadRates['node:crypto'] / aeadRates.libsodium, 'x', 'node:crypto (OpenSSL) chacha20poly1305-ietf');
+    }
   }
 
   for (const n of [2, 4]) {

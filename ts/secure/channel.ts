@@ -10,7 +10,8 @@
  * later segments: ChaCha20-Poly1305-IETF( next min(SEGMENT_BYTES, remaining) bytes of data )
  * ```
  * Nothing travels in the clear, not even a type byte: the receiver knows from its own state
- * whether it expects a first or a later segment and how long a later one must be.
+ * whether it expects a first or a later segment and how long a later one must be. The cipher
+ * is libsodium's, or in Node OpenSSL's implementation of the same construction (`aead.ts`).
  *
  * - **Nonce** = 4 zero bytes ‖ u64 big-endian segment counter of that direction, starting at 0.
  *   Each direction has its own key from the handshake, and each handshake makes fresh keys, so a
@@ -24,7 +25,7 @@
  *   `PROTOCOL_ERROR`.
  *
  * ## Memory
- * Segmenting keeps every libsodium call at ≤ 1 MiB, so libsodium's own heap stays small however
+ * Segmenting keeps every cipher call at ≤ 1 MiB, so libsodium's own heap stays small however
  * big the message, and the receiver learns L from the first segment and decrypts straight into
  * one output buffer: a 256 MB message costs the output plus about a segment, not two copies.
  * L is checked against `maxMessageBytes` (default {@link DEFAULT_MAX_MESSAGE_BYTES}, what a
@@ -57,6 +58,7 @@
  */
 import { TransportError, type TransportErrorCode } from '../errors.js';
 import type { RecvOptions, Transport } from '../net/transport.js';
+import { recordCipher, type RecordCipher } from './aead.js';
 import { type Sodium, wipe } from './sodium.js';
 import { traceClock, traceCount, TRACING } from '../trace.js';
 
@@ -151,7 +153,7 @@ export class SecureChannel implements Transport {
   readonly parties: number;
   readonly closed: Promise<Error | undefined>;
 
-  readonly #sodium: Sodium;
+  readonly #cipher: RecordCipher;
   readonly #inner: Transport;
   readonly #peers: (PeerState | undefined)[];
   readonly #maxMessageBytes: number;
@@ -164,7 +166,7 @@ export class SecureChannel implements Transport {
   #innerClosing: Promise<void> | undefined;
 
   constructor(sodium: Sodium, inner: Transport, keys: readonly (PeerKeys | undefined)[], limits: SecureChannelLimits = {}) {
-    this.#sodium = sodium;
+    this.#cipher = recordCipher(sodium);
     this.#inner = inner;
     this.party = inner.party;
     this.parties = inner.parties;
@@ -328,7 +330,7 @@ export class SecureChannel implements Transport {
   }
 
   async #sendNow(state: PeerState, data: Uint8Array): Promise<void> {
-    const sodium = this.#sodium;
+    const cipher = this.#cipher;
     const total = data.length;
     const firstData = Math.min(total, SEGMENT_BYTES - LENGTH_HEADER_BYTES);
     let offset = 0;
@@ -349,13 +351,7 @@ export class SecureChannel implements Transport {
       }
       const ad = associatedData(this.party, state.peer, first ? KIND_FIRST : KIND_LATER);
       const t0 = TRACING ? traceClock() : 0;
-      const frame = sodium.crypto_aead_chacha20poly1305_ietf_encrypt(
-        plaintext,
-        ad,
-        null,
-        nonceFor(state.sendCounter),
-        state.sendKey,
-      );
+      const frame = cipher.seal(plaintext, ad, nonceFor(state.sendCounter), state.sendKey);
       if (TRACING) {
         traceCount('secure.segmentsSent');
         traceCount('secure.encryptMs', traceClock() - t0);
@@ -446,8 +442,7 @@ export class SecureChannel implements Transport {
     let plaintext: Uint8Array;
     const t0 = TRACING ? traceClock() : 0;
     try {
-      plaintext = this.#sodium.crypto_aead_chacha20poly1305_ietf_decrypt(
-        null,
+      plaintext = this.#cipher.open(
         frame,
         associatedData(peer, this.party, partial === undefined ? KIND_FIRST : KIND_LATER),
         nonceFor(state.recvCounter),
