@@ -10,7 +10,7 @@ import type { ClientListener } from '../clients.js';
 import { isNode } from '../engine/wasm.js';
 import { transportError } from './base.js';
 import { FramedTransport, type FramedOptions } from './framed.js';
-import { loadWs } from './optional.js';
+import { loadWsBulkClient } from './optional.js';
 import type { Transport } from './transport.js';
 import { adoptWebSocket, startWebSocketServer } from './websocket-mesh.js';
 import { defaultWebSocket, openWebSocket, type WebSocketConstructor, type WebSocketLike } from './websocket-like.js';
@@ -75,7 +75,7 @@ export async function listenForClients(options: { port?: number; host?: string; 
  */
 export async function dialServer(url: string, options: { WebSocket?: WebSocketConstructor; timeoutMs?: number } & FramedOptions = {}): Promise<Transport> {
   if (typeof url !== 'string' || !/^wss?:\/\//.test(url)) throw transportError('INVALID_ARGUMENT', 'url must be a ws:// or wss:// URL');
-  const Ctor = options.WebSocket ?? (isNode() ? ((await loadWs('dialServer')).WebSocket as unknown as WebSocketConstructor) : defaultWebSocket(undefined));
+  const Ctor = options.WebSocket ?? (isNode() ? await loadWsBulkClient('dialServer') : defaultWebSocket(undefined));
   // The server speaks first (the secure handshake's COMMIT), possibly in the open's own turn.
   const early: unknown[] = [];
   const socket = await openWebSocket(Ctor, url, options.timeoutMs ?? 15_000, 'PEER_DISCONNECTED', undefined, early);

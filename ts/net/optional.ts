@@ -8,6 +8,7 @@
  * Node's bare "Cannot find package".
  */
 import { WebmpcError } from '../errors.js';
+import type { WebSocketConstructor } from './websocket-like.js';
 
 type Ws = typeof import('ws');
 type Polyfill = typeof import('node-datachannel/polyfill');
@@ -48,6 +49,30 @@ export function loadWs(feature: string): Promise<Ws> {
     ws = undefined;
   });
   return ws;
+}
+
+/**
+ * `ws`'s client socket for the links that carry a session's traffic between webmpc's own Node
+ * endpoints (the WebSocket mesh, a client dialling a server), with an all-zero masking key.
+ *
+ * RFC 6455 has clients mask every frame with a fresh random key. Masking exists so that a script
+ * in a browser cannot put bytes of its choosing on the wire and confuse a transparent proxy; here
+ * the sender is a Node process, its peer is webmpc's own `ws` server, and the payload is the
+ * protocol's (ciphertext, on a secure transport). Masking in JavaScript (`ws` without its native
+ * helper) cost the clients bench's servers about a sixth of their main thread (measured
+ * 2026-11-27); `ws` skips the XOR for an all-zero key. Browsers mask natively and are unaffected.
+ */
+export async function loadWsBulkClient(feature: string): Promise<WebSocketConstructor> {
+  const { WebSocket } = await loadWs(feature);
+  return class BulkWebSocket extends WebSocket {
+    constructor(url: string) {
+      super(url, undefined, { generateMask: zeroMask });
+    }
+  } as unknown as WebSocketConstructor;
+}
+
+function zeroMask(mask: Uint8Array): void {
+  mask.fill(0);
 }
 
 /** node-datachannel's W3C polyfill (`RTCPeerConnection` for Node). */

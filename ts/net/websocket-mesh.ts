@@ -7,7 +7,7 @@
  * the connection. This is plumbing, not authentication: `ts/secure` authenticates the peers.
  */
 import type { AddressInfo } from 'node:net';
-import { loadWs } from './optional.js';
+import { loadWs, loadWsBulkClient } from './optional.js';
 import type { TransportError } from '../errors.js';
 import { checkPartyCount, transportError } from './base.js';
 import { FramedTransport, type FrameLink, type FramedOptions } from './framed.js';
@@ -17,7 +17,6 @@ import {
   closeWebSocket,
   openWebSocket,
   WS_OPEN,
-  type WebSocketConstructor,
   type WebSocketLike,
 } from './websocket-like.js';
 
@@ -216,7 +215,7 @@ export async function connectWebSocketMesh(options: WebSocketMeshOptions): Promi
     if (typeof options.peers[q] !== 'string') throw transportError('INVALID_ARGUMENT', `peers[${q}] must be a URL`);
   }
   const listener = options.listener as ListenerInternals | undefined;
-  const WsWebSocket = (await loadWs('connectWebSocketMesh')).WebSocket as unknown as WebSocketConstructor;
+  const WsWebSocket = await loadWsBulkClient('connectWebSocketMesh');
   const connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
   const deadline = Date.now() + connectTimeoutMs;
   const transport = new FramedTransport(party, parties, options);
