@@ -144,6 +144,8 @@ export interface ServerCheat {
   digestForwarded?(index: number, digest: Uint8Array): void;
   /** Alters the outputs sent to clients. */
   result?(outputs: string[]): void;
+  /** Replaces each message this server sends the other servers on their control channel. */
+  control?(message: Uint8Array): Uint8Array;
 }
 
 /** What {@link serve} resolves with. */
@@ -351,6 +353,11 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
 
   const mux = splitTransport(transport, { channels: 2 });
   const [sessionChannel, control] = [mux.channels[0]!, mux.channels[1]!];
+  /** Sends server `to` one message on the servers' control channel (read by `recvControl`). */
+  const sendControl = (to: number, message: Record<string, unknown>): Promise<void> => {
+    const bytes = utf8(JSON.stringify(message));
+    return control.send(to, cheat?.control ? cheat.control(bytes) : bytes);
+  };
   const s = await openSession({
     transport: sessionChannel,
     party: me,
@@ -451,7 +458,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       });
       windowOpen = false;
       const named = [...joined.keys()].sort();
-      for (let j = 1; j < servers; j++) await control.send(j, utf8(JSON.stringify({ t: 'close', keys: named })));
+      for (let j = 1; j < servers; j++) await sendControl(j, { t: 'close', keys: named });
       const have = new Set(named);
       for (let j = 1; j < servers; j++) {
         const r = await recvControl(control, j, SERVER_STEP_MS + JOIN_GRACE_MS);
@@ -460,7 +467,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
         for (const k of [...have]) if (!theirs.has(k)) have.delete(k);
       }
       accepted = named.filter((k) => have.has(k));
-      for (let j = 1; j < servers; j++) await control.send(j, utf8(JSON.stringify({ t: 'final', keys: accepted })));
+      for (let j = 1; j < servers; j++) await sendControl(j, { t: 'final', keys: accepted });
     } else {
       const r = await recvControl(control, 0, closeAfterMs + SERVER_STEP_MS);
       if (r?.t !== 'close' || !Array.isArray(r.keys) || !r.keys.every((k) => typeof k === 'string')) throw malformed('window close', 0);
@@ -469,7 +476,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       const deadline = performance.now() + JOIN_GRACE_MS;
       while (named.some((k) => !joined.has(k)) && performance.now() < deadline) await sleep(50, signal);
       windowOpen = false;
-      await control.send(0, utf8(JSON.stringify({ t: 'have', keys: named.filter((k) => joined.has(k)) })));
+      await sendControl(0, { t: 'have', keys: named.filter((k) => joined.has(k)) });
       const f = await recvControl(control, 0, SERVER_STEP_MS);
       if (f?.t !== 'final' || !Array.isArray(f.keys) || !f.keys.every((k) => typeof k === 'string' && joined.has(k))) throw malformed('accepted set', 0);
       accepted = f.keys as string[];
@@ -540,7 +547,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     await Promise.all(
       Array.from({ length: servers }, async (_, j) => {
         if (j === me) return;
-        await control.send(j, utf8(JSON.stringify({ t: 'inputs', entries })));
+        await sendControl(j, { t: 'inputs', entries });
         const r = await recvControl(control, j, inputTimeoutMs + SERVER_STEP_MS);
         const entry = (e: unknown) => e === null || (Array.isArray(e) && e.length === 2 && e.every((x) => typeof x === 'string' && x.length <= 128));
         if (r?.t !== 'inputs' || !Array.isArray(r.entries) || r.entries.length !== n || !r.entries.every(entry)) throw malformed('input digests', j);

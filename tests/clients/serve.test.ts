@@ -179,6 +179,40 @@ describe('serve / submit: deviating parties', () => {
     for (const c of clients) expect(c.status).toBe('rejected');
   });
 
+  it('a server whose control messages are not JSON (bytes that are not UTF-8): the other servers abort with MALFORMED_MESSAGE naming it; nothing hangs', async () => {
+    const d = await deploy(3);
+    const run = d.serve(
+      { sessionId: 'garbled', input, program: sums(3), window: { count: 2, closeAfterMs: 30_000 } },
+      (j) => (j === 0 ? { _cheat: { control: () => Uint8Array.of(0xff, 0xfe, 0x7b) } } : {}),
+    );
+    const clients = Promise.allSettled([d.submit({ sessionId: 'garbled', input: 1n, timeoutMs: 20_000 }), d.submit({ sessionId: 'garbled', input: 2n, timeoutMs: 20_000 })]);
+    const results = await run;
+    for (const j of [1, 2]) {
+      expect(results[j]!.status).toBe('rejected');
+      const e = (results[j] as PromiseRejectedResult).reason;
+      expect(e.code).toBe('MALFORMED_MESSAGE');
+      expect(e.peer).toBe(0);
+    }
+    expect(results[0]!.status).toBe('rejected');
+    for (const c of await clients) expect(c.status).toBe('rejected');
+  });
+
+  it('a server whose control message is JSON of the wrong shape: server 0 aborts with MALFORMED_MESSAGE naming it', async () => {
+    const d = await deploy(3);
+    const run = d.serve(
+      { sessionId: 'misshapen', input, program: sums(3), window: { count: 2, closeAfterMs: 30_000 } },
+      (j) => (j === 2 ? { _cheat: { control: () => new TextEncoder().encode('{"t":"have","keys":7}') } } : {}),
+    );
+    const clients = Promise.allSettled([d.submit({ sessionId: 'misshapen', input: 1n, timeoutMs: 20_000 }), d.submit({ sessionId: 'misshapen', input: 2n, timeoutMs: 20_000 })]);
+    const results = await run;
+    const e = (results[0] as PromiseRejectedResult).reason;
+    expect(results[0]!.status).toBe('rejected');
+    expect(e.code).toBe('MALFORMED_MESSAGE');
+    expect(e.peer).toBe(2);
+    for (const r of results) expect(r.status).toBe('rejected');
+    for (const c of await clients) expect(c.status).toBe('rejected');
+  });
+
   it('a server that sends a client a wrong result: the client refuses it (CHEATING_DETECTED)', async () => {
     const d = await deploy(2);
     const run = d.serve(
