@@ -74,7 +74,10 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
       for (let q = j + 1; q < servers; q++) args.push('--peer', `${q}=ws://${host}:${meshPorts[q]}`);
       for (let q = 0; q < servers; q++) if (q !== j) args.push('--peer-key', `${q}=${keys[q]}`);
       args.push('--identity', join(dir, `server${j}.key`), '--clients-port', String(clientPorts[j]), '--clients-host', host);
-      args.push('--program', program, '--method', method, '--bits', String(bits), '--count', String(bids.length + extraClients), '--window-ms', String(timeoutS * 1000), '--input-timeout', String(Math.max(30_000, 30 * bids.length)), '--timeout', String(timeoutS * 1000), '--json');
+      // Every bidder here shares this machine's two cores with the servers, which preprocess the
+      // program while the inputs come in: 120 ms per bidder for the inputs (a bidder on its own
+      // machine answers in milliseconds; 30 ms per bidder dropped 862 of 1,000, 2026-11-27).
+      args.push('--program', program, '--method', method, '--bits', String(bits), '--count', String(bids.length + extraClients), '--window-ms', String(timeoutS * 1000), '--input-timeout', String(Math.max(60_000, 120 * bids.length)), '--timeout', String(timeoutS * 1000), '--json');
       // A server's main thread also builds the program (about a second for 1,000 bids) and runs
       // every client's handshake: the servers count each other as gone only after 20 s of silence.
       args.push('--peer-timeout', '20000');

@@ -24,6 +24,15 @@ export interface ClientSocketListener extends ClientListener {
   readonly url: string;
 }
 
+/**
+ * Liveness of a client's link, at both ends, unless the caller sets its own: a client mostly
+ * waits (for the window to close, for minutes of computing), often from a page the browser
+ * throttles, or one of thousands in a process; the transports' 3 s default for party links
+ * dropped most of the 1,000 bench bidders while the servers preprocessed (2026-11-27). Whether
+ * a client's input comes in time is `serve`'s own `inputTimeoutMs`, not this.
+ */
+export const CLIENT_LINK_LIVENESS = { keepaliveMs: 5_000, peerTimeoutMs: 60_000 } as const;
+
 /** Listens for clients (Node, `ws`). Pass it to `serve({ clients })`. */
 export async function listenForClients(options: { port?: number; host?: string; maxConnections?: number } & FramedOptions = {}): Promise<ClientSocketListener> {
   const host = options.host ?? '127.0.0.1';
@@ -42,7 +51,7 @@ export async function listenForClients(options: { port?: number; host?: string; 
     }
     const socket = ws as unknown as WebSocketLike;
     socket.binaryType = 'arraybuffer';
-    const transport = new FramedTransport(0, 2, options);
+    const transport = new FramedTransport(0, 2, { ...CLIENT_LINK_LIVENESS, ...options });
     adoptWebSocket(transport, 1, socket);
     if (accept) accept(transport);
     else backlog.push(transport);
@@ -79,7 +88,7 @@ export async function dialServer(url: string, options: { WebSocket?: WebSocketCo
   // The server speaks first (the secure handshake's COMMIT), possibly in the open's own turn.
   const early: unknown[] = [];
   const socket = await openWebSocket(Ctor, url, options.timeoutMs ?? 15_000, 'PEER_DISCONNECTED', undefined, early);
-  const transport = new FramedTransport(1, 2, options);
+  const transport = new FramedTransport(1, 2, { ...CLIENT_LINK_LIVENESS, ...options });
   adoptWebSocket(transport, 0, socket, early);
   return transport;
 }
