@@ -236,13 +236,18 @@ function malformed(what: string, peer?: number): ProtocolAbort {
   return new ProtocolAbort('MALFORMED_MESSAGE', `client–server: malformed ${what}`, peer === undefined ? {} : { peer });
 }
 
+/** `bytes` as UTF-8 JSON, or `malformed(what, peer)`. */
+function jsonOf(bytes: Uint8Array, what: string, peer?: number): unknown {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw malformed(what, peer);
+  }
+}
+
 function parse(m: Uint8Array, type: number, what: string): unknown {
   if (m[0] !== type) throw malformed(what);
-  try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(m.subarray(1)));
-  } catch {
-    throw malformed(what);
-  }
+  return jsonOf(m.subarray(1), what);
 }
 
 /** Masks a value of `kind` needs: one per bit of an integer, one for a field element. */
@@ -284,12 +289,7 @@ function signedMessage(sessionId: string, digest: Uint8Array): Uint8Array {
 
 /** The next message from server `from` on the servers' control channel, as JSON (unchecked shape). */
 async function recvControl(control: Transport, from: number, timeoutMs: number): Promise<{ t?: unknown; keys?: unknown; entries?: unknown }> {
-  const m = await control.recv(from, { timeoutMs });
-  try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(m)) as { t?: unknown; keys?: unknown; entries?: unknown };
-  } catch {
-    throw malformed('control message', from);
-  }
+  return jsonOf(await control.recv(from, { timeoutMs }), 'control message', from) as { t?: unknown; keys?: unknown; entries?: unknown };
 }
 
 function handshakeId(sessionId: string, server: number): string {
@@ -595,8 +595,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       throw invalid(`program(${keep.length}) must have ${keep.length * kinds.length} client inputs, ${kinds.length} per client of the kinds input says`);
     }
     const parts: Uint8Array[] = [];
-    let keepIndex = 0;
-    for (const i of keep) {
+    for (const [place, i] of keep.entries()) {
       const eps = received[i]!.eps;
       cheat?.inputUsed?.(i, eps);
       // One entry per program input of this client: the id of its first mask, the client (its
@@ -606,12 +605,11 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
         const head = new Uint8Array(12);
         const view = new DataView(head.buffer);
         view.setBigUint64(0, BigInt(mask), true);
-        view.setUint32(8, keepIndex, true);
+        view.setUint32(8, place, true);
         const at = (mask - first - i * perClient) * 16;
         parts.push(head, eps.subarray(at, at + 16 * masksOf(k)));
         mask += masksOf(k);
       }
-      keepIndex++;
     }
     const bytes = concatBytes(parts);
     const drop = dropped.map((d) => [first + accepted.indexOf(d.client) * perClient, perClient] as const);

@@ -64,12 +64,15 @@ export function loadWs(feature: string): Promise<Ws> {
  */
 export async function loadWsBulkClient(feature: string): Promise<WebSocketConstructor> {
   const { WebSocket } = await loadWs(feature);
-  return class BulkWebSocket extends WebSocket {
+  bulkClient ??= class BulkWebSocket extends WebSocket {
     constructor(url: string) {
       super(url, undefined, { generateMask: zeroMask });
     }
   } as unknown as WebSocketConstructor;
+  return bulkClient;
 }
+
+let bulkClient: WebSocketConstructor | undefined;
 
 function zeroMask(mask: Uint8Array): void {
   mask.fill(0);

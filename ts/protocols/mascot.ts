@@ -344,11 +344,14 @@ async function run(ctx: ProtocolContext<MascotState>, job: ProgramJob<MascotRole
   if (bytes) {
     // (`serve` reads this shape; only it can run a program with client inputs.)
     const r = (await ctx.call(() => raw.runWithClients(program.bytes, inputs, bytes, progress))) as { outputs: (Uint8Array | undefined)[]; refused: number[] };
-    return { outputs: r.outputs.map((v) => (v ? v.slice().reverse() : undefined)), refused: r.refused } as unknown as Outputs;
+    return { outputs: bigEndian(r.outputs), refused: r.refused } as unknown as Outputs;
   }
-  const out = await ctx.call(() => raw.run(program.bytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>);
-  // The binding speaks little-endian; sessions speak big-endian.
-  return out.map((v) => (v ? v.slice().reverse() : undefined));
+  return bigEndian(await ctx.call(() => raw.run(program.bytes, inputs, progress) as Promise<(Uint8Array | undefined)[]>));
+}
+
+/** The binding speaks little-endian; sessions speak big-endian. */
+function bigEndian(outputs: (Uint8Array | undefined)[]): (Uint8Array | undefined)[] {
+  return outputs.map((v) => (v ? v.slice().reverse() : undefined));
 }
 
 /** The `mascot` protocol module. */

@@ -114,5 +114,9 @@ export function nodeCipher(): RecordCipher | undefined {
 
 /** The fastest record cipher this runtime has: OpenSSL's in Node, libsodium's elsewhere. */
 export function recordCipher(sodium: Sodium): RecordCipher {
-  return nodeCipher() ?? sodiumCipher(sodium);
+  // Looked up once: every secure channel (a server has one per client) asks.
+  if (runtimeCipher === undefined) runtimeCipher = nodeCipher() ?? null;
+  return runtimeCipher ?? sodiumCipher(sodium);
 }
+
+let runtimeCipher: RecordCipher | null | undefined;
