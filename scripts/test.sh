@@ -54,6 +54,8 @@ const { existsSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const dir = process.argv[2];
 const rows = [];
+// Named at the very end, so that the tail of a long log (all a CI page may show) says what failed.
+const failures = [];
 
 const cargoLog = join(dir, 'cargo-test.log');
 if (existsSync(cargoLog)) {
@@ -64,6 +66,7 @@ if (existsSync(cargoLog)) {
     c.skipped += +m[3];
   }
   rows.push(['cargo test', c]);
+  for (const m of readFileSync(cargoLog, 'utf8').matchAll(/^test (\S+) \.\.\. FAILED$/gm)) failures.push(`cargo test: ${m[1]}`);
 }
 for (const name of ['node', 'browser']) {
   const f = join(dir, `vitest-${name}.json`);
@@ -74,6 +77,17 @@ for (const name of ['node', 'browser']) {
   const brokenFiles = (r.testResults ?? []).filter(
     (t) => t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed'),
   ).length;
+  for (const file of r.testResults ?? []) {
+    const where = file.name.replace(/^.*?\/tests\//, 'tests/');
+    const failed = file.assertionResults.filter((a) => a.status === 'failed');
+    for (const a of failed) {
+      const why = String(a.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300);
+      failures.push(`vitest ${name}: ${where} > ${a.fullName} (${why})`);
+    }
+    if (file.status === 'failed' && failed.length === 0) {
+      failures.push(`vitest ${name}: ${where} (the file failed before its tests: ${String(file.message ?? '').split('\n')[0].slice(0, 300)})`);
+    }
+  }
   rows.push([`vitest ${name}`, {
     passed: r.numPassedTests,
     failed: r.numFailedTests + brokenFiles,
@@ -86,6 +100,7 @@ for (const [name, c] of rows) {
   for (const k of Object.keys(total)) total[k] += c[k];
 }
 console.log(`total: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+for (const f of failures) console.log(`failed: ${f}`);
 EOF
 
 if [ "${#failed_steps[@]}" -gt 0 ]; then
