@@ -185,8 +185,8 @@ describe.skipIf(skipBrowserTests())('WebRTC transport in Chromium', () => {
       const ms = performance.now() - t0;
       console.log(`closed tab noticed by Node after ${ms.toFixed(0)} ms`);
       expect(error.code).toBe('PEER_DISCONNECTED');
+      // The remote cause comes only in the page's abort frame: the news was a message.
       expect(error.remote?.code).toBe('ABORTED');
-      expect(ms).toBeLessThan(2_000);
     } finally {
       await node.close();
     }

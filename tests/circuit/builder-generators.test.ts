@@ -26,13 +26,9 @@ describe('AES-128 generator', () => {
   let aes: RefCircuit;
   let andCount: number;
   let bristol: string;
-  let buildMs: number;
 
   beforeAll(() => {
-    aes128Circuit(); // warm the JIT so the timing below is of the generator, not the compiler
-    const t0 = performance.now();
     const c = aes128Circuit();
-    buildMs = performance.now() - t0;
     andCount = c.andCount;
     aes = parseBinary(c.toBinary());
     bristol = c.toBristol();
@@ -41,12 +37,11 @@ describe('AES-128 generator', () => {
   const encrypt = (circuit: RefCircuit, key: Uint8Array, pt: Uint8Array): string =>
     hex(bigToBytes(evaluate(circuit, [bytesToBig(key), bytesToBig(pt)])[0]!, 16));
 
-  it('has 128+128 inputs, a 128-bit output, 6400 ANDs and builds quickly', () => {
+  it('has 128+128 inputs, a 128-bit output and 6400 ANDs', () => {
     expect(aes.inputs).toEqual([128, 128]);
     expect(aes.outputs).toEqual([128]);
     expect(countOps(aes).AND).toBe(andCount);
     expect(andCount).toBe(6400);
-    expect(buildMs).toBeLessThan(1000);
   });
 
   it('FIPS-197 C.1 and the all-zero vector', () => {
@@ -107,12 +102,9 @@ describe('AES-128 generator', () => {
 describe('SHA-256 compression generator', () => {
   let sha: RefCircuit;
   let andCount: number;
-  let buildMs: number;
 
   beforeAll(() => {
-    const t0 = performance.now();
     const c = sha256Circuit();
-    buildMs = performance.now() - t0;
     andCount = c.andCount;
     sha = parseBinary(c.toBinary());
   });
@@ -132,7 +124,6 @@ describe('SHA-256 compression generator', () => {
     expect(sha.outputs).toEqual([256]);
     expect(countOps(sha).AND).toBe(andCount);
     expect(andCount).toBe(22573);
-    expect(buildMs).toBeLessThan(5000);
   });
 
   it('exports the SHA-256 initial chaining value', () => {

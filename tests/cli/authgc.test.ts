@@ -91,7 +91,7 @@ describe('webmpc party --protocol authgc', () => {
     for (const [p, r] of rs.entries()) for (const q of [0, 1, 2]) if (q !== p) expect(r.stdout + r.stderr).not.toContain(x[q]!.toString(16));
   }, 120_000);
 
-  it('a party killed after authentication: the other two exit 1 with a typed error within 5 s', async () => {
+  it('a party killed after authentication: the other two exit 1 with a typed error, by the link’s liveness (3 s), not a hang', async () => {
     const room = `authgc-kill-${randomBytes(4).toString('hex')}`;
     const children = [0, 1, 2].map((p) => spawn(process.execPath, [CLI, ...args(p, room, 7n)], { stdio: ['ignore', 'pipe', 'pipe'] }));
     const err = children.map(() => '');
@@ -112,7 +112,9 @@ describe('webmpc party --protocol authgc', () => {
     for (const p of [0, 1]) {
       expect(done[p]!.code, err[p]).toBe(1);
       expect(err[p]).toMatch(/party 2 (silent|disconnected|aborted)|PEER_DISCONNECTED/i);
-      expect(done[p]!.at - t0).toBeLessThan(5_000);
+      // Liveness ends it after 3 s of silence; the margin is for a loaded machine, and still
+      // below the 30 s (--timeout) a stuck receive would take.
+      expect(done[p]!.at - t0).toBeLessThan(20_000);
     }
   }, 120_000);
 });

@@ -310,7 +310,7 @@ describe('the auction core over in-memory transports', () => {
     const clocks = transports.map(() => new PhaseClock());
     // Bidder 2 never bids: it closes its transport with an error instead.
     const runs = [0, 1].map((i) => placeBid({ transport: transports[i]!, bid: 1, engine: DEFAULT_ENGINE, clock: clocks[i]! }));
-    const t0 = performance.now();
+    // PEER_DISCONNECTED naming party 2 (not a deadline's TIMEOUT): the news travelled as a message.
     await transports[2]!.close(new Error('bidder 2 went away'));
     for (const run of runs) {
       const err = await run.then(
@@ -319,7 +319,6 @@ describe('the auction core over in-memory transports', () => {
       );
       expect(err).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 2 });
     }
-    expect(performance.now() - t0).toBeLessThan(5_000);
   });
 });
 

@@ -107,14 +107,13 @@ describe('sub-channels (splitTransport)', () => {
     const [t0, t1, t2] = createMemoryTransports(3) as [Transport, Transport, Transport];
     const m = [t0, t1, t2].map((t) => splitTransport(t, { channels: 3 }));
     const waits = [1, 2].flatMap((p) => [0, 1, 2].map((c) => failure(m[p]!.channels[c]!.recv(0, { timeoutMs: 5000 }))));
-    const t = performance.now();
+    // The remote cause below proves the abort travelled (a 5 s deadline would give TIMEOUT).
     await m[0]!.channels[2]!.close(new TransportError('TIMEOUT', 'instance 2 gave up'));
     for (const err of await Promise.all(waits)) {
       expect(err).toBeInstanceOf(TransportError);
       expect((err as TransportError).code).toBe('PEER_DISCONNECTED');
       expect((err as TransportError).remote).toEqual({ code: 'TIMEOUT', message: 'instance 2 gave up' });
     }
-    expect(performance.now() - t).toBeLessThan(2000);
     // This party's other channels are closed too.
     expect(await failure(m[0]!.channels[0]!.send(1, new Uint8Array(1)))).toBeInstanceOf(TransportError);
     await Promise.all([t1.close(), t2.close()]);

@@ -147,7 +147,8 @@ describe.each(KINDS)('%s', (kind) => {
       expect(error.code).toBe('TIMEOUT');
       expect(error.peer).toBe(1);
       expect(ms).toBeGreaterThanOrEqual(290);
-      expect(ms).toBeLessThan(1500);
+      // Its own 0.3 s deadline, not a transport default; the margin is for a loaded machine.
+      expect(ms).toBeLessThan(15_000);
       expect((await rejection(a.send(1, new Uint8Array(1)))).error.code).toBe('TIMEOUT');
       expect(await a.closed).toMatchObject({ code: 'TIMEOUT' });
     } finally {
@@ -182,7 +183,7 @@ describe.each(KINDS)('%s', (kind) => {
       const [a, b, c] = s.transports as [typeof s.transports[0], typeof s.transports[0], typeof s.transports[0]];
       const pendingB = b.recv(0);
       const pendingC = c.recv(0);
-      const t0 = performance.now();
+      // PEER_DISCONNECTED, not a recv deadline's TIMEOUT: the abort travelled as a message.
       // Both observed at once: awaiting one first would leave the other unhandled meanwhile.
       const outcomes = Promise.all([rejection(pendingB), rejection(pendingC)]);
       await a.close(new Error('simulated failure'));
@@ -192,7 +193,6 @@ describe.each(KINDS)('%s', (kind) => {
         // across different connections there is no order.
         expect([0, 1, 2]).toContain(error.peer);
       }
-      expect(performance.now() - t0).toBeLessThan(3_000);
       // Fail-stop: the whole transport is closed, also towards the healthy peer.
       expect((await rejection(b.recv(2))).error.code).toBe('PEER_DISCONNECTED');
       expect(await b.closed).toMatchObject({ code: 'PEER_DISCONNECTED' });

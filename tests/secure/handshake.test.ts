@@ -502,7 +502,8 @@ describe('handshake: malformed messages and deadlines', () => {
       optionsFor: () => ({ handshakeTimeoutMs: 300 }),
     });
     expectCode(results[0], 'TIMEOUT');
-    expect(performance.now() - started).toBeLessThan(3000);
+    // Its own 0.3 s deadline, not the 15 s default; the margin is for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it('cancelling through options.signal: ABORTED, inner transport closed', async () => {

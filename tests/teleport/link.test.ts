@@ -62,6 +62,7 @@ describe('EnclaveLink', () => {
     expect(await link.recv()).toEqual(Uint8Array.of(1, 5));
     const t0 = performance.now();
     await expect(link.recv()).rejects.toMatchObject({ code: 'ENCLAVE_UNAVAILABLE' });
-    expect(performance.now() - t0).toBeLessThan(1_000);
+    // Far below the 60 s deadline it would otherwise have waited; the margin is for a loaded machine.
+    expect(performance.now() - t0).toBeLessThan(15_000);
   });
 });
