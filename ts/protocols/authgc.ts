@@ -289,7 +289,9 @@ export const authgc: ProtocolModule<AuthGcTypes> = {
   // 3: F_Pre's messages in fewer flights (the two Δ-OT directions of a pair at once, chunks
   //    pipelined; the aBit coin commitment in the Δ-OT flight; setup's X digest with Π_aShare's
   //    commitments): a version 2 peer would misread them.
-  version: 3,
+  // 4: the masks' bits come from the triples' aBit run (no share batch of their own): a version 3
+  //    peer would wait for a share batch that never comes.
+  version: 4,
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 colluding parties that deviate at will; ' +

@@ -67,6 +67,16 @@ pub trait Preprocessor {
     /// parameters (e.g. the bucket size) from `n`, so callers that want the cheapest triples ask
     /// for large batches.
     async fn and_triples(&mut self, n: usize) -> Result<Triples, AuthGcError>;
+
+    /// `triples` AND triples and `shares` random shares, as [`and_triples`](Self::and_triples)
+    /// then [`random_shares`](Self::random_shares) would give them. An implementation may make
+    /// both in fewer rounds than the two calls (the real one authenticates the shares' bits in
+    /// the triples' own aBit run); this default is the two calls.
+    async fn triples_and_shares(&mut self, triples: usize, shares: usize) -> Result<(Triples, AuthShares), AuthGcError> {
+        let t = self.and_triples(triples).await?;
+        let s = self.random_shares(shares).await?;
+        Ok((t, s))
+    }
 }
 
 /// F_Pre.AND on wire masks: ⟨a_k ∧ b_k⟩ from ⟨a⟩, ⟨b⟩ and one random triple per k (Beaver).

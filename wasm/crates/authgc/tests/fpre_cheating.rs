@@ -27,6 +27,8 @@ const TRIPLES: usize = 400;
 enum Call {
     Triples(usize),
     Shares(usize),
+    /// `triples_and_shares`: the shares' bits ride on the triples' aBit run.
+    Both(usize, usize),
 }
 
 /// Runs `n` parties: setup (the cheater with `at_setup`), then `call` (the cheater with
@@ -50,6 +52,7 @@ fn run(n: usize, at_setup: Option<Deviation>, in_batch: Option<Deviation>, call:
             match call {
                 Call::Triples(k) => p.and_triples(k).await.map(|_| ()),
                 Call::Shares(k) => p.random_shares(k).await.map(|_| ()),
+                Call::Both(t, s) => p.triples_and_shares(t, s).await.map(|_| ()),
             }
         }
     })))
@@ -98,9 +101,13 @@ fn leaky(triples: usize) -> usize {
 #[test]
 fn abit_inconsistent_bits_are_caught_by_the_abit_check() {
     let l = leaky(TRIPLES);
-    // A used bit (in ⟨y⟩), a padding bit, and a share batch.
-    for (index, call) in [(l + 5, Call::Triples(TRIPLES)), (3 * l + 7, Call::Triples(TRIPLES)), (3, Call::Shares(100))]
-    {
+    // A used bit (in ⟨y⟩), a padding bit, a share batch, and a share riding on a triple batch.
+    for (index, call) in [
+        (l + 5, Call::Triples(TRIPLES)),
+        (3 * l + 7, Call::Triples(TRIPLES)),
+        (3, Call::Shares(100)),
+        (3 * l + 7, Call::Both(TRIPLES, 100)),
+    ] {
         let dev = Some(Deviation::InconsistentBit { peer: 2, index, adapt_x: false });
         let r = run(3, None, dev, call);
         caught(&r, 2, Phase::Independent, Some(CHEATER), "aBit consistency check");
@@ -115,11 +122,12 @@ fn abit_inconsistent_bits_are_caught_by_the_abit_check() {
 /// The cheater also announces to party 2 the X of the bits it used with party 2, so every
 /// pairwise check passes; the X's it broadcast differ, which the broadcast-consistency digests
 /// catch with certainty (up to a SHA-256 collision) — in the HaAND message of a triple batch and
-/// in the digest round of a share batch.
+/// in the digest round of a share batch; a share riding on a triple batch by the HaAND message's.
 #[test]
 fn abit_inconsistent_bits_with_tailored_x_are_caught_by_the_broadcast_check() {
-    for call in [Call::Triples(TRIPLES), Call::Shares(100)] {
-        let dev = Some(Deviation::InconsistentBit { peer: 2, index: 9, adapt_x: true });
+    let riding = 3 * leaky(TRIPLES) + 9;
+    for (index, call) in [(9, Call::Triples(TRIPLES)), (9, Call::Shares(100)), (riding, Call::Both(TRIPLES, 100))] {
+        let dev = Some(Deviation::InconsistentBit { peer: 2, index, adapt_x: true });
         let r = run(3, None, dev, call);
         for i in honest(3) {
             caught(&r, i, Phase::Independent, None, "broadcast consistency check");

@@ -94,6 +94,8 @@ pub enum Op {
     Triples(usize),
     /// `random_shares(n)` twice, `and_triples(n)`, then [`and_from_triples`] on the two batches.
     AndOnMasks(usize),
+    /// `triples_and_shares(t, s)`.
+    Both(usize, usize),
 }
 
 /// What a call returned (one party's view).
@@ -105,6 +107,8 @@ pub enum Out {
     Triples(Triples),
     /// From [`Op::AndOnMasks`]: the two inputs and the product.
     And(AuthShares, AuthShares, AuthShares),
+    /// From [`Op::Both`].
+    Both(Triples, AuthShares),
 }
 
 /// Runs `ops` in order for every party of a fresh `n`-party network, each with an instance from
@@ -124,6 +128,10 @@ pub fn run_ops<F: Factory>(factory: &F, n: usize, ops: &[Op]) -> (Vec<Block>, Ve
                     let t = p.and_triples(k).await?;
                     let ab = and_from_triples(ch, p.delta(), &a, &b, t).await?;
                     Out::And(a, b, ab)
+                }
+                Op::Both(t, s) => {
+                    let (t, s) = p.triples_and_shares(t, s).await?;
+                    Out::Both(t, s)
                 }
             });
         }
@@ -226,6 +234,50 @@ pub fn outputs_are_valid<F: Factory>(factory: &F, n: usize, sizes: &[usize]) {
     }
 }
 
+/// For each (t, s): `triples_and_shares(t, s)` returns t triples and s shares, as valid as the two
+/// calls' (tags verify, z = x ∧ y), and the shares are not the triples' bits: no key of a share
+/// is a key of a triple's x, y or z (the real preprocessor makes them in one aBit run).
+pub fn combined_call_is_valid<F: Factory>(factory: &F, n: usize, sizes: &[(usize, usize)]) {
+    let ops: Vec<Op> = sizes.iter().map(|&(t, s)| Op::Both(t, s)).collect();
+    let (deltas, outs) = run_ops(factory, n, &ops);
+    for (k, &(t, s)) in sizes.iter().enumerate() {
+        let (mut triples, mut shares) = (Vec::new(), Vec::new());
+        for o in column(&outs, k) {
+            match o {
+                Out::Both(tr, sh) => {
+                    triples.push(tr.clone());
+                    shares.push(sh.clone());
+                }
+                other => panic!("expected triples and shares, got {other:?}"),
+            }
+        }
+        let r = valid_values(&shares, &deltas, s, "riding shares");
+        not_constant(&r, "riding shares");
+        let x: Vec<AuthShares> = triples.iter().map(|t| t.x.clone()).collect();
+        let y: Vec<AuthShares> = triples.iter().map(|t| t.y.clone()).collect();
+        let z: Vec<AuthShares> = triples.iter().map(|t| t.z.clone()).collect();
+        let vx = valid_values(&x, &deltas, t, "triples x");
+        let vy = valid_values(&y, &deltas, t, "triples y");
+        let vz = valid_values(&z, &deltas, t, "triples z");
+        for i in 0..t {
+            assert_eq!(vz[i], vx[i] & vy[i], "n = {n}, ({t}, {s}): triple {i} does not multiply");
+        }
+        let mut seen = std::collections::HashSet::new();
+        for views in [&x, &y, &z] {
+            for v in views.iter() {
+                for j in v.peers() {
+                    seen.extend(v.keys[j].iter().map(|b| b.0));
+                }
+            }
+        }
+        for v in shares.iter() {
+            for j in v.peers() {
+                assert!(v.keys[j].iter().all(|b| !seen.contains(&b.0)), "a share's key is a triple's");
+            }
+        }
+    }
+}
+
 /// Two batches from consecutive calls are independent: different values, no key in common.
 pub fn batches_are_independent<F: Factory>(factory: &F, n: usize, size: usize) {
     assert!(size >= 128, "independence is only observable on batches of 128 or more");
@@ -279,4 +331,5 @@ pub fn check_all<F: Factory>(make: impl Fn() -> F, n: usize) {
     outputs_are_valid(&make(), n, &[0, 1, 37, 300]);
     batches_are_independent(&make(), n, 200);
     and_on_masks_works(&make(), n, 65);
+    combined_call_is_valid(&make(), n, &[(0, 5), (1, 0), (37, 300), (300, 37)]);
 }

@@ -197,8 +197,8 @@
 //! computed from what arrived); **S**, an order security requires (a challenge or public coins
 //! drawn only after what they test is fixed; an opening only after every commitment arrived; a
 //! digest compared before anything it guards is revealed); **C**, code order only. The rounds
-//! that waited for code order only were cut (protocol version 3 of the SDK's `authgc` module);
-//! the "was" column is version 2.
+//! that waited for code order only were cut (protocol version 3 of the SDK's `authgc` module,
+//! and the masks' own batch in version 4); the "was" column is version 2.
 //!
 //! | Step | Messages (each party to each peer) | Waits for | Kind | was | now |
 //! |---|---|---|---|---|---|
@@ -223,21 +223,18 @@
 //! | LaAND check: commit | commitment to h and a bucketing coin | χ | D | 1 | 1 |
 //! | LaAND check: open | opening, view digest | every commitment | S | 1 | 1 |
 //! | bucketing | d with MAC digests | the permutation (the bucketing coins) | D | 1 | 1 |
-//! | *Share batch (masks)* | | | | | |
-//! | aBit Δ-OTs | as above, one chunk | the triple batch (the caller's order) | C | 6 | 3 |
-//! | aBit coins, check | commitment; opening; X and tags | as above | C; S; D | 3 | 2 |
-//! | X digest | 32 bytes | the X's | D | 1 | 1 |
-//! | **Total** | | | | **48** | **29** |
+//! | *Masks* | | | | | |
+//! | aBit Δ-OTs, coins, check, X digest | their bits are the triple batch's aBit run's last ones ([`Preprocessor::triples_and_shares`]): its Δ-OTs, check and HaAND digest cover them | the triple batch (the caller's order) | C: now none of their own | 10 | 0 |
+//! | **Total** | | | | **48** | **23** |
 //!
 //! What two parties actually wait is less than the sum where one party's last message of a step
 //! and the other's first of the next share a flight (an exchange after a lockstep step is
 //! zipped into it); the SDK's session counts what each party sees (`session.traffic`).
 //!
-//! **What is left that waits for code order only** (not cut here): the share batch runs after
-//! the triple batch, though its aBits could come from the triple batch's own aBit run (its X
-//! digest riding on the HaAND message): −6 flights per call that makes both. The aBit check and
-//! the HaAND message cannot share a flight (HaAND needs verified aBits and the X digest), and
-//! each commit-then-open keeps its two flights (S).
+//! Masks asked for beyond 3ℓ of the last triple batch (so that a run at most doubles), or
+//! without triples, still take a share batch of six flights. The aBit check and the HaAND
+//! message cannot share a flight (HaAND needs verified aBits and the X digest), and each
+//! commit-then-open keeps its two flights (S).
 
 pub mod fpre_core;
 mod tap;
@@ -1147,8 +1144,11 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         Ok(shares)
     }
 
-    /// One batch of `requested` AND triples: aBit, HaAND, LaAND, bucketing.
-    async fn triple_batch(&mut self, requested: usize) -> Result<Triples, AuthGcError> {
+    /// One batch of `requested` AND triples (aBit, HaAND, LaAND, bucketing), and `riders` random
+    /// shares whose bits come from the same aBit run: they share its consistency check, and
+    /// their X's are in the digest the HaAND flight compares, so they cost no flight of their
+    /// own (a share batch takes six).
+    async fn triple_batch(&mut self, requested: usize, riders: usize) -> Result<(Triples, AuthShares), AuthGcError> {
         let phase = Phase::Independent;
         let (me, n, delta) = (self.me, self.n, self.delta);
         let plan = bucket_plan(requested, self.rho);
@@ -1159,8 +1159,9 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         }
         self.leaky_done += l as u64;
 
-        // ⟨x⟩, ⟨y⟩, ⟨r⟩ from one aBit run.
-        let (mut x, x_log) = self.abit(3 * l, phase).await?;
+        // ⟨x⟩, ⟨y⟩, ⟨r⟩ and the riding shares from one aBit run.
+        let (mut x, x_log) = self.abit(3 * l + riders, phase).await?;
+        let riding = x.split_off(3 * l);
         let r = x.split_off(2 * l);
         let y = x.split_off(l);
         // split_off leaves the head's capacity at 3l: give the memory back.
@@ -1330,7 +1331,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let mut out = self.timed(Work::Bucketing, |_| fold_buckets(&leaky, &perm, plan.bucket, &d));
         drop(leaky);
         drop(out.split_off(requested));
-        Ok(out)
+        Ok((out, riding))
     }
 
     /// Runs `f` over batches, poisoning the instance on any error.
@@ -1375,12 +1376,36 @@ impl<C: Channel + Clone> Preprocessor for RealPreprocessor<C> {
             let empty = AuthShares::empty(this.me, this.n);
             let mut out = Triples { x: empty.clone(), y: empty.clone(), z: empty };
             for len in batch_sizes(n, MAX_TRIPLE_BATCH) {
-                let t = this.triple_batch(len).await?;
+                let (t, _) = this.triple_batch(len, 0).await?;
                 out.x.extend(&t.x);
                 out.y.extend(&t.y);
                 out.z.extend(&t.z);
             }
             Ok(out)
+        })
+        .await
+    }
+
+    /// The shares ride on the last triple batch's aBit run (up to 3ℓ of them, so the run at most
+    /// doubles); any more come in share batches of their own, after it.
+    async fn triples_and_shares(&mut self, triples: usize, shares: usize) -> Result<(Triples, AuthShares), AuthGcError> {
+        self.guarded(async |this: &mut Self| {
+            let empty = AuthShares::empty(this.me, this.n);
+            let mut out = Triples { x: empty.clone(), y: empty.clone(), z: empty.clone() };
+            let mut masks = empty;
+            let sizes = batch_sizes(triples, MAX_TRIPLE_BATCH);
+            let riders = sizes.last().map_or(0, |&last| shares.min(3 * bucket_plan(last, this.rho).leaky()));
+            for (i, &len) in sizes.iter().enumerate() {
+                let (t, s) = this.triple_batch(len, if i + 1 == sizes.len() { riders } else { 0 }).await?;
+                out.x.extend(&t.x);
+                out.y.extend(&t.y);
+                out.z.extend(&t.z);
+                masks.extend(&s);
+            }
+            for len in batch_sizes(shares - riders, MAX_SHARE_BATCH) {
+                masks.extend(&this.share_batch(len).await?);
+            }
+            Ok((out, masks))
         })
         .await
     }

@@ -502,20 +502,37 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         mut progress: impl Progress,
     ) -> Result<(), AuthGcError> {
         let total = (and_gates + masks) as u64;
-        self.fetch_triples(and_gates).await?;
-        progress(Phase::Independent, and_gates as u64, total);
-        self.fetch_shares(masks).await?;
+        self.fetch_both(and_gates, masks).await?;
         progress(Phase::Independent, total, total);
         Ok(())
+    }
+
+    /// `triples` triples and `shares` masks into the pools, in one call so that the preprocessor
+    /// may make the masks in the triples' own flights.
+    async fn fetch_both(&mut self, triples: usize, shares: usize) -> Result<(), AuthGcError> {
+        if triples + shares == 0 {
+            return Ok(());
+        }
+        let (t, s) = self.pre.triples_and_shares(triples, shares).await?;
+        self.pool_triples(t, triples)?;
+        self.pool_shares(s, shares)
     }
 
     async fn fetch_triples(&mut self, n: usize) -> Result<(), AuthGcError> {
         if n == 0 {
             return Ok(());
         }
-        let mut t = self.pre.and_triples(n).await?;
+        let t = self.pre.and_triples(n).await?;
+        self.pool_triples(t, n)
+    }
+
+    /// Adds `t`, which must be the `n` triples asked for, to the pool.
+    fn pool_triples(&mut self, mut t: Triples, n: usize) -> Result<(), AuthGcError> {
         if t.len() != n {
             return Err(invalid("the preprocessor returned the wrong number of triples"));
+        }
+        if n == 0 {
+            return Ok(());
         }
         match &mut self.triples {
             Some(pool) => {
@@ -538,8 +555,16 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             return Ok(());
         }
         let s = self.pre.random_shares(n).await?;
+        self.pool_shares(s, n)
+    }
+
+    /// Adds `s`, which must be the `n` masks asked for, to the pool.
+    fn pool_shares(&mut self, s: AuthShares, n: usize) -> Result<(), AuthGcError> {
         if s.len() != n {
             return Err(invalid("the preprocessor returned the wrong number of masks"));
+        }
+        if n == 0 {
+            return Ok(());
         }
         match &mut self.shares {
             Some(pool) => pool.extend(&s),
@@ -732,6 +757,12 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let k = and_count(gates);
         if ands_done + k as u64 > MAX_AND_GATES {
             return Err(invalid(format!("at most {MAX_AND_GATES} AND gates per run")));
+        }
+        let (have_triples, have_shares) = self.pooled();
+        if k > 0 && have_triples < k && have_shares < k {
+            // Both pools short: one call, so the masks ride on the triples' flights.
+            let (t, s) = (self.fetch_size(k, have_triples, upcoming), self.fetch_size(k, have_shares, upcoming));
+            self.fetch_both(t, s).await?;
         }
         let fresh = self.take_shares(k, upcoming).await?;
         let mut fresh_labels = Vec::new();
@@ -960,8 +991,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let ands = and_count(gates);
         let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
         let (t, s) = self.pooled();
-        self.fetch_triples(ands.saturating_sub(t)).await?;
-        self.fetch_shares((ands + input_bits).saturating_sub(s)).await?;
+        self.fetch_both(ands.saturating_sub(t), (ands + input_bits).saturating_sub(s)).await?;
         progress(Phase::Independent, 1, 1);
         let e = roles.evaluator;
         let tweaks = Tweaks::new(&self.session, run, self.party());
