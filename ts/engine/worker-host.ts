@@ -35,11 +35,15 @@ const START_TIMEOUT_MS = 30_000;
 const ABANDON_AFTER_MS = 2_000;
 /**
  * Once a peer has closed an operation's transport (its abort, its death), how long the worker may
- * take to finish what it holds before it is terminated: long enough for a check over messages
- * already here (milliseconds of work), short enough that a worker inside a long Wasm call stops
- * well within the "peers reject at once" bound.
+ * take to finish what it holds before it is terminated. Only a cap: a worker waiting for a
+ * message learns of the close at once (its receive fails), and a computing one at its next send
+ * or receive, so the operation ends as soon as the worker's current Wasm call does. What the cap
+ * must not cut short is this party's own check of messages already here, which is what proves a
+ * cheater's deviation when the cheater's check tripped first and it aborted: on a loaded machine
+ * that call can take seconds, and cutting it turns this party's CHEATING_DETECTED into a bare
+ * PEER_DISCONNECTED. (It was 500 ms: a race a slow machine could lose.)
  */
-const PEER_CLOSE_GRACE_MS = 500;
+const PEER_CLOSE_GRACE_MS = 10_000;
 /** Node: the most a worker's JS heap may grow to (its Wasm memory is counted apart). */
 const NODE_HEAP_LIMIT_MB = 512;
 
