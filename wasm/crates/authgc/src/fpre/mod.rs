@@ -185,8 +185,11 @@
 //! (three shares of 32·(n − 1) + 1 bytes each, 3·B·ℓ·32·(n − 1) bytes) until bucketing, plus
 //! per-peer messages (the Δ-OTs of a pair hold up to [`webmpc_ot::kos::DUPLEX_WINDOW_OTS`] OTs in
 //! flight, ≈ 24 MiB per peer) and the output; measured, a batch of 2^20 triples (B = 3) peaks at about
-//! 700 MB per party at n = 2, i.e. ≈ 2.3× its leaky triples. Callers that stream (or run many
-//! parties in one 32-bit Wasm memory) should ask for smaller batches.
+//! 700 MB per party at n = 2, i.e. ≈ 2.3× its leaky triples. Masks asked for with the triples
+//! ([`Preprocessor::triples_and_shares`]) ride on the last batch's aBit run, at most 3ℓ of them
+//! beside the triples' 3ℓ authenticated bits, so that run holds at most twice as many; a
+//! circuit's masks (one per AND gate and input bit) add about a tenth at B = 4. Callers that
+//! stream (or run many parties in one 32-bit Wasm memory) should ask for smaller batches.
 //!
 //! # Rounds
 //!
