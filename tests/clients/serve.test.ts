@@ -29,6 +29,24 @@ function sums(servers: number) {
   };
 }
 
+/**
+ * The honest servers all abort; each either caught `culprit` itself (`code`, naming it) or first
+ * heard another honest server's abort over it (PEER_DISCONNECTED carrying that cause: fail-stop,
+ * and which comes first is the machine's timing). The first to notice can only have caught it
+ * itself, so one at least did.
+ */
+function caughtByOneAtLeast(results: PromiseSettledResult<unknown>[], code: string, culprit: number): void {
+  type Reason = { code?: string; peer?: number; message?: string; remote?: { code?: string; message?: string } };
+  const direct = (e: Reason) => e.code === code && e.peer === culprit;
+  const told = (e: Reason) => e.code === 'PEER_DISCONNECTED' && `${e.remote?.code}: ${e.remote?.message}`.includes(code);
+  const reasons = results.map((r) => {
+    expect(r.status).toBe('rejected');
+    return (r as PromiseRejectedResult).reason as Reason;
+  });
+  for (const e of reasons) expect(direct(e) || told(e), `${e.code} (peer ${e.peer}): ${e.message}`).toBe(true);
+  expect(reasons.some(direct)).toBe(true);
+}
+
 function sumsReference(xs: bigint[]): bigint[] {
   let products = 0n;
   for (let i = 0; i + 1 < xs.length; i++) products += xs[i]! * xs[i + 1]!;
@@ -147,7 +165,7 @@ describe('serve / submit: deviating parties', () => {
     }
   });
 
-  it('a server that forwards a digest its client never signed is caught by the honest server (CHEATING_DETECTED naming it)', async () => {
+  it('a server that forwards a digest its client never signed is caught by the honest servers (CHEATING_DETECTED naming it, at one of them at least)', async () => {
     const d = await deploy(3);
     const run = d.serve(
       { sessionId: 'forge', input, program: sums(3), window: { count: 2, closeAfterMs: 30_000 } },
@@ -155,13 +173,7 @@ describe('serve / submit: deviating parties', () => {
     );
     const clients = Promise.allSettled([d.submit({ sessionId: 'forge', input: 1n, timeoutMs: 20_000 }), d.submit({ sessionId: 'forge', input: 2n, timeoutMs: 20_000 })]);
     const results = await run;
-    for (const j of [0, 1]) {
-      const r = results[j]!;
-      expect(r.status).toBe('rejected');
-      const e = (r as PromiseRejectedResult).reason;
-      expect(e.code).toBe('CHEATING_DETECTED');
-      expect(e.peer).toBe(2);
-    }
+    caughtByOneAtLeast([results[0]!, results[1]!], 'CHEATING_DETECTED', 2);
     for (const c of await clients) expect(c.status).toBe('rejected');
   });
 
@@ -179,7 +191,7 @@ describe('serve / submit: deviating parties', () => {
     for (const c of clients) expect(c.status).toBe('rejected');
   });
 
-  it('a server whose control messages are not JSON (bytes that are not UTF-8): the other servers abort with MALFORMED_MESSAGE naming it; nothing hangs', async () => {
+  it('a server whose control messages are not JSON (bytes that are not UTF-8): the other servers abort, one at least with MALFORMED_MESSAGE naming it; nothing hangs', async () => {
     const d = await deploy(3);
     const run = d.serve(
       { sessionId: 'garbled', input, program: sums(3), window: { count: 2, closeAfterMs: 30_000 } },
@@ -187,12 +199,7 @@ describe('serve / submit: deviating parties', () => {
     );
     const clients = Promise.allSettled([d.submit({ sessionId: 'garbled', input: 1n, timeoutMs: 20_000 }), d.submit({ sessionId: 'garbled', input: 2n, timeoutMs: 20_000 })]);
     const results = await run;
-    for (const j of [1, 2]) {
-      expect(results[j]!.status).toBe('rejected');
-      const e = (results[j] as PromiseRejectedResult).reason;
-      expect(e.code).toBe('MALFORMED_MESSAGE');
-      expect(e.peer).toBe(0);
-    }
+    caughtByOneAtLeast([results[1]!, results[2]!], 'MALFORMED_MESSAGE', 0);
     expect(results[0]!.status).toBe('rejected');
     for (const c of await clients) expect(c.status).toBe('rejected');
   });
