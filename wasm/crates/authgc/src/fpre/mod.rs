@@ -1167,7 +1167,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let riding = x.split_off(3 * l);
         let r = x.split_off(2 * l);
         let y = x.split_off(l);
-        // split_off leaves the head's capacity at 3l: give the memory back.
+        // split_off leaves the head's capacity at 3ℓ plus the riders: give the memory back.
         x.bits.shrink_to_fit();
         x.macs.iter_mut().chain(x.keys.iter_mut()).for_each(|c| c.shrink_to_fit());
 
@@ -1364,29 +1364,11 @@ impl<C: Channel + Clone> Preprocessor for RealPreprocessor<C> {
     }
 
     async fn random_shares(&mut self, n: usize) -> Result<AuthShares, AuthGcError> {
-        self.guarded(async |this: &mut Self| {
-            let mut out = AuthShares::empty(this.me, this.n);
-            for len in batch_sizes(n, MAX_SHARE_BATCH) {
-                out.extend(&this.share_batch(len).await?);
-            }
-            Ok(out)
-        })
-        .await
+        Ok(self.triples_and_shares(0, n).await?.1)
     }
 
     async fn and_triples(&mut self, n: usize) -> Result<Triples, AuthGcError> {
-        self.guarded(async |this: &mut Self| {
-            let empty = AuthShares::empty(this.me, this.n);
-            let mut out = Triples { x: empty.clone(), y: empty.clone(), z: empty };
-            for len in batch_sizes(n, MAX_TRIPLE_BATCH) {
-                let (t, _) = this.triple_batch(len, 0).await?;
-                out.x.extend(&t.x);
-                out.y.extend(&t.y);
-                out.z.extend(&t.z);
-            }
-            Ok(out)
-        })
-        .await
+        Ok(self.triples_and_shares(n, 0).await?.0)
     }
 
     /// The shares ride on the last triple batch's aBit run (up to 3ℓ of them, so the run at most
