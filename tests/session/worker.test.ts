@@ -229,6 +229,29 @@ describe('the engine worker', () => {
     expect(_liveEngineWorkers()).toBe(before);
   }, 60_000);
 
+  it('a peer’s abort does not cut off this party’s worker while it finishes its call (its own check may be the proof)', async () => {
+    // Each of party 1's results is held 2 s, as a worker in a long final call would hold it (a check over
+    // everything it received); party 0 aborts meanwhile. The host gives the call time to finish
+    // rather than failing it with the peer's PEER_DISCONNECTED (at 500 ms it did not).
+    const two = await sessions(2, true);
+    await Promise.all(two.s.map((s) => s.ready()));
+    (await (engineOf(two.s[1]!) as unknown as Promise<{ _holdResults(ms: number): void }>))._holdResults(2_000);
+    let abortedAt = 0;
+    const seenClosed = two.s[1]!.transport.closed.then((reason) => ((abortedAt = Date.now()), reason));
+    const inputs = [unhex('000102030405060708090a0b0c0d0e0f'), unhex('00112233445566778899aabbccddeeff')];
+    const runs = two.s.map((s, p) => s.run(aes, { inputs: [inputs[p]!], protocol: 'plain' }).then((o) => ({ o, at: Date.now() })));
+    await runs[0];
+    await two.s[0]!.transport.close(new TransportError('ABORTED', 'party 0 leaves with an abort'));
+    const closedBy = await seenClosed;
+    expect(closedBy).toMatchObject({ code: 'PEER_DISCONNECTED', peer: 0 });
+    const r1 = await runs[1]!;
+    // The abort reached party 1 while its call was still in progress, and the call still settled.
+    expect(abortedAt).toBeGreaterThan(0);
+    expect(abortedAt).toBeLessThanOrEqual(r1.at);
+    expect(hex(r1.o[0])).toBe('69c4e0d86a7b0430d8cdb78070b4c55a');
+    await two.close();
+  }, 60_000);
+
   it('relays the workers’ messages at most one bounded slice per macrotask, however many arrive at once', async () => {
     // Node delivers a worker port's whole backlog in one turn of the event loop: without the
     // slices, a burst of sends would hold the thread (and the transport's heartbeats) for all of it.

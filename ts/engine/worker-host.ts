@@ -182,6 +182,8 @@ export class EngineWorker {
   #current: { id: number; hooks: OperationHooks; resolve(v: unknown): void; reject(e: Error): void } | undefined;
   /** Modules the worker already has, by name. */
   readonly #shipped = new Set<string>();
+  /** Tests only (see {@link _holdResults}): how long each result waits before it settles. */
+  #holdResultsMs = 0;
   /**
    * The worker's messages, handled in bounded slices per task, in order (see relay.ts): a burst
    * of sends or progress never holds this thread — and the transport's heartbeats — for long.
@@ -296,6 +298,14 @@ export class EngineWorker {
     await this.#w.terminate();
   }
 
+  /**
+   * @internal Tests: holds each operation's result `ms` before settling it, as a worker still
+   * inside a long call would (what a peer's close must not cut off; see PEER_CLOSE_GRACE_MS).
+   */
+  _holdResults(ms: number): void {
+    this.#holdResultsMs = ms;
+  }
+
   #die(error: WebmpcError): void {
     if (this.#dead) return;
     this.#dead = error;
@@ -322,12 +332,18 @@ export class EngineWorker {
     if (!current || this.#dead) return;
     const { transport } = current.hooks;
     switch (m.t) {
-      case 'done':
+      case 'done': {
         if (m.id !== current.id) return;
-        trace('engine host', 'operation done', { failed: m.error !== undefined });
-        if (m.error) current.reject(fromWire(m.error));
-        else current.resolve(m.value);
+        const settle = () => {
+          if (this.#current !== current || this.#dead) return;
+          trace('engine host', 'operation done', { failed: m.error !== undefined });
+          if (m.error) current.reject(fromWire(m.error));
+          else current.resolve(m.value);
+        };
+        if (this.#holdResultsMs > 0) setTimeout(settle, this.#holdResultsMs);
+        else settle();
         return;
+      }
       case 'send':
         transport.send(m.to, m.data).then(
           () => this.#reply(m.id, undefined),
