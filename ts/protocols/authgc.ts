@@ -291,7 +291,9 @@ export const authgc: ProtocolModule<AuthGcTypes> = {
   //    commitments): a version 2 peer would misread them.
   // 4: the masks' bits come from the triples' aBit run (no share batch of their own): a version 3
   //    peer would wait for a share batch that never comes.
-  version: 4,
+  // 5: setup ends after the OT instances; Π_aShare's global-key check rides on the first batch's
+  //    aBit run: a version 4 peer would wait for setup's own aBit run.
+  version: 5,
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 colluding parties that deviate at will; ' +

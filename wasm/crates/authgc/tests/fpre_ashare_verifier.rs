@@ -21,8 +21,9 @@ const RHO: usize = MIN_RHO;
 /// Two parties: 0 honest, 1 the attacker (a corrupt *verifier* in Π_aShare's Δ check).
 const N: usize = 2;
 const ME: usize = 1;
-/// Message lengths of the three Π_aShare rounds at n = 2, ρ = 40 (no other setup message has
-/// these lengths: base OT 8192/32, KOS 4096/16/2064, coins 32/64, aBit check 656). Round 1
+/// Message lengths of the three Π_aShare rounds at n = 2, ρ = 40 (no other message of setup and
+/// a first share batch of one has these lengths: base OT 8192/32, KOS 4096/16/2064, coins 32/64,
+/// aBit check 656). Round 1
 /// carries the aBit run's X digest (32 bytes) after the commitments.
 const COMMIT_LEN: usize = 32 + 2 * RHO * 32 + 32;
 const TAGS_LEN: usize = RHO / 8 + (N - 1) * RHO * 16;
@@ -36,7 +37,7 @@ fn tags_label(party: PartyId) -> Vec<u8> {
     l
 }
 
-/// The digest `delta_check` exchanges to compare views (party order 0, 1).
+/// The digest Π_aShare's check (fpre `key_check`) exchanges to compare views (party order 0, 1).
 fn view(items: [&[u8]; 2], what: &[u8]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"webmpc/authgc/fpre/delta-check/view/v1");
@@ -141,7 +142,7 @@ impl Channel for Attacker<'_> {
     }
 }
 
-/// Π_aShare's Δ check (setup): a corrupt *verifier* commits to and opens a bit it does not hold
+/// Π_aShare's Δ check (in the first batch after setup): a corrupt *verifier* commits to and opens a bit it does not hold
 /// (its tag is never checked), so the honest prover opens C_b for the wrong b, and
 /// C_b ⊕ M[x] = Δ. The honest prover must verify the opened bits and tags under its own key
 /// before it opens C_b; here it must abort, and the attacker must not learn Δ_0.
@@ -157,9 +158,11 @@ fn ashare_a_verifier_opening_a_flipped_bit_must_not_learn_the_provers_delta() {
             let ch = ch;
             if ch.party() == ME {
                 let atk = Attacker { inner: &ch, st };
-                RealPreprocessor::setup(atk, sid, RHO).await.map(|p| p.delta())
+                let mut p = RealPreprocessor::setup(atk, sid, RHO).await?;
+                p.random_shares(1).await.map(|_| p.delta())
             } else {
-                RealPreprocessor::setup(&ch, sid, RHO).await.map(|p| p.delta())
+                let mut p = RealPreprocessor::setup(&ch, sid, RHO).await?;
+                p.random_shares(1).await.map(|_| p.delta())
             }
         }
     })))
@@ -170,7 +173,7 @@ fn ashare_a_verifier_opening_a_flipped_bit_must_not_learn_the_provers_delta() {
     // its own key (the attacker's zero tags fail it), naming the attacker — its own opening.
     assert_eq!(
         out[0].as_ref().err(),
-        Some(&AuthGcError::cheating(Phase::Setup, Some(ME), "aShare tag check on a verifier's opened bits")),
+        Some(&AuthGcError::cheating(Phase::Independent, Some(ME), "aShare tag check on a verifier's opened bits")),
         "party 0 must abort at the tag check on the verifier's opened bits"
     );
     let leaked = match &out[0] {
@@ -179,7 +182,7 @@ fn ashare_a_verifier_opening_a_flipped_bit_must_not_learn_the_provers_delta() {
     };
     assert!(
         out[0].is_err() && leaked == 0,
-        "honest party 0 finished setup = {} and the attacker recovered its Δ at {leaked} of {} positions",
+        "honest party 0 finished its first batch = {} and the attacker recovered its Δ at {leaked} of {} positions",
         out[0].is_ok(),
         st.recovered.len()
     );

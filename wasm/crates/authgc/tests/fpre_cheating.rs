@@ -29,10 +29,13 @@ enum Call {
     Shares(usize),
     /// `triples_and_shares`: the shares' bits ride on the triples' aBit run.
     Both(usize, usize),
+    /// A share batch after an honest first one (which carried Π_aShare's check): a batch whose
+    /// X digest has a flight of its own.
+    LaterShares(usize),
 }
 
 /// Runs `n` parties: setup (the cheater with `at_setup`), then `call` (the cheater with
-/// `in_batch`). Returns every party's result; panics if the parties deadlock.
+/// `in_batch`); the first batch after setup carries Π_aShare's global-key check. Returns every party's result; panics if the parties deadlock.
 fn run(n: usize, at_setup: Option<Deviation>, in_batch: Option<Deviation>, call: Call) -> Vec<Result<(), AuthGcError>> {
     let sid = SessionId::random().unwrap();
     let net = network(n);
@@ -46,12 +49,15 @@ fn run(n: usize, at_setup: Option<Deviation>, in_batch: Option<Deviation>, call:
                 Some(d) => RealPreprocessor::setup_deviating(&ch, &sid, MIN_RHO, d).await?,
                 None => RealPreprocessor::setup(&ch, &sid, MIN_RHO).await?,
             };
+            if let Call::LaterShares(_) = call {
+                p.random_shares(1).await?;
+            }
             if batch_dev.is_some() {
                 p.set_deviation(batch_dev);
             }
             match call {
                 Call::Triples(k) => p.and_triples(k).await.map(|_| ()),
-                Call::Shares(k) => p.random_shares(k).await.map(|_| ()),
+                Call::Shares(k) | Call::LaterShares(k) => p.random_shares(k).await.map(|_| ()),
                 Call::Both(t, s) => p.triples_and_shares(t, s).await.map(|_| ()),
             }
         }
@@ -113,20 +119,21 @@ fn abit_inconsistent_bits_are_caught_by_the_abit_check() {
         caught(&r, 2, Phase::Independent, Some(CHEATER), "aBit consistency check");
         all_honest_abort(&r);
     }
-    // The same during setup's aBit run.
-    let r = run(4, Some(Deviation::InconsistentBit { peer: 2, index: 0, adapt_x: false }), None, Call::Shares(1));
-    caught(&r, 2, Phase::Setup, Some(CHEATER), "aBit consistency check");
+    // A bit of Π_aShare's check positions, the last ρ of the first run (after a share batch's one).
+    let r = run(4, None, Some(Deviation::InconsistentBit { peer: 2, index: 1, adapt_x: false }), Call::Shares(1));
+    caught(&r, 2, Phase::Independent, Some(CHEATER), "aBit consistency check");
     all_honest_abort(&r);
 }
 
 /// The cheater also announces to party 2 the X of the bits it used with party 2, so every
 /// pairwise check passes; the X's it broadcast differ, which the broadcast-consistency digests
 /// catch with certainty (up to a SHA-256 collision) — in the HaAND message of a triple batch and
-/// in the digest round of a share batch; a share riding on a triple batch by the HaAND message's.
+/// in the digest round of a later share batch; a share riding on a triple batch by the HaAND
+/// message's.
 #[test]
 fn abit_inconsistent_bits_with_tailored_x_are_caught_by_the_broadcast_check() {
     let riding = 3 * leaky(TRIPLES) + 9;
-    for (index, call) in [(9, Call::Triples(TRIPLES)), (9, Call::Shares(100)), (riding, Call::Both(TRIPLES, 100))] {
+    for (index, call) in [(9, Call::Triples(TRIPLES)), (9, Call::LaterShares(100)), (riding, Call::Both(TRIPLES, 100))] {
         let dev = Some(Deviation::InconsistentBit { peer: 2, index, adapt_x: true });
         let r = run(3, None, dev, call);
         for i in honest(3) {
@@ -135,29 +142,32 @@ fn abit_inconsistent_bits_with_tailored_x_are_caught_by_the_broadcast_check() {
     }
 }
 
-/// The same during setup's aBit run (the ρ bits of the Π_aShare check): its X digests are
-/// compared in their own round before the check's commitments; caught with certainty by every
-/// honest party, naming nobody (a differing digest does not say who lied).
+/// The same in the first batch, which carries Π_aShare's check: its X digests ride on the check's
+/// commitments and are compared before any opening; caught with certainty by every honest party,
+/// naming nobody (a differing digest does not say who lied). A bit of the share batch's own and
+/// one of the check's positions.
 #[test]
-fn abit_inconsistent_bits_with_tailored_x_at_setup_are_caught_by_the_broadcast_check() {
-    let r = run(3, Some(Deviation::InconsistentBit { peer: 2, index: 0, adapt_x: true }), None, Call::Shares(1));
-    for i in honest(3) {
-        caught(&r, i, Phase::Setup, None, "broadcast consistency check");
+fn abit_inconsistent_bits_with_tailored_x_in_the_first_batch_are_caught_by_the_broadcast_check() {
+    for index in [0, 1] {
+        let r = run(3, None, Some(Deviation::InconsistentBit { peer: 2, index, adapt_x: true }), Call::Shares(1));
+        for i in honest(3) {
+            caught(&r, i, Phase::Independent, None, "broadcast consistency check");
+        }
     }
 }
 
 /// X carries one parity per check (k = ρ = 40 bits of a 16-byte field); a set bit above them is
-/// not a value an honest party sends: MALFORMED_MESSAGE naming the sender, at setup and in a
-/// batch.
+/// not a value an honest party sends: MALFORMED_MESSAGE naming the sender, in a first share batch
+/// and in a triple batch.
 #[test]
 fn abit_parities_beyond_the_checks_are_malformed() {
     // X is the first 16 bytes of the aBit check message, little-endian: byte 15 holds bits
     // 120..127.
-    for (at_setup, in_batch, phase) in [
-        (edit(Step::AbitCheck, Some(0), 0, |m| m[15] |= 0x80), None, Phase::Setup),
-        (None, edit(Step::AbitCheck, Some(0), 0, |m| m[5] |= 0x01), Phase::Independent),
+    for (in_batch, call, phase) in [
+        (edit(Step::AbitCheck, Some(0), 0, |m| m[15] |= 0x80), Call::Shares(1), Phase::Independent),
+        (edit(Step::AbitCheck, Some(0), 0, |m| m[5] |= 0x01), Call::Triples(TRIPLES), Phase::Independent),
     ] {
-        let r = run(3, at_setup, in_batch, Call::Shares(100));
+        let r = run(3, None, in_batch, call);
         assert_eq!(
             r[0].as_ref().unwrap_err(),
             &AuthGcError::Malformed { phase, peer: CHEATER, what: "aBit check parities" },
@@ -177,7 +187,7 @@ fn ashare_inconsistent_delta_is_caught_by_the_global_key_check() {
     for n in [3, 4] {
         let r = run(n, Some(Deviation::InconsistentDelta { peer: 2 }), None, Call::Triples(1));
         for i in honest(n) {
-            caught(&r, i, Phase::Setup, Some(CHEATER), "aShare global-key consistency check");
+            caught(&r, i, Phase::Independent, Some(CHEATER), "aShare global-key consistency check");
         }
     }
 }
@@ -186,8 +196,8 @@ fn ashare_inconsistent_delta_is_caught_by_the_global_key_check() {
 #[test]
 fn ashare_an_opening_that_misses_its_commitment_is_caught() {
     // Round 3 to party 0: ρ openings of (nonce ‖ C_b); byte 20 is inside the first C_b.
-    let r = run(3, edit(Step::DeltaOpenKey, Some(0), 0, |m| m[20] ^= 1), None, Call::Shares(1));
-    caught(&r, 0, Phase::Setup, Some(CHEATER), "aShare commitment opening");
+    let r = run(3, None, edit(Step::DeltaOpenKey, Some(0), 0, |m| m[20] ^= 1), Call::Triples(TRIPLES));
+    caught(&r, 0, Phase::Independent, Some(CHEATER), "aShare commitment opening");
     all_honest_abort(&r);
 }
 
@@ -198,8 +208,8 @@ fn ashare_a_tags_opening_that_misses_its_commitment_is_caught() {
     // Round 2 to party 0: nonce (16) ‖ packed bits (5) ‖ tags ‖ view; byte 18 is a bit, byte 40
     // inside the first tag.
     for at in [18, 40] {
-        let r = run(3, edit(Step::DeltaOpenBits, Some(0), 0, move |m| m[at] ^= 1), None, Call::Shares(1));
-        caught(&r, 0, Phase::Setup, Some(CHEATER), "aShare commitment opening");
+        let r = run(3, None, edit(Step::DeltaOpenBits, Some(0), 0, move |m| m[at] ^= 1), Call::Triples(TRIPLES));
+        caught(&r, 0, Phase::Independent, Some(CHEATER), "aShare commitment opening");
         all_honest_abort(&r);
     }
 }
@@ -210,8 +220,8 @@ fn ashare_a_tags_opening_that_misses_its_commitment_is_caught() {
 #[test]
 fn ashare_a_different_view_of_the_openings_is_caught() {
     // The view is the last 32 bytes of the round-3 message.
-    let r = run(3, edit(Step::DeltaOpenKey, Some(0), 0, |m| *m.last_mut().unwrap() ^= 1), None, Call::Shares(1));
-    caught(&r, 0, Phase::Setup, None, "commitment consistency check (a party equivocated)");
+    let r = run(3, None, edit(Step::DeltaOpenKey, Some(0), 0, |m| *m.last_mut().unwrap() ^= 1), Call::Triples(TRIPLES));
+    caught(&r, 0, Phase::Independent, None, "commitment consistency check (a party equivocated)");
     all_honest_abort(&r);
 }
 
@@ -317,8 +327,7 @@ fn equivocated_commitments_are_caught() {
         (None, equivocate(Step::LeakyCheck), Phase::Independent),
         // The aBit coin commitment leads the first Δ-OT message.
         (None, equivocate(Step::AbitOt), Phase::Independent),
-        (equivocate(Step::AbitOt), None, Phase::Setup),
-        (equivocate(Step::DeltaCommit), None, Phase::Setup),
+        (None, equivocate(Step::DeltaCommit), Phase::Independent),
     ];
     for (at_setup, in_batch, phase) in cases {
         let r = run(3, at_setup, in_batch, Call::Triples(TRIPLES));
@@ -355,16 +364,6 @@ fn truncated_messages_are_malformed_at_every_step() {
         // The cheater is the larger index of the pair {0, 1}: after its base-OT point and the two
         // messages of the KOS chunk, the correction that derives the reverse instance.
         (Step::BaseOt, 3),
-        // The Δ-OT messages (the first leads with the coin commitment): U's, challenges,
-        // answers; the coin opening; the X digest rides on Π_aShare's commitments (DeltaCommit).
-        (Step::AbitOt, 0),
-        (Step::AbitOt, 1),
-        (Step::AbitOt, 2),
-        (Step::AbitCoins, 0),
-        (Step::AbitCheck, 0),
-        (Step::DeltaCommit, 0),
-        (Step::DeltaOpenBits, 0),
-        (Step::DeltaOpenKey, 0),
     ];
     for (step, nth) in setup_steps {
         let r = run(3, truncate(step, nth), None, Call::Shares(1));
@@ -384,7 +383,12 @@ fn truncated_messages_are_malformed_at_every_step() {
         (Step::LeakyCheck, 0, Call::Triples(TRIPLES)),
         (Step::LeakyCheck, 1, Call::Triples(TRIPLES)),
         (Step::BucketOpen, 0, Call::Triples(TRIPLES)),
-        (Step::AbitBroadcast, 0, Call::Shares(100)),
+        // The first batch's Π_aShare check (its X digest rides on the commitments), and a later
+        // share batch's X digest round.
+        (Step::DeltaCommit, 0, Call::Triples(TRIPLES)),
+        (Step::DeltaOpenBits, 0, Call::Triples(TRIPLES)),
+        (Step::DeltaOpenKey, 0, Call::Triples(TRIPLES)),
+        (Step::AbitBroadcast, 0, Call::LaterShares(100)),
     ];
     for (step, nth, call) in batch_steps {
         let r = run(3, None, truncate(step, nth), call);
@@ -435,6 +439,7 @@ fn a_party_that_disconnects_gives_typed_errors_and_no_hang() {
         Step::LeakyCoins,
         Step::LeakyCheck,
         Step::BucketOpen,
+        Step::DeltaOpenBits,
     ];
     for step in batch {
         let r = run(3, None, Some(Deviation::Disconnect { step }), Call::Triples(TRIPLES));
@@ -443,7 +448,7 @@ fn a_party_that_disconnects_gives_typed_errors_and_no_hang() {
             assert_eq!(e.code(), "PEER_DISCONNECTED", "{step:?}, party {i}: {e}");
         }
     }
-    for step in [Step::BaseOt, Step::DeltaOpenBits] {
+    for step in [Step::BaseOt] {
         let r = run(3, Some(Deviation::Disconnect { step }), None, Call::Shares(1));
         for i in honest(3) {
             assert_eq!(r[i].as_ref().expect_err("honest party must fail").code(), "PEER_DISCONNECTED", "{step:?}");
@@ -454,11 +459,11 @@ fn a_party_that_disconnects_gives_typed_errors_and_no_hang() {
 /// The honest runs of this harness succeed (so the failures above are the deviations' doing).
 #[test]
 fn without_a_deviation_everyone_succeeds() {
-    for call in [Call::Triples(TRIPLES), Call::Shares(100)] {
+    for call in [Call::Triples(TRIPLES), Call::Shares(100), Call::LaterShares(100)] {
         let r = run(3, None, None, call);
         assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
     }
     // And a deviation aimed at a step that never runs changes nothing.
-    let r = run(2, None, edit(Step::DeltaCommit, None, 0, |m| m.clear()), Call::Triples(10));
+    let r = run(2, None, edit(Step::AbitBroadcast, None, 0, |m| m.clear()), Call::Triples(10));
     assert!(r.iter().all(|r| r.is_ok()));
 }

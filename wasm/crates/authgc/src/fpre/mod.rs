@@ -29,7 +29,8 @@
 //! 64 bits are at least 2^60 ([`fpre_core::tweak_base`]), so no TCCR tweak repeats under Δ_i.
 //! (Parallel instances, which share Δ_i, run fresh base OTs both ways instead: see *Parallel
 //! instances* below.) Only the *unhashed* Δ-OT outputs are used (`cot_stream`): K and M = K ⊕ x·Δ_i.
-//! Setup ends with the Π_aShare global-key check (below).
+//! The Π_aShare global-key check (below) runs in the first batch after setup, on ρ positions
+//! added to that batch's aBit run.
 //!
 //! **Π^n_aBit (Fig. 14)**, run by every batch: party i picks `len + p` random bits x and runs
 //! the receiver side of every pair's Δ-OT with the *same* x, so each peer j holds K_j\[x_m\] and i
@@ -63,9 +64,12 @@
 //! 2^{−ρ}. Every view of every commitment and opening is compared (digests), so a party that shows
 //! different commitments to different parties is caught. KOS fixes each instance's Δ at its base
 //! OTs for the instance's lifetime, so if the check passes once the Δ's are consistent for every
-//! later batch: it runs **once, at setup** (on ρ extra aBits), not per batch, which saves three
-//! rounds per batch. (The paper runs it on the last ρ shares of each call; consistency is a
-//! property of the instances, not of the bits.)
+//! later batch: it runs **once**, on ρ extra aBits at the end of the first batch's aBit run, not
+//! per batch, which saves three rounds per batch. (The paper runs it on the last ρ shares of each
+//! call; consistency is a property of the instances, not of the bits.) It completes before that
+//! batch reveals anything computed from the keys (the HaAND message, or a share batch's result),
+//! as F_aShare's output precedes Π_aAND in the paper. It used to end setup on an aBit run of its
+//! own: riding on the first batch's run saves that run's five flights (Δ-OTs, coins, check).
 //!
 //! **Π_HaAND (Fig. 16)** and **Π_LaAND (Fig. 8)**, per leaky triple t and ordered pair
 //! (holder i, owner j), on ⟨x⟩, ⟨y⟩, ⟨r⟩ from one aBit run, with K = K_i\[x^j\]:
@@ -146,8 +150,8 @@
 //!   sub-channel and the transport), and Δ_i is never used again (it is fresh per session). So c
 //!   guessed bits survive with probability 2^{−c} however the guesses are spread over instances,
 //!   as in a single instance.
-//! * **Π_aShare within an instance.** Each instance runs the global-key check at its own setup,
-//!   on its own fresh aBits, with its own commitments and coins: every party's sender instances
+//! * **Π_aShare within an instance.** Each instance runs the global-key check in its own first
+//!   batch, on its own fresh aBits, with its own commitments and coins: every party's sender instances
 //!   inside it use one key.
 //! * **Across instances: the instance key check.** Nothing inside an instance ties a *corrupt*
 //!   party's key there to the key it uses in the primary, and a party that authenticated the
@@ -200,27 +204,25 @@
 //! computed from what arrived); **S**, an order security requires (a challenge or public coins
 //! drawn only after what they test is fixed; an opening only after every commitment arrived; a
 //! digest compared before anything it guards is revealed); **C**, code order only. The rounds
-//! that waited for code order only were cut (protocol version 3 of the SDK's `authgc` module,
-//! and the masks' own batch in version 4); the "was" column is version 2.
+//! that waited for code order only were cut (protocol version 3 of the SDK's `authgc` module, the
+//! masks' own batch in version 4, and setup's own aBit run for the Π_aShare check in version 5);
+//! the "was" column is version 2.
 //!
 //! | Step | Messages (each party to each peer) | Waits for | Kind | was | now |
 //! |---|---|---|---|---|---|
 //! | *Setup* | | | | | |
 //! | base OTs | one message each way | — | — | 1 | 1 |
 //! | reverse instance | U (larger → smaller index), challenge, answer + correction d | base-OT seeds; U; challenge | D, S, D | 3 | 3 |
-//! | aBit Δ-OTs (3ρ bits) | U, challenge, answer per instance | the reverse instance (d) | C: the two instances ran one after the other; now at once ([`cot_duplex`]) | 6 | 3 |
-//! | aBit coins: commit | commitment | the Δ-OTs | C: now in the U flight | 1 | 0 |
-//! | aBit coins: open | opening, view digest | every Δ-OT message of the run | S | 1 | 1 |
-//! | aBit check | X, combined tags | the coins | D | 1 | 1 |
+//! | aBit run for the Π_aShare check: Δ-OTs (3ρ bits), coins, check | U, challenge, answer per instance; coin commitment and opening; X, combined tags | the reverse instance (d) | C: its ρ positions now ride on the first batch's aBit run | 9 | 0 |
 //! | X digest | 32 bytes | the X's | D; C for its own flight: now with the Π_aShare commitments, compared before any opening | 1 | 0 |
-//! | Π_aShare commit | commitments to C0, C1, bits and tags | the aBits | D | 1 | 1 |
-//! | Π_aShare open bits | bits, tags, view digest | every commitment | S | 1 | 1 |
-//! | Π_aShare open C_b | C_b openings, view digest | the opened bits (b, and the tag check first) | D, S | 1 | 1 |
 //! | *Triple batch* | | | | | |
-//! | aBit Δ-OTs (3Bℓ + 2ρ bits) | per chunk and instance: U, challenge, answer | the previous chunk, the other instance | C: chunk k + 1 and the other direction need nothing of them; now three flights per window of 2^19 OTs | 12 | 3 |
-//! | aBit coins | commitment; opening | as at setup | C; S | 2 | 1 |
+//! | aBit Δ-OTs (3Bℓ + 2ρ bits; + ρ in the first batch) | per chunk and instance: U, challenge, answer | the previous chunk, the other instance | C: chunk k + 1 and the other direction need nothing of them; now three flights per window of 2^19 OTs | 12 | 3 |
+//! | aBit coins | commitment (in the U flight); opening, view digest | every Δ-OT message of the run | C; S | 2 | 1 |
 //! | aBit check | X, combined tags | the coins | D | 1 | 1 |
-//! | HaAND | HaAND bits, U blocks, X digest, LaAND coin commitment | verified aBits, X's | D, S (digest before anything is revealed) | 1 | 1 |
+//! | Π_aShare commit (first batch only) | commitments to C0, C1, bits and tags; the X digest | the aBits | D | 1 | 1 |
+//! | Π_aShare open bits (first batch only) | bits, tags, view digest | every commitment | S | 1 | 1 |
+//! | Π_aShare open C_b (first batch only) | C_b openings, view digest | the opened bits (b, and the tag check first) | D, S | 1 | 1 |
+//! | HaAND | HaAND bits, U blocks, X digest, LaAND coin commitment | verified aBits, X's, and (first batch) every Δ proven consistent | D, S (digest before anything is revealed) | 1 | 1 |
 //! | LaAND e | e = z ⊕ r | z needs the HaAND bits | D | 1 | 1 |
 //! | LaAND coins | opening, digest of the e's | every e | S (χ after every e) | 1 | 1 |
 //! | LaAND check: commit | commitment to h and a bucketing coin | χ | D | 1 | 1 |
@@ -228,14 +230,15 @@
 //! | bucketing | d with MAC digests | the permutation (the bucketing coins) | D | 1 | 1 |
 //! | *Masks* | | | | | |
 //! | aBit Δ-OTs, coins, check, X digest | their bits are the triple batch's aBit run's last ones ([`Preprocessor::triples_and_shares`]): its Δ-OTs, check and HaAND digest cover them | the triple batch (the caller's order) | C: now none of their own | 10 | 0 |
-//! | **Total** | | | | **48** | **23** |
+//! | **Total** | | | | **48** | **18** |
 //!
 //! What two parties actually wait is less than the sum where one party's last message of a step
 //! and the other's first of the next share a flight (an exchange after a lockstep step is
 //! zipped into it); the SDK's session counts what each party sees (`session.traffic`).
 //!
 //! Masks asked for beyond 3ℓ of the last triple batch (so that a run at most doubles), or
-//! without triples, still take a share batch of six flights. The aBit check and the HaAND
+//! without triples, still take a share batch of six flights (a first share batch: eight, its
+//! X digest riding on the Π_aShare commitments). The aBit check and the HaAND
 //! message cannot share a flight (HaAND needs verified aBits and the X digest), and each
 //! commit-then-open keeps its two flights (S).
 
@@ -295,13 +298,13 @@ pub enum Step {
     /// X and the combined tag, to every peer (32 bytes).
     AbitCheck,
     /// The digest of the broadcast X's (share batches; triple batches carry it in the HaAND
-    /// message, setup in Π_aShare's commitments).
+    /// message, and the first batch also in Π_aShare's commitments).
     AbitBroadcast,
-    /// Π_aShare's commitments (setup).
+    /// Π_aShare's commitments (the first batch).
     DeltaCommit,
-    /// Π_aShare's opening of bits and tags (setup).
+    /// Π_aShare's opening of bits and tags (the first batch).
     DeltaOpenBits,
-    /// Π_aShare's opening of the prover's C_b (setup).
+    /// Π_aShare's opening of the prover's C_b (the first batch).
     DeltaOpenKey,
     /// Π_HaAND's two bits per triple, Π_LaAND's U blocks, the X digest and a commitment to a
     /// coin for the LaAND check.
@@ -419,7 +422,7 @@ pub enum Deviation {
         adapt_x: bool,
     },
     /// Set up the Δ-OT instance where this party is the sender to `peer` with a different global
-    /// key (Δ ⊕ 1): the Π_aShare check must catch it. Only meaningful at setup.
+    /// key (Δ ⊕ 1): the Π_aShare check (in the first batch) must catch it. Only meaningful at setup.
     InconsistentDelta {
         /// The peer that sees the other key.
         peer: PartyId,
@@ -502,6 +505,9 @@ pub struct RealPreprocessor<C> {
     instance: u8,
     /// Leaky triples hashed so far: the counter part of the next tweak.
     leaky_done: u64,
+    /// Π_aShare's global-key check has not run yet: the next aBit run (the first batch's) carries
+    /// its ρ positions, and the check passes before anything else of that batch is revealed.
+    key_check_pending: bool,
     poisoned: bool,
     clock: Option<fn() -> f64>,
     profile: Profile,
@@ -567,9 +573,9 @@ struct KeyCheck {
     consistency: &'static str,
 }
 
-/// Π_aShare's check at setup (within one F_Pre instance).
+/// Π_aShare's check in the first batch (within one F_Pre instance).
 const ASHARE_CHECK: KeyCheck = KeyCheck {
-    phase: Phase::Setup,
+    phase: Phase::Independent,
     domain: b"webmpc/authgc/fpre/delta-check/",
     opening: "aShare commitment opening",
     tags: "aShare tag check on a verifier's opened bits",
@@ -588,8 +594,8 @@ const INSTANCE_CHECK: KeyCheck = KeyCheck {
 
 impl<C: Channel + Clone> RealPreprocessor<C> {
     /// Sets up F_Pre for this party: a fresh Δ, the KOS instances with every peer, and the
-    /// Π_aShare global-key check. Every party must call it with the same `session` (fresh per
-    /// session) and `rho` (≥ 40).
+    /// Π_aShare global-key check, which runs in the first batch. Every party must call it with the
+    /// same `session` (fresh per session) and `rho` (≥ 40).
     pub async fn setup(ch: C, session: &SessionId, rho: usize) -> Result<Self, AuthGcError> {
         Self::setup_inner(Tap::new(ch), session, rho, None).await
     }
@@ -609,7 +615,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     /// under *Parallel instances* in the [module docs](self)): each instance runs its own base
     /// OTs, in both directions, with Δ_i's bits as the choices of its sender side, as a second
     /// session with the same key would (each set of base OTs hides them on its own); its own
-    /// Π_aShare check at setup; its own coins for every check and for bucketing; and tweaks that
+    /// Π_aShare check in its first batch; its own coins for every check and for bucketing; and tweaks that
     /// never meet another instance's (the instance index is part of every tweak). A malicious
     /// peer can still test guesses of Δ_i's bits by selective failure, in any instance, but every
     /// failure aborts the whole session, so c guessed bits survive with probability 2^{−c} however
@@ -711,6 +717,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             tag: tweak_tag(&session.0, instance),
             instance,
             leaky_done: 0,
+            key_check_pending: true,
             poisoned: true,
             clock: None,
             profile: Profile::default(),
@@ -753,7 +760,6 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         for (j, pair) in try_join_all(setups).await? {
             this.pairs[j] = Some(pair);
         }
-        this.delta_check().await?;
         this.enter(Step::Idle)?;
         this.poisoned = false;
         Ok(this)
@@ -934,13 +940,23 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         Ok((shares, log))
     }
 
-    /// Π_aShare's global-key consistency check on ρ fresh positions (setup).
-    async fn delta_check(&mut self) -> Result<(), AuthGcError> {
-        let phase = Phase::Setup;
-        let (shares, log) = self.abit(self.rho, phase).await?;
-        // The X digest rides on the check's commitments (they reveal nothing) and is compared
-        // before anything is opened.
-        self.key_check(&shares, &ASHARE_CHECK, Some(&log)).await
+    /// The aBit positions the next run adds for Π_aShare's global-key check: ρ in the first
+    /// batch after setup, none after it.
+    fn key_check_positions(&self) -> usize {
+        if self.key_check_pending {
+            self.rho
+        } else {
+            0
+        }
+    }
+
+    /// Π_aShare's global-key consistency check on `positions`, the last ρ aBits of the first run
+    /// (`log` its broadcast log: the X digest rides on the check's commitments, which reveal
+    /// nothing, and is compared before anything is opened). Runs once per instance.
+    async fn first_key_check(&mut self, positions: AuthShares, log: &BroadcastLog) -> Result<(), AuthGcError> {
+        self.key_check(&positions, &ASHARE_CHECK, Some(log)).await?;
+        self.key_check_pending = false;
+        Ok(())
     }
 
     /// The cross-instance global-key check (see *Parallel instances* in the [module docs](self)):
@@ -1141,9 +1157,15 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
     /// One batch of `len` random authenticated shares.
     async fn share_batch(&mut self, len: usize) -> Result<AuthShares, AuthGcError> {
         let phase = Phase::Independent;
-        let (shares, log) = self.abit(len, phase).await?;
-        self.enter(Step::AbitBroadcast)?;
-        log.check(&self.ch, phase).await?;
+        let (mut shares, log) = self.abit(len + self.key_check_positions(), phase).await?;
+        if self.key_check_pending {
+            // The global-key check compares the X digest in its first flight.
+            let positions = shares.split_off(len);
+            self.first_key_check(positions, &log).await?;
+        } else {
+            self.enter(Step::AbitBroadcast)?;
+            log.check(&self.ch, phase).await?;
+        }
         Ok(shares)
     }
 
@@ -1162,14 +1184,20 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         }
         self.leaky_done += l as u64;
 
-        // ⟨x⟩, ⟨y⟩, ⟨r⟩ and the riding shares from one aBit run.
-        let (mut x, x_log) = self.abit(3 * l + riders, phase).await?;
+        // ⟨x⟩, ⟨y⟩, ⟨r⟩, the riding shares and (first batch) Π_aShare's positions from one aBit run.
+        let (mut x, x_log) = self.abit(3 * l + riders + self.key_check_positions(), phase).await?;
+        let key_check = x.split_off(3 * l + riders);
         let riding = x.split_off(3 * l);
         let r = x.split_off(2 * l);
         let y = x.split_off(l);
-        // split_off leaves the head's capacity at 3ℓ plus the riders: give the memory back.
+        // split_off leaves the head's capacity at the whole run: give the memory back.
         x.bits.shrink_to_fit();
         x.macs.iter_mut().chain(x.keys.iter_mut()).for_each(|c| c.shrink_to_fit());
+        // The first batch proves every party's keys are under one Δ before HaAND reveals anything
+        // computed from them (F_aShare's output precedes Π_aAND, as in the paper).
+        if self.key_check_pending {
+            self.first_key_check(key_check, &x_log).await?;
+        }
 
         // Round 1, to every peer j: Π_HaAND's two bits per triple and Π_LaAND's U blocks for the
         // keys this party holds on j's x, the digest of the X's, and a commitment to this party's

@@ -65,7 +65,7 @@ impl PreSetup for Ideal {
     }
 }
 
-/// The real F_Pre (base OTs, KOS Δ-OT, Π_aShare's global-key check at setup) at ρ = 40. The seed
+/// The real F_Pre (base OTs, KOS Δ-OT, Π_aShare's global-key check in the first batch) at ρ = 40. The seed
 /// becomes the session id (shared, as a session id is); nothing secret derives from it.
 pub struct Real;
 
