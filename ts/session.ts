@@ -27,9 +27,10 @@
  *
  * `runMany(circuit, { inputs: [run0, run1, ...] })` runs one circuit (or program) many times
  * independently in one call (1 to {@link MAX_RUNS} runs; the count is agreed like the rest), and
- * resolves to each run's outputs in run order. `yao2pc` in worker mode with `threads` k > 1 runs
- * k contiguous chunks of them in parallel, each in an engine worker of its own with a Yao setup
- * of its own; every other protocol, and yao2pc on one thread, runs them one after another.
+ * resolves to each run's outputs in run order. `yao2pc` and `teleport-yao` in worker mode with
+ * `threads` k > 1 run k contiguous chunks of them in parallel, each in an engine worker of its
+ * own with a setup of its own; every other protocol, and both on one thread, run them one after
+ * another.
  *
  * Before any protocol message, the parties exchange and compare their public parameters
  * (protocol and version, party count, roles such as the garbler, the circuit's content hash,
@@ -289,12 +290,13 @@ export class Session {
    * outputs, in run order. Every party calls it with the same circuit, protocol, roles,
    * assignment and number of runs (a different count is `PARAMETER_MISMATCH` at every party).
    *
-   * `yao2pc` in worker mode with more than one agreed thread (k): the runs are cut into k
+   * `yao2pc` and `teleport-yao` in worker mode with more than one agreed thread (k; teleport-yao
+   * at most 4, each instance holding an enclave-server session): the runs are cut into k
    * contiguous chunks, the same at every party; the primary runs chunk 0 in its engine worker and
    * parallel instance i runs chunk i in a worker of its own over sub-channel i of the transport,
-   * with a Yao setup of its own under its own session id. Every other protocol (`teleport-yao`
-   * too: its enclave link belongs to one thread), and `yao2pc` with one thread or on this thread,
-   * runs them one after another (its setup made once). A failure of
+   * with a setup of its own under its own session id. Every other protocol, `teleport-yao` with
+   * an evaluator's own WebSocket class (it exists on this thread only), and both with one thread
+   * or on this thread, run them one after another (the setup made once). A failure of
    * any run fails the call (and the session) with that run's error. Not for a `StreamedCircuit`
    * (each run reads the circuit again): prepare it.
    */
@@ -455,7 +457,7 @@ export class Session {
     const local = module.localOptions?.send(job.roles);
     // With k threads, k contiguous chunks (fewer if there are fewer runs): the same cut at every
     // party, since the count and the threads are agreed.
-    const k = Math.min(threads, runs.length);
+    const k = Math.min(threads, runs.length, module.maxParallelRuns ?? Infinity);
     const chunks = Array.from({ length: k }, (_, i) => inputs.slice(Math.floor((i * runs.length) / k), Math.floor(((i + 1) * runs.length) / k)));
     const op = (init: ContextInit, chunk: readonly (readonly Uint8Array[])[]): WorkerOp => ({ op: 'run-many', protocol: module.name, ctx: init, job: wire, runs: chunk, local });
     if (k <= 1) return (await this.#remote(module, ctx, 1, (init) => op(init, inputs))) as Outputs[];

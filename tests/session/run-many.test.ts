@@ -5,8 +5,9 @@
 // same at both parties, different from each other's and from the primary's); the setups are
 // kept for the next call; a different run count (or run against runMany) is PARAMETER_MISMATCH
 // at both parties; bad arguments are INVALID_ARGUMENT before anything is sent; a peer's worker
-// dying mid-call fails both parties' calls at once, with no worker left behind; other protocols
-// (plain, teleport-yao) run their runs one after another.
+// dying mid-call fails both parties' calls at once, with no worker left behind; plain runs its
+// runs one after another; teleport-yao runs its chunks in instances as yao2pc does, each with an
+// enclave session of its own.
 import { createCipheriv, createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTransports, init, prepareCircuit, session, TransportError, WebmpcError, type Progress, type Session } from '../../dist/index.js';
@@ -114,18 +115,34 @@ describe('Session.runMany', () => {
     expect(liveWorkers()).toBe(before);
   }, 120_000);
 
-  it('teleport-yao runs its runs one after another (with its enclave options), with no instance worker', async () => {
+  it('teleport-yao with threads: one chunk of runs per instance worker, each with its own enclave session and session id, at most 4', async () => {
     const server = await startServer();
-    const { keys, pts } = runInputs(3);
+    const { keys, pts } = runInputs(6);
     const before = liveWorkers();
-    const n = await sessions(4, true);
+    const n = await sessions(8, true);
     try {
       const enclave = enclaveFor(server);
-      const outs = await Promise.all(
-        n.s.map((s, p) => s.runMany(circuit, { protocol: 'teleport-yao', mode: 'semi-honest', enclave, inputs: p === 0 ? keys.map((k) => [k]) : pts.map((x) => [x]) })),
-      );
+      const call = () =>
+        Promise.all(
+          n.s.map((s, p) => s.runMany(circuit, { protocol: 'teleport-yao', mode: 'semi-honest', enclave, inputs: p === 0 ? keys.map((k) => [k]) : pts.map((x) => [x]) })),
+        );
+      const outs = await call();
       for (const out of outs) expect(out.map((o) => hex(o[0]))).toEqual(keys.map((k, r) => aes(k, pts[r]!)));
-      expect(liveWorkers() - before).toBe(2);
+      // 6 runs, 8 threads, but at most 4 instances (the enclave-server's default sessions per
+      // client): 4 chunks, the primary and three instances, a worker each at each party.
+      expect(liveWorkers() - before).toBe(8);
+      // Each chunk's evaluator opened an enclave session of its own (the attestation and the
+      // sealing key are per instance).
+      const started = () => server.lines.filter((l) => / started simulation enclave program/.test(l)).length;
+      expect(started()).toBe(4);
+      const ids = n.s.map(instanceIds);
+      const primary = createHash('sha256').update('webmpc/protocol/teleport-yao/v1').update(n.s[0]!.sessionId).digest('hex');
+      expect(ids[0]!.map(hex)).toEqual(ids[1]!.map(hex));
+      expect(new Set([primary, ...ids[0]!.map(hex)]).size).toBe(4);
+      // A second call keeps every instance's attested session: no new enclave session.
+      const again = await call();
+      expect(again[1]!.map((o) => hex(o[0]))).toEqual(keys.map((k, r) => aes(k, pts[r]!)));
+      expect(started()).toBe(4);
     } finally {
       await n.close();
       await server.close();

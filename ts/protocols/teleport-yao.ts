@@ -39,6 +39,19 @@
  *   evaluator: with a real enclave, the enclave-server's host and the network learn neither.
  *   The evidence answers both parties' fresh nonces, so a recorded one cannot be replayed.
  *
+ * Independent runs in parallel (`Session.runMany` with more than one agreed thread, in worker
+ * mode; not when the evaluator gave a WebSocket class of its own, which exists only on its
+ * thread): the runs are cut into contiguous chunks, the same cut at both parties, and parallel
+ * instance i runs chunk i in an engine worker of its own, over sub-channel i of the transport,
+ * exactly as the primary runs chunk 0: its evaluator opens a link of its own to the enclave, and
+ * both parties check the enclave's evidence and agree a sealing key for that instance alone,
+ * under the instance's session id (`instanceSessionId(protocol id, i)`). Every job's id, hence
+ * its hash tweak tag, is derived from that session id and the job's number, and every job's
+ * garbling comes from a fresh seed of the garbler's (its own Δ and labels). So no two instances
+ * share a sealing key, a seed or a tweak tag. The instances' attested sessions are kept in their
+ * workers for the session's later calls. At most 4 instances run (the enclave-server's default
+ * limit of sessions per client), whatever the threads.
+ *
  * The evaluator learns every output (the enclave hands it every decoding bit): an output revealed
  * to the garbler alone is refused with `INVALID_ARGUMENT`. Circuits must be whole (a
  * `PreparedCircuit` or any source `prepareCircuit` takes): the enclave receives the circuit twice
@@ -257,6 +270,10 @@ export const teleportYao: ProtocolModule<TeleportYaoTypes> = {
     "the evaluator's host can read the garbler's seed (hence the garbler's input) and the evaluator's share.",
   computes: 'circuit',
   parties: { min: 2, max: 2 },
+  parallelRuns: true,
+  // Each instance's evaluator holds an enclave-server session; the server's default allows a
+  // client 4 at once (`maxSessionsPerClient`).
+  maxParallelRuns: 4,
   wasmModule: 'teleport',
   localOptions: {
     // The enclave options go to the engine worker as plain data; a WebSocket constructor cannot

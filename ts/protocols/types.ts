@@ -271,6 +271,12 @@ export interface ProtocolModule<T extends ProtocolTypes = ProtocolTypes> {
    * a key, a seed or a tweak). Otherwise `runMany` runs them one after another on the primary.
    */
   readonly parallelRuns?: true;
+  /**
+   * The most parallel instances (the primary included) `runMany` gives this protocol, whatever
+   * the threads agreed: for a protocol whose every instance holds a resource of its own outside
+   * the SDK (teleport-yao: an enclave-server session, which the server limits per client).
+   */
+  readonly maxParallelRuns?: number;
 }
 
 /** The types a module was written over. */
