@@ -66,12 +66,12 @@ export async function authgcTriples(sdk, { worker, threads, andGates }) {
  * (base OTs) and warms V8 up; the measured call reuses those setups (with k threads: k chunks,
  * each in a worker of its own). Returns `{ wall, cpu }` of the measured call.
  */
-export async function yaoRunMany(sdk, aes, { worker, threads, runs }) {
+export async function yaoRunMany(sdk, aes, { worker, threads, runs, protocol = 'yao2pc', extra = {} }) {
   const keys = Array.from({ length: runs }, (_, r) => [new Uint8Array(16).fill(r & 255)]);
   const blocks = Array.from({ length: runs }, (_, r) => [new Uint8Array(16).fill((r * 7) & 255)]);
   const g = await sessionGroup(sdk, 2, { worker, threads });
   try {
-    const once = () => Promise.all(g.s.map((x, p) => x.runMany(aes, { protocol: 'yao2pc', inputs: p === 0 ? keys : blocks })));
+    const once = () => Promise.all(g.s.map((x, p) => x.runMany(aes, { protocol, ...extra, inputs: p === 0 ? keys : blocks })));
     await once();
     const r = await timed(once);
     // A bench of wrong answers measures nothing: every run's ciphertext, at both parties, against
@@ -79,7 +79,7 @@ export async function yaoRunMany(sdk, aes, { worker, threads, runs }) {
     for (const [p, outs] of r.out.entries()) {
       outs.forEach((o, i) => {
         const want = aes.evaluate([keys[i][0], blocks[i][0]])[0];
-        if (Buffer.compare(Buffer.from(o[0]), Buffer.from(want)) !== 0) throw new Error(`yao runMany bench: party ${p}, run ${i}: wrong output`);
+        if (Buffer.compare(Buffer.from(o[0]), Buffer.from(want)) !== 0) throw new Error(`${protocol} runMany bench: party ${p}, run ${i}: wrong output`);
       });
     }
     return r;

@@ -15,7 +15,9 @@
 // `--threads k[,k...]` runs only the parallel-runs case instead: 64 independent AES-128 runs (16
 // with --quick) in one `session.runMany` call, 2 parties in this process, each session in its
 // engine worker with threads = k (k chunks of the runs, each in a worker of its own; rows with
-// `threads`): wall time, runs/s and runs per CPU-second of the whole process (./sessions.mjs).
+// `threads`): wall time, runs/s and runs per CPU-second of the whole process (./sessions.mjs);
+// then the same runs with teleport-yao (semi-honest), the simulation enclave-server in this
+// process (at most 4 instances: one enclave session each).
 //
 // This file is also the WebRTC peer: `node yao.mjs --peer '<json>'` runs party 1.
 import { spawn, spawnSync } from 'node:child_process';
@@ -84,16 +86,24 @@ async function peerMain(config) {
 async function threadsCases(root, emit, quick, threads) {
   const sdk = await loadSdk(root);
   const runs = quick ? 16 : 64;
-  const row = (metric, value, unit) =>
-    emit({ suite: SUITE, case: `aes128-2pc-runmany-${runs}`, metric, value, unit, runtime: 'wasm-node', impl: 'sdk-workers-memory', threads });
+  const row = (kase, metric, value, unit) => emit({ suite: SUITE, case: kase, metric, value, unit, runtime: 'wasm-node', impl: 'sdk-workers-memory', threads });
   const aes = sdk.prepareCircuit(await readFile(join(circuitsDir(root), 'aes_128.txt'), 'utf8'));
+  const { startEnclaveServer } = await import(pathToFileURL(join(root, 'dist', 'enclave', 'server.js')).href);
+  const server = await startEnclaveServer({ backend: 'simulation', port: 0, log: () => {} });
+  const enclave = { url: server.url, policy: { simulatedMeasurements: [server.measurement] }, allowSimulatedEnclave: true };
   try {
-    const r = await yaoRunMany(sdk, aes, { worker: true, threads, runs });
-    row('time', r.wall * 1000, 'ms');
-    row('throughput', runs / r.wall, 'runs/s');
-    row('throughput-per-cpu', runs / r.cpu, 'runs/cpu-s');
+    for (const [protocol, extra, kase] of [
+      ['yao2pc', {}, `aes128-2pc-runmany-${runs}`],
+      ['teleport-yao', { mode: 'semi-honest', enclave }, `aes128-teleport-runmany-${runs}`],
+    ]) {
+      const r = await yaoRunMany(sdk, aes, { worker: true, threads, runs, protocol, extra });
+      row(kase, 'time', r.wall * 1000, 'ms');
+      row(kase, 'throughput', runs / r.wall, 'runs/s');
+      row(kase, 'throughput-per-cpu', runs / r.cpu, 'runs/cpu-s');
+    }
   } finally {
     aes.free();
+    await server.close();
   }
 }
 
