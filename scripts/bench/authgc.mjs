@@ -5,8 +5,9 @@
 // the output, and every run's output is checked. Per-phase times as the paper's tables separate
 // them:
 //   setup        every party's F_Pre setup: base OTs (one instance per pair), the reverse KOS
-//                instance, the Π_aShare global-key check
-//   independent  AND triples and wire masks for the circuit's size (function-independent)
+//                instance
+//   independent  AND triples and wire masks for the circuit's size, the first batch with the
+//                Π_aShare global-key check (function-independent)
 //   dependent    F_Pre.AND on the masks, garbling, tables to the evaluator (function-dependent)
 //   online       inputs, evaluation, outputs
 // Deployment shapes (impl):

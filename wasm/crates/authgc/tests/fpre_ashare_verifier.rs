@@ -176,6 +176,9 @@ fn ashare_a_verifier_opening_a_flipped_bit_must_not_learn_the_provers_delta() {
         Some(&AuthGcError::cheating(Phase::Independent, Some(ME), "aShare tag check on a verifier's opened bits")),
         "party 0 must abort at the tag check on the verifier's opened bits"
     );
+    // Party 0 never opened a C_b to the attacker (so nothing of Δ_0 could be recovered, whatever
+    // party 0's result).
+    assert!(st.recovered.is_empty(), "party 0 opened C_b at {} positions of flipped bits", st.recovered.len());
     let leaked = match &out[0] {
         Ok(delta_0) => st.recovered.iter().filter(|d| *d == delta_0).count(),
         Err(_) => 0,

@@ -32,6 +32,9 @@ enum Call {
     /// A share batch after an honest first one (which carried Π_aShare's check): a batch whose
     /// X digest has a flight of its own.
     LaterShares(usize),
+    /// `triples_and_shares(t, s)` after an honest first batch: its X digest is compared in the
+    /// HaAND message only.
+    LaterBoth(usize, usize),
 }
 
 /// Runs `n` parties: setup (the cheater with `at_setup`), then `call` (the cheater with
@@ -49,7 +52,7 @@ fn run(n: usize, at_setup: Option<Deviation>, in_batch: Option<Deviation>, call:
                 Some(d) => RealPreprocessor::setup_deviating(&ch, &sid, MIN_RHO, d).await?,
                 None => RealPreprocessor::setup(&ch, &sid, MIN_RHO).await?,
             };
-            if let Call::LaterShares(_) = call {
+            if let Call::LaterShares(_) | Call::LaterBoth(..) = call {
                 p.random_shares(1).await?;
             }
             if batch_dev.is_some() {
@@ -58,7 +61,7 @@ fn run(n: usize, at_setup: Option<Deviation>, in_batch: Option<Deviation>, call:
             match call {
                 Call::Triples(k) => p.and_triples(k).await.map(|_| ()),
                 Call::Shares(k) | Call::LaterShares(k) => p.random_shares(k).await.map(|_| ()),
-                Call::Both(t, s) => p.triples_and_shares(t, s).await.map(|_| ()),
+                Call::Both(t, s) | Call::LaterBoth(t, s) => p.triples_and_shares(t, s).await.map(|_| ()),
             }
         }
     })))
@@ -107,10 +110,13 @@ fn leaky(triples: usize) -> usize {
 #[test]
 fn abit_inconsistent_bits_are_caught_by_the_abit_check() {
     let l = leaky(TRIPLES);
-    // A used bit (in ⟨y⟩), a padding bit, a share batch, and a share riding on a triple batch.
+    // A used bit (in ⟨y⟩), a Π_aShare check position and a padding bit of the first batch (its
+    // run is 3ℓ bits, ρ check positions, 2ρ padding), a share batch, and a share riding on a
+    // triple batch.
     for (index, call) in [
         (l + 5, Call::Triples(TRIPLES)),
         (3 * l + 7, Call::Triples(TRIPLES)),
+        (3 * l + MIN_RHO + 7, Call::Triples(TRIPLES)),
         (3, Call::Shares(100)),
         (3 * l + 7, Call::Both(TRIPLES, 100)),
     ] {
@@ -129,11 +135,12 @@ fn abit_inconsistent_bits_are_caught_by_the_abit_check() {
 /// pairwise check passes; the X's it broadcast differ, which the broadcast-consistency digests
 /// catch with certainty (up to a SHA-256 collision) — in the HaAND message of a triple batch and
 /// in the digest round of a later share batch; a share riding on a triple batch by the HaAND
-/// message's.
+/// message's. Later batches (after an honest first one), so that these digests are the only
+/// broadcast check of the run (the first batch's is also in Π_aShare's commitments, below).
 #[test]
 fn abit_inconsistent_bits_with_tailored_x_are_caught_by_the_broadcast_check() {
     let riding = 3 * leaky(TRIPLES) + 9;
-    for (index, call) in [(9, Call::Triples(TRIPLES)), (9, Call::LaterShares(100)), (riding, Call::Both(TRIPLES, 100))] {
+    for (index, call) in [(9, Call::LaterBoth(TRIPLES, 0)), (9, Call::LaterShares(100)), (riding, Call::LaterBoth(TRIPLES, 100))] {
         let dev = Some(Deviation::InconsistentBit { peer: 2, index, adapt_x: true });
         let r = run(3, None, dev, call);
         for i in honest(3) {
@@ -185,9 +192,11 @@ fn abit_parities_beyond_the_checks_are_malformed() {
 #[test]
 fn ashare_inconsistent_delta_is_caught_by_the_global_key_check() {
     for n in [3, 4] {
-        let r = run(n, Some(Deviation::InconsistentDelta { peer: 2 }), None, Call::Triples(1));
-        for i in honest(n) {
-            caught(&r, i, Phase::Independent, Some(CHEATER), "aShare global-key consistency check");
+        for call in [Call::Triples(1), Call::Shares(1)] {
+            let r = run(n, Some(Deviation::InconsistentDelta { peer: 2 }), None, call);
+            for i in honest(n) {
+                caught(&r, i, Phase::Independent, Some(CHEATER), "aShare global-key consistency check");
+            }
         }
     }
 }

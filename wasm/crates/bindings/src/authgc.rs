@@ -6,8 +6,8 @@
 //!
 //! **The preprocessor is built in one place**, [`make_preprocessor`] (with its type [`Pre`]): the
 //! real F_Pre of WRK17 (`webmpc_authgc::fpre::RealPreprocessor`: base OTs and KOS Δ-OT with every
-//! peer, then the Π_aShare global-key check, at setup; Π_aBit, Π_HaAND, Π_LaAND and bucketing for
-//! every batch of triples). `AuthGcSession.preprocessor` reports it as `"wrk17"`. The trusted
+//! peer at setup; Π_aBit, Π_HaAND, Π_LaAND and bucketing for every batch of triples, the first
+//! batch with the Π_aShare global-key check). `AuthGcSession.preprocessor` reports it as `"wrk17"`. The trusted
 //! dealer and the deviation hooks of the authgc crate are behind its `ideal` and `testing`
 //! features, which this crate does not enable: neither is in the SDK's Wasm.
 //!
@@ -45,7 +45,7 @@ pub type Pre<C> = RealPreprocessor<SharedChannel<C>>;
 const PRE_KIND: &str = "wrk17";
 
 /// Builds this party's preprocessor over its channel: the setup phase (base OTs and the KOS Δ-OT
-/// instances with every peer, a fresh Δ, the global-key check). Every party passes the same
+/// instances with every peer, a fresh Δ; the global-key check runs in the first batch). Every party passes the same
 /// `session` (fresh per session; the F_Pre instances' ids derive from it) and `rho`.
 ///
 /// The F_Pre holds one clone of the channel per OT instance (two per peer). `SharedChannel` is an

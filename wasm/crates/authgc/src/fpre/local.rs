@@ -18,7 +18,8 @@ use webmpc_ot::SessionId;
 pub struct LocalRun {
     /// Parties.
     pub parties: usize,
-    /// Setup (base OTs, Δ check) of every party, milliseconds.
+    /// Setup (base OTs, the KOS instances) of every party, milliseconds (the Δ check runs in the
+    /// first batch: in `shares_ms`).
     pub setup_ms: f64,
     /// The `random_shares` call of every party, milliseconds.
     pub shares_ms: f64,

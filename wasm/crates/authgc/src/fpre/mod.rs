@@ -40,7 +40,9 @@
 //! the parities X_j = ⊕_m r_{j,m}·x_m and sends each peer the combined tags ⊕_m r_{j,m}·M\[x_m\];
 //! the peer accepts iff each equals its combined keys ⊕ X_j·Δ. Broadcast consistency of the X's is
 //! checked (digests of everything broadcast, [`BroadcastLog`]) before anything else of the batch
-//! is revealed — in a triple batch the digest rides on the HaAND message.
+//! is revealed — in a triple batch the digest rides on the HaAND message, in a later share batch
+//! it has an exchange of its own, and the first batch also compares it with Π_aShare's
+//! commitments.
 //! * *Soundness.* If i authenticated x^(1) to one honest party and x^(2) ≠ x^(1) to another, its
 //!   single X must match both (a combined tag that absorbs a nonzero multiple of an honest Δ means
 //!   guessing it), so every check needs ⟨r_j, x^(1) ⊕ x^(2)⟩ = 0: probability 1/2 each, for a
@@ -198,8 +200,8 @@
 //! # Rounds
 //!
 //! Every flight of setup and of the function-independent phase, for n = 2 and AES-128 (6,400 AND
-//! triples in one batch, B = 4: 76,800 + 2ρ Δ-OTs each way, two KOS chunks; then 6,656 masks,
-//! one chunk), counted as one-way flights with each `exchange` (every party sends, then
+//! triples in one batch, B = 4, with the circuit's 6,656 masks riding on its run and, in the first
+//! batch, Π_aShare's ρ positions: 76,800 + 6,656 + ρ + 2ρ Δ-OTs each way), counted as one-way flights with each `exchange` (every party sends, then
 //! receives) as one flight. Why each waits for the one before: **D**, a data dependency (it is
 //! computed from what arrived); **S**, an order security requires (a challenge or public coins
 //! drawn only after what they test is fixed; an opening only after every commitment arrived; a
@@ -216,7 +218,7 @@
 //! | aBit run for the Π_aShare check: Δ-OTs (3ρ bits), coins, check | U, challenge, answer per instance; coin commitment and opening; X, combined tags | the reverse instance (d) | C: its ρ positions now ride on the first batch's aBit run | 9 | 0 |
 //! | X digest | 32 bytes | the X's | D; C for its own flight: now with the Π_aShare commitments, compared before any opening | 1 | 0 |
 //! | *Triple batch* | | | | | |
-//! | aBit Δ-OTs (3Bℓ + 2ρ bits; + ρ in the first batch) | per chunk and instance: U, challenge, answer | the previous chunk, the other instance | C: chunk k + 1 and the other direction need nothing of them; now three flights per window of 2^19 OTs | 12 | 3 |
+//! | aBit Δ-OTs (3Bℓ bits, the riding masks, 2ρ padding; + ρ in the first batch) | per chunk and instance: U, challenge, answer | the previous chunk, the other instance | C: chunk k + 1 and the other direction need nothing of them; now three flights per window of 2^19 OTs | 12 | 3 |
 //! | aBit coins | commitment (in the U flight); opening, view digest | every Δ-OT message of the run | C; S | 2 | 1 |
 //! | aBit check | X, combined tags | the coins | D | 1 | 1 |
 //! | Π_aShare commit (first batch only) | commitments to C0, C1, bits and tags; the X digest | the aBits | D | 1 | 1 |
@@ -297,8 +299,8 @@ pub enum Step {
     AbitCoins,
     /// X and the combined tag, to every peer (32 bytes).
     AbitCheck,
-    /// The digest of the broadcast X's (share batches; triple batches carry it in the HaAND
-    /// message, and the first batch also in Π_aShare's commitments).
+    /// The digest of the broadcast X's (later share batches; triple batches carry it in the
+    /// HaAND message, and the first batch of either kind in Π_aShare's commitments).
     AbitBroadcast,
     /// Π_aShare's commitments (the first batch).
     DeltaCommit,
@@ -563,6 +565,8 @@ fn batch_sizes(total: usize, max: usize) -> Vec<usize> {
 struct KeyCheck {
     /// The phase its errors name.
     phase: Phase,
+    /// The check across instances (tests: a deviating party may skip its own checks there).
+    across_instances: bool,
     /// The prefix of its commitment labels and view digests.
     domain: &'static [u8],
     /// A commitment that does not open.
@@ -576,6 +580,7 @@ struct KeyCheck {
 /// Π_aShare's check in the first batch (within one F_Pre instance).
 const ASHARE_CHECK: KeyCheck = KeyCheck {
     phase: Phase::Independent,
+    across_instances: false,
     domain: b"webmpc/authgc/fpre/delta-check/",
     opening: "aShare commitment opening",
     tags: "aShare tag check on a verifier's opened bits",
@@ -586,6 +591,7 @@ const ASHARE_CHECK: KeyCheck = KeyCheck {
 /// ([`RealPreprocessor::check_instance_keys`]).
 const INSTANCE_CHECK: KeyCheck = KeyCheck {
     phase: Phase::Independent,
+    across_instances: true,
     domain: b"webmpc/authgc/fpre/instance-key-check/",
     opening: "instance key check commitment opening",
     tags: "instance key check on a verifier's opened bits",
@@ -1006,8 +1012,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         // them in the instance key check, as a corrupt party may).
         let checks_others = {
             #[cfg(feature = "testing")]
-            let skip = which.phase == Phase::Independent
-                && matches!(self.ch.deviation(), Some(Deviation::SkipOwnInstanceKeyChecks));
+            let skip = which.across_instances && matches!(self.ch.deviation(), Some(Deviation::SkipOwnInstanceKeyChecks));
             #[cfg(not(feature = "testing"))]
             let skip = false;
             !skip
