@@ -224,6 +224,8 @@ export class Session {
   readonly #threads: number;
   /** Engine workers of parallel instances, by instance index − 1 (kept across operations). */
   readonly #instanceWorkers: Promise<EngineWorker>[] = [];
+  /** Every worker stop so far (see {@link #stopEngine}). */
+  #stopping: Promise<void> = Promise.resolve();
   /** The engine worker, once an operation started it (it holds the protocol state then). */
   #engine: Promise<EngineWorker> | undefined;
 
@@ -687,11 +689,16 @@ export class Session {
     }
   }
 
-  /** Ends the engine worker, if one was started, releasing its memory. */
-  async #stopEngine(): Promise<void> {
+  /**
+   * Ends the engine worker and the instances' workers, if any were started, releasing their
+   * memory. Resolves once every worker any call so far took away is ended: `free()` does not wait,
+   * and `close()` after it must not find the list empty and return while a worker that was still
+   * starting (a loaded machine) has yet to be ended.
+   */
+  #stopEngine(): Promise<void> {
     const engines = [...(this.#engine ? [this.#engine] : []), ...this.#instanceWorkers.splice(0)];
     this.#engine = undefined;
-    await Promise.all(
+    const stop = Promise.all(
       engines.map((engine) =>
         engine.then(
           (e) => e.terminate(),
@@ -699,6 +706,9 @@ export class Session {
         ),
       ),
     );
+    const all = Promise.all([this.#stopping, stop]).then(() => {});
+    this.#stopping = all;
+    return all;
   }
 
   /** The module a protocol needs besides the main one, compiled here once, for the worker. */

@@ -252,6 +252,22 @@ describe('the engine worker', () => {
     await two.close();
   }, 60_000);
 
+  it('close() during a threaded call resolves only once every worker it started is ended, even one still starting', async () => {
+    // The instances' workers start with the call; closing at once finds them still starting.
+    // close() frees the state (which stops the workers without waiting) and then stops them
+    // again: it must wait for the first stop, not find the list empty and return early.
+    const before = _liveEngineWorkers();
+    const ts = createMemoryTransports(2, { recvTimeoutMs: 30_000 });
+    const two = await Promise.all(ts.map((transport, party) => session({ transport, party, parties: 2, threads: 4 })));
+    await Promise.all(two.map((s) => s.ready()));
+    const calls = two.map((s) => rejection(s.preprocess('authgc', { andGates: 50_000 })));
+    // Let the call agree its threads and start the instances' workers, then close.
+    await new Promise((r) => setTimeout(r, 50));
+    await Promise.all(two.map((s) => s.close()));
+    expect(_liveEngineWorkers()).toBe(before);
+    await Promise.all(calls);
+  }, 60_000);
+
   it('relays the workers’ messages at most one bounded slice per macrotask, however many arrive at once', async () => {
     // Node delivers a worker port's whole backlog in one turn of the event loop: without the
     // slices, a burst of sends would hold the thread (and the transport's heartbeats) for all of it.
