@@ -224,8 +224,8 @@ export class Session {
   readonly #threads: number;
   /** Engine workers of parallel instances, by instance index − 1 (kept across operations). */
   readonly #instanceWorkers: Promise<EngineWorker>[] = [];
-  /** Every worker stop so far (see {@link #stopEngine}). */
-  #stopping: Promise<void> = Promise.resolve();
+  /** The worker stops not yet finished (see {@link #stopEngine}). */
+  readonly #stopping = new Set<Promise<void>>();
   /** The engine worker, once an operation started it (it holds the protocol state then). */
   #engine: Promise<EngineWorker> | undefined;
 
@@ -698,17 +698,18 @@ export class Session {
   #stopEngine(): Promise<void> {
     const engines = [...(this.#engine ? [this.#engine] : []), ...this.#instanceWorkers.splice(0)];
     this.#engine = undefined;
-    const stop = Promise.all(
+    const stop: Promise<void> = Promise.all(
       engines.map((engine) =>
         engine.then(
           (e) => e.terminate(),
           () => {},
         ),
       ),
-    );
-    const all = Promise.all([this.#stopping, stop]).then(() => {});
-    this.#stopping = all;
-    return all;
+    )
+      .then(() => {})
+      .finally(() => this.#stopping.delete(stop));
+    this.#stopping.add(stop);
+    return Promise.all([...this.#stopping]).then(() => {});
   }
 
   /** The module a protocol needs besides the main one, compiled here once, for the worker. */

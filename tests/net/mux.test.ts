@@ -3,7 +3,7 @@
 // control (a peer cannot make this party hold more than a window per channel), framing errors,
 // and shared fate (an abort on one channel reaches every channel of every party with its reason).
 import { describe, expect, it } from 'vitest';
-import { TransportError } from '../../dist/index.js';
+import { TransportError, WebmpcError } from '../../dist/index.js';
 import { createMemoryTransports, splitTransport, type Transport } from '../../dist/net/index.js';
 import { randomMessage, rejection, sha256 } from './helpers.js';
 
@@ -103,16 +103,21 @@ describe('sub-channels (splitTransport)', () => {
     }
   });
 
-  it('an abort on one channel reaches every channel of every party, with its reason', async () => {
+  // A protocol's verdict (not a TransportError) too: the other channels here fail with a CLOSED
+  // that wraps it, and their own aborts must not overtake it as the reason the peers learn.
+  it.each([
+    ['a transport error', new TransportError('TIMEOUT', 'instance 2 gave up')],
+    ["a protocol's verdict", new WebmpcError('ENCLAVE_FAILED', 'the enclave reported ENCLAVE_BUSY: no more sessions')],
+  ])('an abort on one channel reaches every channel of every party, with its reason: %s', async (_, reason) => {
     const [t0, t1, t2] = createMemoryTransports(3) as [Transport, Transport, Transport];
     const m = [t0, t1, t2].map((t) => splitTransport(t, { channels: 3 }));
     const waits = [1, 2].flatMap((p) => [0, 1, 2].map((c) => failure(m[p]!.channels[c]!.recv(0, { timeoutMs: 5000 }))));
     // The remote cause below proves the abort travelled (a 5 s deadline would give TIMEOUT).
-    await m[0]!.channels[2]!.close(new TransportError('TIMEOUT', 'instance 2 gave up'));
+    await m[0]!.channels[2]!.close(reason);
     for (const err of await Promise.all(waits)) {
       expect(err).toBeInstanceOf(TransportError);
       expect((err as TransportError).code).toBe('PEER_DISCONNECTED');
-      expect((err as TransportError).remote).toEqual({ code: 'TIMEOUT', message: 'instance 2 gave up' });
+      expect((err as TransportError).remote).toEqual({ code: reason.code, message: reason.message });
     }
     // This party's other channels are closed too.
     expect(await failure(m[0]!.channels[0]!.send(1, new Uint8Array(1)))).toBeInstanceOf(TransportError);

@@ -150,6 +150,28 @@ describe('Session.runMany', () => {
     expect(liveWorkers()).toBe(before);
   }, 120_000);
 
+  it("teleport-yao against a server that grants fewer sessions: both parties' calls fail naming the server's refusal, no worker left", async () => {
+    const server = await startServer({ maxSessionsPerClient: 2 });
+    const { keys, pts } = runInputs(4);
+    const before = liveWorkers();
+    const n = await sessions(4, true);
+    try {
+      const enclave = enclaveFor(server);
+      const errors = await Promise.all(
+        n.s.map(async (s, p) => (await rejection(s.runMany(circuit, { protocol: 'teleport-yao', mode: 'semi-honest', enclave, inputs: p === 0 ? keys.map((k) => [k]) : pts.map((x) => [x]) }))).error as WebmpcError),
+      );
+      // 4 instances ask for 4 sessions; the server refuses two of them (1013, after an Error
+      // frame saying why). Whether the evaluator was sending or reading when it came, its error
+      // carries the server's reason, and the garbler learns it in the evaluator's abort.
+      for (const e of errors) expect(e.message).toMatch(/ENCLAVE_BUSY: this client already has its maximum of 2 sessions/);
+      expect(errors[1]!.code).toMatch(/^ENCLAVE_(UNAVAILABLE|FAILED)$/);
+    } finally {
+      await n.close();
+      await server.close();
+    }
+    expect(liveWorkers()).toBe(before);
+  }, 120_000);
+
   it('a different run count, or run against runMany, is PARAMETER_MISMATCH at both parties; the session stays usable', async () => {
     const { keys, pts } = runInputs(4);
     const n = await sessions(2, true);

@@ -74,9 +74,33 @@ export interface EnclaveLinkOptions {
 export const MAX_LINK_FRAME = 1 << 24;
 /** Bytes queued on the socket above which `send` waits. */
 const HIGH_WATER = 4 << 20;
+/**
+ * The enclave-server's default limit of open sessions per client identity. Here, in a module the
+ * browser loads, because the SDK reads it too: teleport-yao opens one session per parallel
+ * instance and must not ask for more than a default server grants.
+ */
+export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 4;
+/** Type byte of the enclave's (and its host's) `Error` message; see `webmpc_teleport::frames`. */
+const ERROR_TAG = 0xee;
 
 function unavailable(message: string, cause?: unknown): WebmpcError {
   return new WebmpcError('ENCLAVE_UNAVAILABLE', message, cause === undefined ? undefined : { cause });
+}
+
+/**
+ * `CODE: detail` of an enclave `Error` link frame (peer byte, 0xee, u32-LE-prefixed ASCII code,
+ * u32-LE-prefixed UTF-8 detail), or undefined for any other or malformed frame. Cut to printable
+ * text of bounded length: it goes into an error message.
+ */
+function errorFrameText(frame: Uint8Array): string | undefined {
+  if (frame.length < 10 || frame[1] !== ERROR_TAG) return undefined;
+  const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
+  const codeLength = view.getUint32(2, true);
+  if (codeLength > 64 || 10 + codeLength > frame.length) return undefined;
+  const detailLength = view.getUint32(6 + codeLength, true);
+  if (10 + codeLength + detailLength > frame.length) return undefined;
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes).replace(/[^\x20-\x7e]/g, '?').slice(0, 300);
+  return `${text(frame.subarray(6, 6 + codeLength))}: ${text(frame.subarray(10 + codeLength, 10 + codeLength + detailLength))}`;
 }
 
 /** Socket events between `open` and the link's constructor. */
@@ -128,7 +152,11 @@ export class EnclaveLink {
       }
     };
     socket.onclose = (event) => {
-      this.#fail(unavailable(`the enclave-server closed the connection (code ${event.code})`));
+      // A server that refuses or ends the session says why in an Error frame just before closing
+      // (e.g. ENCLAVE_BUSY). The protocol may be sending, not reading, when the close arrives:
+      // the send then fails with this error, so it carries the server's reason.
+      const said = this.#queue.map(errorFrameText).find((t) => t !== undefined);
+      this.#fail(unavailable(`the enclave-server closed the connection (code ${event.code})${said ? `: ${said}` : ''}`));
     };
     socket.onerror = () => {
       this.#fail(unavailable('the connection to the enclave-server failed'));

@@ -64,7 +64,7 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { WebmpcError } from '../errors.js';
-import { MAX_LINK_FRAME } from './link.js';
+import { DEFAULT_MAX_SESSIONS_PER_CLIENT, MAX_LINK_FRAME } from './link.js';
 
 /** Which enclave program the server runs. */
 export type EnclaveBackend = 'simulation' | 'openenclave';
@@ -296,7 +296,7 @@ export async function startEnclaveServer(options: EnclaveServerOptions): Promise
     return v;
   };
   const maxSessions = count('maxSessions', options.maxSessions, 16);
-  const maxSessionsPerClient = count('maxSessionsPerClient', options.maxSessionsPerClient, 4);
+  const maxSessionsPerClient = count('maxSessionsPerClient', options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT);
   const idleTimeoutMs = count('idleTimeoutMs', options.idleTimeoutMs, 15 * 60_000);
   const handshakeTimeoutMs = count('handshakeTimeoutMs', options.handshakeTimeoutMs, 30_000);
   const maxMemory = count('maxMemory', options.maxMemory, DEFAULT_MAX_MEMORY);

@@ -258,7 +258,12 @@ export class EngineWorker {
         if (this.#current?.id !== id) return;
         const end = () => {
           if (this.#current?.id !== id) return;
-          const why = reason instanceof WebmpcError ? reason : workerFailed('the operation was abandoned: its transport closed');
+          // Closed with an error of this party's (the worker's own failure, closing its channel
+          // before it reports; a cancel): that error is the verdict, not the transport's CLOSED
+          // that wraps it, or a run's failure would read "transport closed" whenever the close
+          // overtakes the worker's report.
+          const own = reason instanceof TransportError && reason.code === 'CLOSED' && reason.cause instanceof WebmpcError ? reason.cause : reason;
+          const why = own instanceof WebmpcError ? own : workerFailed('the operation was abandoned: its transport closed');
           this.#die(why);
           void this.#w.terminate().catch(() => {});
         };

@@ -254,10 +254,15 @@ class Hub {
     await Promise.all(this.#peers().map((peer) => this.#sendControl(peer, KIND_END, channel, 0)));
   }
 
-  /** Aborts everything: the transport underneath closes with the reason, so every peer learns it. */
+  /**
+   * Aborts everything: the transport underneath closes with the reason, so every peer learns it.
+   * The first abort's reason holds: failing the other channels makes each of them abort too,
+   * with only the CLOSED that wraps it, and it is they that reach the transport first.
+   */
   async abort(error: TransportError, reason: Error | undefined): Promise<void> {
+    this.#abortReason ??= reason ?? error;
     this.#failAll(error);
-    await this.inner.close(reason ?? error);
+    await this.inner.close(this.#abortReason);
   }
 
   /**
@@ -381,6 +386,9 @@ class Hub {
     this.subs[tag]!.arrive(peer, m.subarray(1));
     return undefined;
   }
+
+  /** Why the first abort here happened (see {@link abort}). */
+  #abortReason: Error | undefined;
 
   #failAll(error: TransportError): void {
     if (this.#failed) return;

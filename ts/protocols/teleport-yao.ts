@@ -59,7 +59,7 @@
  */
 import { PreparedCircuit } from '../circuit/source.js';
 import { checkEnclaveOptions, enclaveKey, openEvaluatorLink, policyBytes, type EnclaveOptions } from '../enclave/client.js';
-import type { EnclaveLink } from '../enclave/link.js';
+import { DEFAULT_MAX_SESSIONS_PER_CLIENT, type EnclaveLink } from '../enclave/link.js';
 import { callModule, loadModule } from '../engine/modules.js';
 import { isNode } from '../engine/wasm.js';
 import { WebmpcError } from '../errors.js';
@@ -271,9 +271,9 @@ export const teleportYao: ProtocolModule<TeleportYaoTypes> = {
   computes: 'circuit',
   parties: { min: 2, max: 2 },
   parallelRuns: true,
-  // Each instance's evaluator holds an enclave-server session; the server's default allows a
-  // client 4 at once (`maxSessionsPerClient`).
-  maxParallelRuns: 4,
+  // Each instance's evaluator holds an enclave-server session: no more instances than a server
+  // with the default `maxSessionsPerClient` grants one client.
+  maxParallelRuns: DEFAULT_MAX_SESSIONS_PER_CLIENT,
   wasmModule: 'teleport',
   localOptions: {
     // The enclave options go to the engine worker as plain data; a WebSocket constructor cannot

@@ -36,13 +36,13 @@
 //! the receiver side of every pair's Δ-OT with the *same* x, so each peer j holds K_j\[x_m\] and i
 //! holds M_j\[x_m\] (both instances of a pair at once, chunks pipelined: [`cot_duplex`]). After
 //! every Δ-OT of the batch is done the parties open coins ([`net::coin_open`]; each party's
-//! share was committed in the first flight of the Δ-OTs) and expand them into k = ρ uniform coefficient vectors r_j; i broadcasts
-//! the parities X_j = ⊕_m r_{j,m}·x_m and sends each peer the combined tags ⊕_m r_{j,m}·M\[x_m\];
-//! the peer accepts iff each equals its combined keys ⊕ X_j·Δ. Broadcast consistency of the X's is
-//! checked (digests of everything broadcast, [`BroadcastLog`]) before anything else of the batch
-//! is revealed — in a triple batch the digest rides on the HaAND message, in a later share batch
-//! it has an exchange of its own, and the first batch also compares it with Π_aShare's
-//! commitments.
+//! share was committed in the first flight of the Δ-OTs) and expand them into k = ρ uniform
+//! coefficient vectors r_j; i broadcasts the parities X_j = ⊕_m r_{j,m}·x_m and sends each peer
+//! the combined tags ⊕_m r_{j,m}·M\[x_m\]; the peer accepts iff each equals its combined keys
+//! ⊕ X_j·Δ. Broadcast consistency of the X's is checked (digests of everything broadcast,
+//! [`BroadcastLog`]) before anything else of the batch is revealed — in a triple batch the digest
+//! rides on the HaAND message, in a later share batch it has an exchange of its own, and the first
+//! batch also compares it with Π_aShare's commitments.
 //! * *Soundness.* If i authenticated x^(1) to one honest party and x^(2) ≠ x^(1) to another, its
 //!   single X must match both (a combined tag that absorbs a nonzero multiple of an honest Δ means
 //!   guessing it), so every check needs ⟨r_j, x^(1) ⊕ x^(2)⟩ = 0: probability 1/2 each, for a
