@@ -47,8 +47,15 @@ function node(args: string[], timeoutMs = 90_000): Promise<Run> {
   });
 }
 
-/** What a run said, for a failed expectation: a hang or a failure is explained by both streams. */
-const said = (r: Run) => `exit ${r.code}\n--- stderr\n${r.stderr}\n--- stdout\n${r.stdout}`;
+/**
+ * What a run said, for a failed expectation: a hang or a failure is explained by both streams.
+ * The first line names the demo's own last word on stderr (its failure, or the deadline it
+ * missed), as a failure summary that keeps one line per test still says why.
+ */
+const said = (r: Run) => {
+  const last = r.stderr.split('\n').filter((l) => l.startsWith('demo: ')).at(-1);
+  return `exit ${r.code}${last ? ` (${last.slice(0, 240)})` : ''}\n--- stderr\n${r.stderr}\n--- stdout\n${r.stdout}`;
+};
 
 /**
  * `npm run demo` as the tests run it: no setup or SDK build, no serving, and a whole-auction
