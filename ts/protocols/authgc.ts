@@ -293,7 +293,9 @@ export const authgc: ProtocolModule<AuthGcTypes> = {
   //    peer would wait for a share batch that never comes.
   // 5: setup ends after the OT instances; Π_aShare's global-key check rides on the first batch's
   //    aBit run: a version 4 peer would wait for setup's own aBit run.
-  version: 5,
+  // 6: a prepared run's agreement leads the input masks' opening (one message, one flight fewer):
+  //    a version 5 peer would read it as a message of the wrong length.
+  version: 6,
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 colluding parties that deviate at will; ' +

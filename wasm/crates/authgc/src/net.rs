@@ -4,7 +4,7 @@
 //!   receives one from each, all concurrently (a round costs one latency, whatever n is).
 //! * [`open`]: reveals authenticated shares to all parties or to chosen ones, with a MAC check on
 //!   **every** revealed bit (a digest of the tags travels with the bits; see
-//!   [`share::mac_digest`]).
+//!   [`share::mac_digest`]). [`open_behind`] sends a [`Head`] (an agreement) in the same flight.
 //! * [`commit_then_open`]: simultaneous broadcast (everyone commits, then everyone opens), so that
 //!   no party can choose its value after seeing the others'. Each opening carries a digest of the
 //!   commitments its sender received, so a party that sent different commitments to different
@@ -20,7 +20,7 @@ use crate::share::{expected_macs, mac_digest, pack_bits, unpack_bits, AuthShares
 use crate::{AuthGcError, Phase};
 use futures::future::{join_all, try_join_all};
 use sha2::{Digest, Sha256};
-use webmpc_core::channel::{Channel, PartyId};
+use webmpc_core::channel::{Channel, ChannelError, PartyId};
 use webmpc_core::{random, Block};
 
 /// The other parties of the session, in order.
@@ -34,14 +34,71 @@ pub fn peers<C: Channel>(ch: &C) -> impl Iterator<Item = PartyId> {
 /// party (`out[me]` is empty).
 pub async fn exchange<C: Channel>(
     ch: &C,
+    msg_for: impl FnMut(PartyId) -> Vec<u8>,
+    expected_len: impl Fn(PartyId) -> usize,
+) -> Result<Vec<Vec<u8>>, AuthGcError> {
+    exchange_behind(ch, None, msg_for, expected_len).await
+}
+
+/// A check of a peer's head (see [`Head`]): `Err` ends the step with that error.
+pub type HeadCheck<'a> = &'a dyn Fn(PartyId, &[u8]) -> Result<(), AuthGcError>;
+
+/// Bytes that lead a step's message to every peer, in the same message, and are checked before
+/// anything else of that peer's message is looked at: an agreement on the step's parameters that
+/// costs no round of its own. What the step sends behind it must be safe to send before the check
+/// passes. Every message of the step is read whole, whatever its length, before its head is
+/// checked, so a peer that sent a longer or shorter message behind a head that differs is told
+/// apart (its head fails) and nothing of the step is left on the channel.
+#[derive(Clone, Copy)]
+pub struct Head<'a> {
+    /// This party's head, the same for every peer.
+    pub mine: &'a [u8],
+    /// Checks a peer's head (of `mine.len()` bytes).
+    pub check: HeadCheck<'a>,
+}
+
+/// One round in which only `head` goes to every peer and every peer's is checked (an agreement
+/// alone). Reads a peer's message with a longer body too, so that a peer that sent its head ahead
+/// of a step (a different mode) fails the check rather than the length.
+pub async fn exchange_heads<C: Channel>(ch: &C, head: Head<'_>) -> Result<(), AuthGcError> {
+    exchange_behind(ch, Some(head), |_| Vec::new(), |_| 0).await.map(drop)
+}
+
+/// [`exchange`], with `head` (if any) leading each message (see [`Head`]).
+async fn exchange_behind<C: Channel>(
+    ch: &C,
+    head: Option<Head<'_>>,
     mut msg_for: impl FnMut(PartyId) -> Vec<u8>,
     expected_len: impl Fn(PartyId) -> usize,
 ) -> Result<Vec<Vec<u8>>, AuthGcError> {
     // Every send is attempted even after one failed (a peer that left): stopping at the first
     // failure would leave the live peers after it waiting for this party's message while it
     // waits for theirs, and both would hang.
-    let sends = join_all(peers(ch).map(|j| ch.send(j, msg_for(j))));
-    let recvs = try_join_all(peers(ch).map(|j| ch.recv_exact(j, expected_len(j))));
+    let sends = join_all(peers(ch).map(|j| {
+        let msg = match head {
+            None => msg_for(j),
+            Some(h) => [h.mine, &msg_for(j)].concat(),
+        };
+        ch.send(j, msg)
+    }));
+    let recvs = try_join_all(peers(ch).map(|j| {
+        let len = expected_len(j);
+        async move {
+            let Some(h) = head else {
+                return Ok(ch.recv_exact(j, len).await?);
+            };
+            let mut msg = ch.recv(j).await?;
+            let k = h.mine.len();
+            if msg.len() < k {
+                return Err(ChannelError::UnexpectedLength { peer: j, expected: k + len, got: msg.len() }.into());
+            }
+            (h.check)(j, &msg[..k])?;
+            if msg.len() != k + len {
+                return Err(ChannelError::UnexpectedLength { peer: j, expected: k + len, got: msg.len() }.into());
+            }
+            Ok::<_, AuthGcError>(msg.split_off(k))
+        }
+    }));
     let (sent, got) = futures::join!(sends, recvs);
     // A malformed message explains more than the send failure that follows a peer's abort.
     let got = got?;
@@ -102,6 +159,20 @@ pub async fn open<C: Channel>(
     delta: Block,
     reveal: Reveal<'_>,
 ) -> Result<Vec<bool>, AuthGcError> {
+    open_behind(ch, None, phase, label, shares, delta, reveal).await
+}
+
+/// [`open`] with `head` ahead of the opening in the same flight (see [`Head`]): every peer's head
+/// passes its check before any of its bits or tags are read.
+pub async fn open_behind<C: Channel>(
+    ch: &C,
+    head: Option<Head<'_>>,
+    phase: Phase,
+    label: &'static str,
+    shares: &AuthShares,
+    delta: Block,
+    reveal: Reveal<'_>,
+) -> Result<Vec<bool>, AuthGcError> {
     shares.check_shape()?;
     let me = ch.party();
     let len = shares.len();
@@ -123,8 +194,9 @@ pub async fn open<C: Channel>(
         }
     }
     let mine_count = reveal.count(me, len);
-    let msgs = exchange(
+    let msgs = exchange_behind(
         ch,
+        head,
         |p| {
             let idx = reveal.indices(p);
             let mut msg = pack_bits(&pick_bits(idx));

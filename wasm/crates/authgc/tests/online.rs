@@ -281,6 +281,30 @@ fn mismatched_public_parameters_abort_before_any_secret_moves<S: PreSetup>() {
     for (me, r) in out.into_iter().enumerate() {
         assert_eq!(r.unwrap_err(), AuthGcError::ParameterMismatch { peer: 1 - me, what: "circuit (content hash)" });
     }
+    // A prepared run sends its agreement at the head of the input masks' opening. Both parties
+    // prepared the adder with party 0 evaluating; party 1 then runs it with itself evaluating, so
+    // it runs interleaved (a bare agreement) while party 0 runs the prepared circuit. Both see the
+    // mismatch of the agreement, not of a message's length, and no masked input moves: party 0
+    // sent its agreement and the opening of party 1's mask shares (64 bits, 32-byte tag digest).
+    let out = run_local(futures::future::join_all(network(n).into_iter().map(|ch| {
+        let values = values.clone();
+        async move {
+            let me = ch.party();
+            let ch = SharedChannel::new(ch);
+            let pre = S::setup(ch.clone(), [1; 32]).await.unwrap();
+            let mut p = AuthGcParty::new(pre, ch, [2; 32], Options::default()).unwrap();
+            p.prepare(add, &roles_all(0, &[0, 1], 1), |_, _, _| {}).await.unwrap();
+            let before = p.channel().inner().sent_bytes();
+            let r = p.run(&mut add.source(), &roles_all(me, &[0, 1], 1), &[values[me].clone()], |_, _, _| {}).await;
+            (r, p.channel().inner().sent_bytes() - before)
+        }
+    })))
+    .unwrap();
+    for (me, (r, sent)) in out.into_iter().enumerate() {
+        let what = "roles, options, run or preprocessing state";
+        assert_eq!(r.unwrap_err(), AuthGcError::ParameterMismatch { peer: 1 - me, what }, "party {me}");
+        assert_eq!(sent, if me == 0 { 64 + 8 + 32 } else { 64 }, "party {me}: the agreement (and the masks' opening) only");
+    }
 }
 
 fn bad_arguments_are_typed_errors_before_any_traffic<S: PreSetup>() {

@@ -18,7 +18,10 @@
 //!
 //! 1. **Agreement.** All parties exchange the circuit's content hash and a digest of the roles,
 //!    options, run number and preprocessing state; any difference aborts with
-//!    `PARAMETER_MISMATCH` before a secret-dependent message.
+//!    `PARAMETER_MISMATCH` before a secret-dependent message. A run of a prepared circuit sends
+//!    it at the head of the input masks' opening (step 5), one flight fewer: those mask shares
+//!    are of this run's prepared material alone, which a mismatch discards before any masked
+//!    input moves.
 //! 2. **Masks and labels.** Input wires and AND outputs get a random authenticated mask ⟨λ_w⟩
 //!    (F_Pre *random*); every garbler picks a random zero-label for them. XOR gates XOR masks and
 //!    labels; INV adds the public constant 1 to the mask (so masked values and labels pass
@@ -164,7 +167,7 @@ mod shared;
 pub use gc_core::{MAX_AND_GATES, MAX_PARTIES};
 pub use shared::SharedChannel;
 
-use crate::net::{exchange, exchange_same, open, peers, BroadcastLog, Reveal};
+use crate::net::{exchange, exchange_heads, open, open_behind, peers, BroadcastLog, Head, Reveal};
 use crate::preprocess::{and_from_triples, Preprocessor, Triples};
 use crate::share::{mask, pack_bits, unpack_bits, AuthShares};
 use crate::{AuthGcError, Phase};
@@ -335,6 +338,18 @@ pub struct AuthGcParty<P, C> {
 const MODE_PREPARE: u8 = 0;
 const MODE_PHASED: u8 = 1;
 const MODE_INTERLEAVED: u8 = 2;
+
+/// Checks peer j's agreement (the circuit's content hash, then a digest of everything else)
+/// against this party's; the mismatch names what differs.
+fn check_agreement(mine: &[u8], j: PartyId, theirs: &[u8]) -> Result<(), AuthGcError> {
+    if theirs[..32] != mine[..32] {
+        return Err(AuthGcError::ParameterMismatch { peer: j, what: "circuit (content hash)" });
+    }
+    if theirs != mine {
+        return Err(AuthGcError::ParameterMismatch { peer: j, what: "roles, options, run or preprocessing state" });
+    }
+    Ok(())
+}
 
 /// Maps a circuit source's failure onto this crate's errors.
 impl From<YaoError> for AuthGcError {
@@ -660,6 +675,14 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
 
     /// Step 1: every party checks that every other runs the same circuit, roles and options.
     async fn agree(&self, shape: &Shape, roles: &Roles, mode: u8, run: u64) -> Result<(), AuthGcError> {
+        let mine = self.agreement(shape, roles, mode, run);
+        let check = |j: PartyId, theirs: &[u8]| check_agreement(&mine, j, theirs);
+        exchange_heads(&self.ch, Head { mine: &mine, check: &check }).await
+    }
+
+    /// What [`agree`](Self::agree) compares: the circuit's content hash, then a digest of the
+    /// session, the run, the mode, the roles, the options and the preprocessing pool.
+    fn agreement(&self, shape: &Shape, roles: &Roles, mode: u8, run: u64) -> Vec<u8> {
         let n = self.parties();
         let mut h = Sha256::new();
         h.update(b"webmpc/authgc/agreement/v1");
@@ -683,19 +706,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         h.update((s as u64).to_le_bytes());
         let mut mine = shape.hash.to_vec();
         mine.extend_from_slice(&h.finalize());
-        let theirs = exchange_same(&self.ch, &mine, 64).await?;
-        for j in peers(&self.ch) {
-            if theirs[j][..32] != mine[..32] {
-                return Err(AuthGcError::ParameterMismatch { peer: j, what: "circuit (content hash)" });
-            }
-            if theirs[j] != mine {
-                return Err(AuthGcError::ParameterMismatch {
-                    peer: j,
-                    what: "roles, options, run or preprocessing state",
-                });
-            }
-        }
-        Ok(())
+        mine
     }
 
     fn next_run(&mut self) -> u64 {
@@ -820,6 +831,12 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
 
     /// Input processing (steps 5–6): mask shares to owners, masked inputs to everyone, the
     /// broadcast check, labels to the evaluator (whose state gets x̂ and the labels).
+    ///
+    /// `agreement`, if given, is the run's agreement ([`agree`](Self::agree)), still to be
+    /// checked: it leads this party's message of the input masks' opening, and every peer's
+    /// passes before anything else of that peer's message is looked at. Sending the mask shares
+    /// before the check passes reveals nothing that is ever used: on a mismatch the run ends here
+    /// (before any masked input moves), and a run's prepared masks are never used by another.
     async fn process_inputs(
         &self,
         shape: &Shape,
@@ -827,16 +844,22 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         ends: &Ends,
         my_bits: &[bool],
         eval: Option<&mut EvalState>,
+        agreement: Option<&[u8]>,
     ) -> Result<(), AuthGcError> {
         let (me, n) = (self.party(), self.parties());
         let owners = input_owners(shape, roles);
+        let check = |j: PartyId, theirs: &[u8]| check_agreement(agreement.unwrap_or_default(), j, theirs);
+        let head = agreement.map(|mine| Head { mine, check: &check });
         if owners.is_empty() {
+            if let Some(head) = head {
+                exchange_heads(&self.ch, head).await?;
+            }
             return Ok(());
         }
         let delta = self.pre.delta();
         let idx: Vec<Vec<usize>> = (0..n).map(|p| (0..owners.len()).filter(|&w| owners[w] == p).collect()).collect();
-        let lambda = open(&self.ch, Phase::Online, "input mask shares to their owner", &ends.masks, delta, Reveal::Each(&idx))
-            .await?;
+        let label = "input mask shares to their owner";
+        let lambda = open_behind(&self.ch, head, Phase::Online, label, &ends.masks, delta, Reveal::Each(&idx)).await?;
         let mine: Vec<bool> = my_bits.iter().zip(&lambda).map(|(x, l)| x ^ l).collect();
         let packed = pack_bits(&mine);
         let mut log = BroadcastLog::new();
@@ -1036,9 +1059,10 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let mut chunk = Vec::new();
         if let Some(p) = prepared {
             self.stats.phased = true;
-            self.agree(&shape, roles, MODE_PHASED, run).await?;
+            // The agreement leads the input masks' opening (one flight fewer).
+            let agreement = self.agreement(&shape, roles, MODE_PHASED, run);
             let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-            self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut()).await?;
+            self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(&agreement)).await?;
             if let Some(state) = eval.as_mut() {
                 let tweaks = self.tweaks(p.run);
                 let delta = self.pre.delta();
@@ -1080,7 +1104,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let delta = self.pre.delta();
         let (mut state, input_ends) = self.begin(&shape, e, shape.gates).await?;
         let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-        self.process_inputs(&shape, roles, &input_ends, &my_bits, eval.as_mut()).await?;
+        self.process_inputs(&shape, roles, &input_ends, &my_bits, eval.as_mut(), None).await?;
         drop(input_ends);
         let (mut done, mut ands_done) = (0u64, 0u64);
         loop {
