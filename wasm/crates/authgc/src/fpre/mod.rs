@@ -566,6 +566,7 @@ struct KeyCheck {
     /// The phase its errors name.
     phase: Phase,
     /// The check across instances (tests: a deviating party may skip its own checks there).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     across_instances: bool,
     /// The prefix of its commitment labels and view digests.
     domain: &'static [u8],
@@ -1021,7 +1022,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let (me, n) = (self.me, self.n);
 
         // (a) Commit to C0_r, C1_r = C0_r ⊕ Δ (as prover) and to the bits and tags (as verifier).
-        let c0 = key_sums(&shares);
+        let c0 = key_sums(shares);
         let label = |what: &[u8], party: PartyId, r: usize| {
             let mut l = which.domain.to_vec();
             l.extend_from_slice(what);
