@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ProtocolAbort, TransportError, WebmpcError } from '../../dist/errors.js';
 import { generateIdentity, secureTransport } from '../../dist/secure/index.js';
 import type { Transport } from '../../dist/net/node.js';
+import { FramedTransport } from '../../dist/net/framed.js';
 import { KINDS, rejection, session, type Kind } from './helpers.js';
 
 interface Remote {
@@ -90,5 +91,42 @@ describe.each(VARIANTS)('$name', ({ make }) => {
     } finally {
       await s.close();
     }
+  }, 60_000);
+});
+
+// A graceful close waits for each peer to confirm it read up to the goodbye, so that the last
+// messages arrive. A peer that already said goodbye itself has read all it ever will: waiting
+// for it is waiting for nothing. Its link may stay half-open for seconds (a peer process that
+// exited while its WebRTC association lingers), and the waiting party's close then took the whole
+// closeTimeoutMs: the demo's last bidder sat in its final phase past a 4 s deadline.
+describe('graceful close after a peer said goodbye', () => {
+  /** Two framed transports over links that deliver (asynchronously) until `cut()`, then drop everything, closing nothing. */
+  function pair(closeTimeoutMs: number) {
+    let cut = false;
+    const ts = [0, 1].map((p) => new FramedTransport(p, 2, { closeTimeoutMs, keepaliveMs: 0, peerTimeoutMs: 0 }));
+    const link = (to: FramedTransport, from: number) => ({
+      send(frame: Uint8Array) {
+        const copy = frame.slice();
+        if (!cut) setTimeout(() => !cut && to.receiveFrame(from, copy), 1);
+      },
+      bufferedAmount: 0,
+      close: async () => {},
+    });
+    ts[0]!.attach(1, link(ts[1]!, 0));
+    ts[1]!.attach(0, link(ts[0]!, 1));
+    return { a: ts[0]!, b: ts[1]!, cut: () => (cut = true) };
+  }
+
+  it("closes at once, not after closeTimeoutMs, when the peer's goodbye came first and its link went silent", async () => {
+    const { a, b, cut } = pair(20_000);
+    await a.send(1, Uint8Array.of(7));
+    expect(Array.from(await b.recv(0))).toEqual([7]);
+    // a leaves gracefully (b acknowledges), then its medium goes silent without closing.
+    await a.close();
+    cut();
+    const t0 = performance.now();
+    await b.close();
+    // Waiting for an acknowledgement that cannot come would take the 20 s closeTimeoutMs.
+    expect(performance.now() - t0).toBeLessThan(10_000);
   }, 60_000);
 });

@@ -247,7 +247,7 @@ export class FramedTransport extends BaseTransport {
   /** Per peer, the tail of the send queue: a message's chunks must not interleave with another's. */
   private readonly sendTails = new Map<number, Promise<void>>();
   private readonly goodbyes = new Set<number>();
-  /** Peers that acknowledged our graceful goodbye, or whose link is gone: no need to wait. */
+  /** Peers that acknowledged our graceful goodbye, left gracefully, or whose link is gone: no need to wait. */
   private readonly settledPeers = new Set<number>();
   private readonly settledListeners = new Set<() => void>();
   private readonly ticker: ReturnType<typeof setInterval> | undefined;
@@ -429,6 +429,9 @@ export class FramedTransport extends BaseTransport {
         if (inProgress) return bad('goodbye in the middle of a message');
         this.goodbyes.add(peer);
         this.acknowledgeGoodbye(peer);
+        // A peer that left has read all it ever will: our own close need not wait for it to
+        // confirm our goodbye (its link may linger silent, e.g. a process that exited).
+        this.settle(peer);
         this.peerEnded(peer);
         return undefined;
       }
