@@ -648,6 +648,10 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     return { outputs, clients: keep.map((i) => accepted[i]!), dropped, ms };
   } catch (err) {
     windowOpen = false;
+    // The other servers learn why first: aborting a sub-channel aborts the transport with this
+    // reason. Left to the session's close below, a computation still running (the preprocessing
+    // ahead) would end with only "the session was closed during a computation".
+    if (err instanceof Error) await control.close(err).catch(() => {});
     await clients.close().catch(() => {});
     await Promise.all([...joined.values()].map((c) => c.transport.close(err instanceof Error ? err : undefined).catch(() => {})));
     throw err;
