@@ -240,6 +240,13 @@ fn several_runs_in_one_session_with_pooled_material<S: PreSetup>() {
     }
 }
 
+/// A party of a two-party session on `S`'s preprocessing (the same seeds at both parties).
+async fn party_of_two<S: PreSetup, C: Channel + 'static>(ch: C) -> AuthGcParty<S::Pre<C>, SharedChannel<C>> {
+    let ch = SharedChannel::new(ch);
+    let pre = S::setup(ch.clone(), [1; 32]).await.unwrap();
+    AuthGcParty::new(pre, ch, [2; 32], Options::default()).unwrap()
+}
+
 fn mismatched_public_parameters_abort_before_any_secret_moves<S: PreSetup>() {
     let add = reference("adder64.txt");
     let values = vec![u64_bits(1, 64), u64_bits(2, 64)];
@@ -249,9 +256,7 @@ fn mismatched_public_parameters_abort_before_any_secret_moves<S: PreSetup>() {
         let values = values.clone();
         async move {
             let me = ch.party();
-            let ch = SharedChannel::new(ch);
-            let pre = S::setup(ch.clone(), [1; 32]).await.unwrap();
-            let mut p = AuthGcParty::new(pre, ch, [2; 32], Options::default()).unwrap();
+            let mut p = party_of_two::<S, _>(ch).await;
             let before = p.channel().inner().sent_bytes();
             let roles = roles_all(1 - me, &[0, 1], 1);
             let r = p.run(&mut add.source(), &roles, &[values[me].clone()], |_, _, _| {}).await;
@@ -270,9 +275,7 @@ fn mismatched_public_parameters_abort_before_any_secret_moves<S: PreSetup>() {
         let values = values.clone();
         async move {
             let me = ch.party();
-            let ch = SharedChannel::new(ch);
-            let pre = S::setup(ch.clone(), [1; 32]).await.unwrap();
-            let mut p = AuthGcParty::new(pre, ch, [2; 32], Options::default()).unwrap();
+            let mut p = party_of_two::<S, _>(ch).await;
             let c = if me == 0 { add } else { sub };
             p.run(&mut c.source(), &roles_all(0, &[0, 1], 1), &[values[me].clone()], |_, _, _| {}).await
         }
@@ -290,9 +293,7 @@ fn mismatched_public_parameters_abort_before_any_secret_moves<S: PreSetup>() {
         let values = values.clone();
         async move {
             let me = ch.party();
-            let ch = SharedChannel::new(ch);
-            let pre = S::setup(ch.clone(), [1; 32]).await.unwrap();
-            let mut p = AuthGcParty::new(pre, ch, [2; 32], Options::default()).unwrap();
+            let mut p = party_of_two::<S, _>(ch).await;
             p.prepare(add, &roles_all(0, &[0, 1], 1), |_, _, _| {}).await.unwrap();
             let before = p.channel().inner().sent_bytes();
             let r = p.run(&mut add.source(), &roles_all(me, &[0, 1], 1), &[values[me].clone()], |_, _, _| {}).await;
