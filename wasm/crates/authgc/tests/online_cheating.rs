@@ -246,6 +246,19 @@ fn a_wrong_mask_share_to_an_input_owner_is_caught<S: PreSetup>() {
     caught::<S>(edit(EVAL, 1, 1, 40, |m| m[3] ^= 0x10), EVAL, 1, expected(EVAL));
     // Or sends a wrong tag digest with the right bits.
     caught::<S>(edit(1, 2, 1, 40, |m| m[20] ^= 1), 1, 2, expected(1));
+    // A prepared run sends the opening behind its 64-byte agreement, in one message: the same
+    // check, on the bytes after the head. Garbler 2 flips a share bit of that message to owner 1
+    // (the only message of 64 + 40 bytes it sends party 1) and keeps the agreement intact.
+    let phased = Job { mode: Mode::Phased, ..adder_job(Recipients::ALL) };
+    let tamper = Deviation::Tamper {
+        party: 2,
+        edit: Rc::new(move |dest, _, m: &mut Vec<u8>| {
+            if dest == 1 && m.len() == 64 + 40 {
+                m[64] ^= 1;
+            }
+        }),
+    };
+    caught_in::<S>(&phased, tamper, 2, 1, expected(2));
 }
 
 fn a_wrong_input_label_is_caught_at_the_next_and_gate<S: PreSetup>() {
