@@ -89,12 +89,13 @@ async fn exchange_behind<C: Channel>(
             };
             let mut msg = ch.recv(j).await?;
             let k = h.mine.len();
+            let wrong_length = |got| ChannelError::UnexpectedLength { peer: j, expected: k + len, got };
             if msg.len() < k {
-                return Err(ChannelError::UnexpectedLength { peer: j, expected: k + len, got: msg.len() }.into());
+                return Err(wrong_length(msg.len()).into());
             }
             (h.check)(j, &msg[..k])?;
             if msg.len() != k + len {
-                return Err(ChannelError::UnexpectedLength { peer: j, expected: k + len, got: msg.len() }.into());
+                return Err(wrong_length(msg.len()).into());
             }
             Ok::<_, AuthGcError>(msg.split_off(k))
         }

@@ -832,7 +832,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// Input processing (steps 5–6): mask shares to owners, masked inputs to everyone, the
     /// broadcast check, labels to the evaluator (whose state gets x̂ and the labels).
     ///
-    /// `agreement`, if given, is the run's agreement ([`agree`](Self::agree)), still to be
+    /// `head`, if given, carries the run's agreement ([`agree`](Self::agree)), still to be
     /// checked: it leads this party's message of the input masks' opening, and every peer's
     /// passes before anything else of that peer's message is looked at. Sending the mask shares
     /// before the check passes reveals nothing that is ever used: on a mismatch the run ends here
@@ -844,12 +844,10 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         ends: &Ends,
         my_bits: &[bool],
         eval: Option<&mut EvalState>,
-        agreement: Option<&[u8]>,
+        head: Option<Head<'_>>,
     ) -> Result<(), AuthGcError> {
         let (me, n) = (self.party(), self.parties());
         let owners = input_owners(shape, roles);
-        let check = |j: PartyId, theirs: &[u8]| check_agreement(agreement.unwrap_or_default(), j, theirs);
-        let head = agreement.map(|mine| Head { mine, check: &check });
         if owners.is_empty() {
             if let Some(head) = head {
                 exchange_heads(&self.ch, head).await?;
@@ -1061,8 +1059,10 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             self.stats.phased = true;
             // The agreement leads the input masks' opening (one flight fewer).
             let agreement = self.agreement(&shape, roles, MODE_PHASED, run);
+            let check = |j: PartyId, theirs: &[u8]| check_agreement(&agreement, j, theirs);
+            let head = Head { mine: &agreement, check: &check };
             let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-            self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(&agreement)).await?;
+            self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(head)).await?;
             if let Some(state) = eval.as_mut() {
                 let tweaks = self.tweaks(p.run);
                 let delta = self.pre.delta();
