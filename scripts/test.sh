@@ -30,8 +30,8 @@ npx --no-install tsc -p tests/tsconfig.json
 
 failed_steps=()
 
-banner "cargo test --release (wasm/ workspace)"
-if (cd wasm && cargo test --release --workspace 2>&1) | tee "$artifacts/cargo-test.log"; then :; else
+banner "cargo test (wasm/ workspace; the test profile: optimized, overflow checks on)"
+if (cd wasm && cargo test --workspace 2>&1) | tee "$artifacts/cargo-test.log"; then :; else
   failed_steps+=("cargo test")
 fi
 
