@@ -92,6 +92,7 @@ describe('init', () => {
         'hashTccrCounter',
         'init',
         'isReady',
+        'prestartWorker',
         'randomBytes',
         'ready',
         'sigma',

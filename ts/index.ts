@@ -9,8 +9,10 @@
  *
  * Every kernel is synchronous and needs `await init()` (or `await ready()`) to have resolved once.
  */
-import { loadWasm, isLoaded } from './engine/wasm.js';
+import { compiledModule, loadWasm, isLoaded } from './engine/wasm.js';
 import { loadModule } from './engine/modules.js';
+import { prestartEngineWorker } from './engine/worker-host.js';
+import { WebmpcError } from './errors.js';
 import type { InitOptions, ProtocolModuleName, WasmSource } from './engine/types.js';
 
 export type { InitOptions, ProtocolModuleName, WasmSource };
@@ -31,6 +33,21 @@ export const ready = init;
 /** True once {@link init} has resolved and the kernels can be called. */
 export function isReady(): boolean {
   return isLoaded();
+}
+
+/**
+ * Starts an engine worker now, for the next session this page or process opens in worker mode
+ * (the default), so that the worker's start-up (a new JS realm, the SDK's modules, instantiating
+ * the Wasm: tens of milliseconds on a fast machine, hundreds on a loaded one) overlaps what comes
+ * before that session, such as connecting to the other parties and the key exchange, instead of
+ * delaying its first operation. Needs {@link init} to have resolved (`NOT_INITIALIZED` otherwise).
+ * At most one worker waits: a call while one waits does nothing. A waiting worker does not keep
+ * a Node process alive, and one that failed to start is replaced by the session's own.
+ */
+export function prestartWorker(): void {
+  const main = compiledModule('main');
+  if (!main) throw new WebmpcError('NOT_INITIALIZED', 'webmpc: call and await init() before prestartWorker()');
+  prestartEngineWorker(main);
 }
 
 export {

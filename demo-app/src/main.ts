@@ -5,7 +5,7 @@
  * protocol phases with their %), the result, the per-phase times and bytes, and every failure are
  * shown; `window.auctionState` mirrors them for scripts and tests.
  */
-import { init } from 'webmpc';
+import { init, prestartWorker } from 'webmpc';
 import { connectMesh, type MeshPeerState } from 'webmpc/net';
 import { generateIdentity, publicKeyFromHex, publicKeyToHex, type Identity } from 'webmpc/secure';
 import {
@@ -228,6 +228,8 @@ async function bidAndShow(view: View, link: AuctionLink, signalingUrl: string, i
   cancel.addEventListener('click', () => abort.abort());
   view.outcome.replaceChildren(cancel);
   try {
+    // The session's engine worker starts while this page waits for the others and connects.
+    prestartWorker();
     clock.enter('connecting');
     const deadline = performance.now() + waitS * 1000;
     const tick = setInterval(() => {

@@ -3,7 +3,10 @@
 // ended by close() and free(), none left behind; protocol state kept in the worker across runs;
 // a worker that dies mid-run fails the run with WORKER_FAILED and its peers abort at once.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryTransports, init, prepareCircuit, session, TransportError, WebmpcError, type Progress, type Session } from '../../dist/index.js';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createMemoryTransports, init, prepareCircuit, prestartWorker, session, TransportError, WebmpcError, type Progress, type Session } from '../../dist/index.js';
 import { CircuitBuilder } from '../../dist/circuit/index.js';
 import * as workerHost from '../../dist/engine/worker-host.js';
 import { compiledModule } from '../../dist/engine/wasm.js';
@@ -132,15 +135,15 @@ describe('the engine worker', () => {
     await local.close();
   });
 
-  it('a prestarted worker is the one the next session takes; an unused one is ended by discard', async () => {
+  it('a prestarted worker (prestartWorker) is the one the next session takes; an unused one is ended by discard', async () => {
     const host = workerHost as unknown as {
       prestartEngineWorker(main: WebAssembly.Module): void;
       discardSpareEngineWorker(): Promise<void>;
     };
     const main = compiledModule('main')!;
     const before = _liveEngineWorkers();
-    host.prestartEngineWorker(main);
-    host.prestartEngineWorker(main); // a second call while one waits starts none
+    prestartWorker();
+    prestartWorker(); // a second call while one waits starts none
     await expect.poll(() => _liveEngineWorkers(), { timeout: 30_000 }).toBe(before + 1);
     const two = await sessions(2, true);
     await Promise.all(two.s.map((s) => s.ready()));
@@ -157,6 +160,24 @@ describe('the engine worker', () => {
     await expect.poll(() => _liveEngineWorkers(), { timeout: 30_000 }).toBe(before + 1);
     await host.discardSpareEngineWorker();
     expect(_liveEngineWorkers()).toBe(before);
+  }, 60_000);
+
+  it('prestartWorker: NOT_INITIALIZED before init(); after it, a worker no session takes lets Node exit', () => {
+    const index = pathToFileURL(join(import.meta.dirname, '../../dist/index.js')).href;
+    const script = `
+      const m = await import(${JSON.stringify(index)});
+      try { m.prestartWorker(); console.log('started before init'); } catch (e) { console.log(e.code); }
+      await m.init();
+      m.prestartWorker();
+      // Long enough for the worker to be up (and idle) before this script's end.
+      await new Promise((r) => setTimeout(r, 1000));
+      console.log('end of script');
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim().split('\n')).toEqual(['NOT_INITIALIZED', 'end of script']);
+    // Killed by the timeout (a worker keeping the process alive) would leave status null.
+    expect(r.status).toBe(0);
   }, 60_000);
 
   it('keeps the protocol state across runs (yao2pc sets up once); free() drops it', async () => {

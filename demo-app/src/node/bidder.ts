@@ -19,7 +19,7 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { init } from 'webmpc';
+import { init, prestartWorker } from 'webmpc';
 import { connectNodeMesh } from 'webmpc/net/node';
 import { disposeIdentity, generateIdentity, publicKeyFromHex, publicKeyToHex } from 'webmpc/secure';
 import { DEFAULT_ENGINE, MAX_BID, PhaseClock, parseBid, phaseLabel, placeBid, type AuctionResult, type PhaseRecord, type PhaseUpdate, type StallPoint } from '../auction.js';
@@ -187,6 +187,8 @@ async function bid(
     say(u.total > 0 ? `${phaseLabel(u.phase)}: ${Math.floor((100 * u.done) / u.total)} %` : `${phaseLabel(u.phase)}…`);
   });
   await init();
+  // The session's engine worker starts while this bidder waits for the others and connects.
+  prestartWorker();
   const identity = await generateIdentity();
   const own = publicKeyToHex(identity.publicKey);
   say(`your bid: ${amount} (stays in this process); your key: ${shortFingerprint(own)}`);
