@@ -126,28 +126,28 @@ pub struct Schedule {
     wires: Vec<[u32; 2]>,
     /// The highest absolute level assigned so far.
     top: u32,
-    /// Scratch: (key = 2·level + is_not_and, index in chunk), then sorted by key.
-    keyed: Vec<(u32, u32)>,
-    order: Vec<(u32, u32)>,
-    counts: Vec<u32>,
+    /// Scratch: each gate's key `2·level + is_not_and`, in gate order.
+    keys: Vec<u32>,
+    /// Scratch: gates per key, then each key's next slot (in `ands` for even keys, in `steps`
+    /// for odd ones).
+    slots: Vec<u32>,
 }
 
 /// Absolute levels start over (every record cleared) before they could overflow a read key.
 const LEVEL_LIMIT: u32 = 1 << 30;
 
 impl Schedule {
-    /// A schedule for circuits of `wires` wires (8 bytes each).
+    /// A schedule for a circuit of `wires` wires.
     pub fn new(wires: u32) -> Self {
-        Schedule {
-            wires: alloc::vec![[0; 2]; wires as usize],
-            top: 0,
-            keyed: Vec::new(),
-            order: Vec::new(),
-            counts: Vec::new(),
-        }
+        Schedule { wires: alloc::vec![[0; 2]; wires as usize], top: 0, keys: Vec::new(), slots: Vec::new() }
     }
 
     /// Compiles `gates` (wires checked to be in range; at most [`PIECE_GATES`]) into `out`.
+    ///
+    /// Two passes over the gates, both in gate order: the first gives each gate its level (and
+    /// counts the gates of each key); the second writes each gate straight to its place in the
+    /// steps (a stable counting sort by key, so gates of one key keep their order) and its
+    /// table offset, which is a running sum in gate order.
     fn compile(&mut self, gates: &[Gate], out: &mut Compiled) {
         debug_assert!(gates.len() <= PIECE_GATES);
         if self.top >= LEVEL_LIMIT - 2 * PIECE_GATES as u32 {
@@ -159,12 +159,12 @@ impl Schedule {
         // Relative to this chunk: 0 is "before it".
         let written = |w: &[u32; 2]| w[0].saturating_sub(base);
         let read = |w: &[u32; 2]| if w[1] > 2 * base + 1 { w[1] - 2 * base } else { 0 };
-        self.keyed.clear();
-        self.keyed.reserve(gates.len());
+        let (keys, slots) = (&mut self.keys, &mut self.slots);
+        keys.clear();
+        keys.reserve(gates.len());
+        slots.clear();
         let mut max_key = 0;
-        let mut table_bytes = 0u32;
-        let mut offsets_and = 0usize;
-        for (i, g) in gates.iter().enumerate() {
+        for g in gates {
             let (key, out, level) = match *g {
                 Gate::And { a, b, out } => {
                     let so = wires[out as usize];
@@ -177,7 +177,6 @@ impl Schedule {
                         let r = &mut wires[w as usize][1];
                         *r = (*r).max(k);
                     }
-                    offsets_and += 1;
                     (2 * level, out, level)
                 }
                 Gate::Xor { a, b, out } => {
@@ -209,65 +208,53 @@ impl Schedule {
             // The new value has no readers yet.
             wires[out as usize] = [base + level, 0];
             max_key = max_key.max(key);
-            self.keyed.push((key, i as u32));
+            keys.push(key);
+            if key as usize >= slots.len() {
+                slots.resize(key as usize + 1, 0);
+            }
+            slots[key as usize] += 1;
         }
         self.top = base + max_key / 2;
-        // Counting sort by key: linear, and stable, so gates of one key keep their original order.
-        self.counts.clear();
-        self.counts.resize(max_key as usize + 2, 0);
-        for &(key, _) in &self.keyed {
-            self.counts[key as usize + 1] += 1;
-        }
-        for k in 1..self.counts.len() {
-            self.counts[k] += self.counts[k - 1];
-        }
-        self.order.clear();
-        self.order.resize(self.keyed.len(), (0, 0));
-        for &(key, i) in &self.keyed {
-            let slot = &mut self.counts[key as usize];
-            self.order[*slot as usize] = (key, i);
-            *slot += 1;
-        }
-        // Gate-order table offsets.
-        let mut offsets = core::mem::take(&mut out.offsets);
-        offsets.clear();
-        offsets.reserve(gates.len());
-        for g in gates {
-            offsets.push(table_bytes);
-            table_bytes += crate::circuit::table_len(g) as u32;
-        }
+        // The steps in key order: one `Ands` step per level that has AND gates (even key), then
+        // that level's other gates one step each (odd key). Each key's count becomes its first
+        // slot: in `ands` for an even key, in `steps` for an odd one.
         out.steps.clear();
-        out.steps.reserve(gates.len());
         out.ands.clear();
-        out.ands.reserve(offsets_and);
-        let order = &self.order;
-        let mut k = 0;
-        while k < order.len() {
-            let key = order[k].0;
-            if key % 2 == 0 {
-                let start = out.ands.len() as u32;
-                while k < order.len() && order[k].0 == key {
-                    let i = order[k].1;
-                    let Gate::And { a, b, out: o } = gates[i as usize] else { unreachable!("even keys are AND gates") };
-                    out.ands.push(And { a, b, out: o, gate: i, offset: offsets[i as usize] });
-                    k += 1;
+        let (mut ands, mut steps) = (0u32, 0u32);
+        for (k, slot) in slots.iter_mut().enumerate() {
+            let count = *slot;
+            if k % 2 == 0 {
+                *slot = ands;
+                if count > 0 {
+                    out.steps.push(Step::Ands { start: ands, end: ands + count });
+                    steps += 1;
                 }
-                out.steps.push(Step::Ands { start, end: out.ands.len() as u32 });
+                ands += count;
             } else {
-                let i = order[k].1;
-                out.steps.push(match gates[i as usize] {
-                    Gate::Xor { a, b, out } => Step::Xor { a, b, out },
-                    Gate::Inv { a, out } => Step::Inv { a, out },
-                    Gate::Copy { a, out } => Step::Copy { a, out },
-                    Gate::Const { value, out } => Step::Const { value, out, gate: i, offset: offsets[i as usize] },
-                    Gate::And { .. } => unreachable!("odd keys are other gates"),
-                });
-                k += 1;
+                *slot = steps;
+                // Placeholders, each overwritten by its gate below.
+                out.steps.resize(out.steps.len() + count as usize, Step::Copy { a: 0, out: 0 });
+                steps += count;
             }
         }
-        out.offsets = offsets;
+        out.ands.resize(ands as usize, And { a: 0, b: 0, out: 0, gate: 0, offset: 0 });
+        let mut offset = 0u32;
+        for ((i, g), &key) in gates.iter().enumerate().zip(keys.iter()) {
+            let slot = &mut slots[key as usize];
+            let at = *slot as usize;
+            *slot += 1;
+            let gate = i as u32;
+            match *g {
+                Gate::And { a, b, out: o } => out.ands[at] = And { a, b, out: o, gate, offset },
+                Gate::Xor { a, b, out: o } => out.steps[at] = Step::Xor { a, b, out: o },
+                Gate::Inv { a, out: o } => out.steps[at] = Step::Inv { a, out: o },
+                Gate::Copy { a, out: o } => out.steps[at] = Step::Copy { a, out: o },
+                Gate::Const { value, out: o } => out.steps[at] = Step::Const { value, out: o, gate, offset },
+            }
+            offset += crate::circuit::table_len(g) as u32;
+        }
         out.gates = gates.len();
-        out.table_bytes = table_bytes as usize;
+        out.table_bytes = offset as usize;
     }
 }
 
@@ -300,7 +287,6 @@ pub struct Compiled {
     table_bytes: usize,
     steps: Vec<Step>,
     ands: Vec<And>,
-    offsets: Vec<u32>,
 }
 
 /// Splits `gates` into chunks the schedule takes (at most [`PIECE_GATES`] gates: offsets and
