@@ -4,7 +4,7 @@
 //! another key is caught by the instance key check before anything is used (and, were that check
 //! skipped, by the online checks only after the fact); malformed material is refused.
 
-mod common;
+use crate::common;
 
 use common::{reference, unhex};
 use futures::future::join_all;

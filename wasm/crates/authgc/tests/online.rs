@@ -7,8 +7,7 @@
 //! (`ideal_fpre::…`) and the real F_Pre (`real_fpre::…`); the property test runs fewer cases on
 //! the real one (each case sets up base OTs between every pair).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use proptest::prelude::*;

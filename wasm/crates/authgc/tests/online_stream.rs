@@ -6,8 +6,7 @@
 //! Every test runs on both the trusted dealer (`ideal_fpre::…`) and the real F_Pre
 //! (`real_fpre::…`).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use futures::future::join_all;

@@ -4,8 +4,6 @@
 //! mixed with the servers' own against plaintext arithmetic (dealer and real MASCOT
 //! preprocessing).
 
-mod common;
-
 use futures::future::join_all;
 use num_bigint::BigUint;
 use proptest::prelude::*;

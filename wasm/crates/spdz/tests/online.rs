@@ -3,8 +3,6 @@
 //! bit-by-bit GF(2^128) reference; comparisons at the edges of their ranges; the Vickrey
 //! auction; and the same programs on real MASCOT preprocessing.
 
-mod common;
-
 use num_bigint::{BigInt, BigUint};
 use proptest::prelude::*;
 use webmpc_core::channel::memory::network;
@@ -501,8 +499,8 @@ fn rounds_and_triples(p: &Program, inputs: &[Vec<[u8; 16]>]) -> (usize, usize) {
     (sent.get(), req.triples - parties[0].store().counts().triples)
 }
 
-/// What one comparison costs, measured (`cargo test -p webmpc-spdz --test online
-/// comparison_costs -- --nocapture` prints the table): a < b on k bits takes
+/// What one comparison costs, measured (`cargo test -p webmpc-spdz --test integration
+/// online::comparison_costs -- --nocapture` prints the table): a < b on k bits takes
 /// 2(k − 1) − ⌈log2 k⌉ + 1 triples and ⌈log2 k⌉ + 2 rounds (the masked opening, the carry tree,
 /// the final XOR that makes the result a bit whatever the operands), one round more than
 /// a = b; k-bit integer inputs add k triples (b² = b per bit) and 4 rounds per run (one Beaver

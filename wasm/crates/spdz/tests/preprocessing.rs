@@ -1,7 +1,7 @@
 //! Real MASCOT preprocessing (KOS OT, COPE, Π_Triple) between 2, 3 and 5 parties in memory:
 //! every triple satisfies c = a·b, every bit is 0 or 1, and every MAC verifies under Σ Δ^(i).
 
-mod common;
+use crate::common;
 
 use common::open_checked;
 use webmpc_spdz::local::Local;
