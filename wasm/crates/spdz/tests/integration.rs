@@ -3,7 +3,6 @@
 //! `cargo test`'s build time. Each file is a module here; run one file's tests with
 //! `cargo test -p webmpc-spdz --test integration <file>::`.
 
-#[macro_use]
 mod common;
 
 mod cheating;
