@@ -295,7 +295,9 @@ export const authgc: ProtocolModule<AuthGcTypes> = {
   //    aBit run: a version 4 peer would wait for setup's own aBit run.
   // 6: a prepared run's agreement leads the input masks' opening (one message, one flight fewer):
   //    a version 5 peer would read it as a message of the wrong length.
-  version: 6,
+  // 7: prepare's agreement leads F_Pre's first message (the aBit run's first Δ-OT flight) when
+  //    there is a batch to make: a version 6 peer would wait for a bare agreement.
+  version: 7,
   security: 'malicious (abort)',
   protects:
     'Inputs stay private and outputs correct against any n − 1 colluding parties that deviate at will; ' +

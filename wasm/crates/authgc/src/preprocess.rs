@@ -47,6 +47,18 @@ impl Triples {
     }
 }
 
+/// Checks peer j's head; its error ends the step (see [`LeadingHead`]).
+pub type LeadingHeadCheck = Box<dyn Fn(PartyId, &[u8]) -> Result<(), AuthGcError>>;
+
+/// Bytes to lead a preprocessor's next message to every peer, and the check of each peer's
+/// (see [`Preprocessor::lead_next_message`]).
+pub struct LeadingHead {
+    /// This party's head, the same for every peer.
+    pub mine: Vec<u8>,
+    /// Checks peer j's head: what j sent in its place (shorter than `mine` if j's message is).
+    pub check: LeadingHeadCheck,
+}
+
 /// F_Pre: this party's global key and, on demand, random authenticated shares and AND triples.
 #[allow(async_fn_in_trait)]
 pub trait Preprocessor {
@@ -76,6 +88,17 @@ pub trait Preprocessor {
         let t = self.and_triples(triples).await?;
         let s = self.random_shares(shares).await?;
         Ok((t, s))
+    }
+
+    /// Lets `head` lead this preprocessor's next message to every peer, in that message: an
+    /// agreement that costs no flight of its own. Each peer's head is checked before anything else
+    /// of its message is looked at, and the check's error ends the call that sent it. Returns
+    /// `false`, and sends nothing, if this preprocessor takes no heads (the trusted dealer sends
+    /// no messages): the caller then exchanges the head itself. A caller that hands a head must
+    /// make a call that sends a message next.
+    fn lead_next_message(&mut self, head: LeadingHead) -> bool {
+        drop(head);
+        false
     }
 }
 

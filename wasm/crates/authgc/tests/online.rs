@@ -305,6 +305,32 @@ fn mismatched_public_parameters_abort_before_any_secret_moves<S: PreSetup>() {
         assert_eq!(r.unwrap_err(), AuthGcError::ParameterMismatch { peer: 1 - me, what }, "party {me}");
         assert_eq!(sent, if me == 0 { 64 + 8 + 32 } else { 64 }, "party {me}: the agreement (and the masks' opening) only");
     }
+    // Prepare's agreement leads F_Pre's first message (the real F_Pre's aBit run: its first Δ-OT
+    // flight; the dealer sends nothing, so there it goes alone). Roles that differ, and circuits
+    // that differ (F_Pre's batches then differ in length too), are named by the agreement at both
+    // ends, not by a message's length, and each party sent that one message only: the same
+    // length at both ends when the batches match, 64 bytes where the agreement went alone.
+    let mult = reference("mult64.txt");
+    for (theirs, evaluator, what) in
+        [(add, 0, "roles, options, run or preprocessing state"), (mult, 1, "circuit (content hash)")]
+    {
+        let out = run_local(futures::future::join_all(network(n).into_iter().map(|ch| async move {
+            let me = ch.party();
+            let mut p = party_of_two::<S, _>(ch).await;
+            let before = p.channel().inner().sent_bytes();
+            let (c, e) = if me == 0 { (add, 1) } else { (theirs, evaluator) };
+            let r = p.prepare(c, &roles_all(e, &[0, 1], 1), |_, _, _| {}).await;
+            (r, p.channel().inner().sent_bytes() - before)
+        })))
+        .unwrap();
+        for (me, (r, sent)) in out.iter().enumerate() {
+            assert_eq!(r.clone().unwrap_err(), AuthGcError::ParameterMismatch { peer: 1 - me, what }, "party {me}, {what}");
+            assert!(*sent >= 64, "party {me} sent its agreement");
+        }
+        if theirs.circuit().gates.len() == add.circuit().gates.len() {
+            assert_eq!(out[0].1, out[1].1, "one message each, of one shape ({what})");
+        }
+    }
 }
 
 fn bad_arguments_are_typed_errors_before_any_traffic<S: PreSetup>() {

@@ -99,7 +99,7 @@ use crate::{
     RotReceiver, RotSender, SessionId,
 };
 use sha2::{Digest, Sha256};
-use webmpc_core::channel::{Channel, PartyId};
+use webmpc_core::channel::{Channel, ChannelError, PartyId};
 use webmpc_core::hash::Hasher;
 use webmpc_core::prg::Prg;
 use webmpc_core::{random, Block};
@@ -684,22 +684,30 @@ pub const DUPLEX_WINDOW_OTS: usize = 1 << 19;
 /// the other party only grants by reading.
 ///
 /// `head`: bytes of the caller's protocol that share the first flight: they lead this party's
-/// first message, and the peer's first message leads with as many, returned. On any error both
-/// instances are poisoned.
-pub async fn cot_duplex<C: Channel>(
+/// first message, and the peer's first message leads with as many, returned. `check_head` sees
+/// the peer's head before anything else of its first message is looked at, and its error ends
+/// the call: that message is read whole whatever its length, so a peer whose head differs (a
+/// caller's agreement on parameters, say, which may also change the body's length) is told
+/// apart by the caller's check, not by a length error, and nothing of the flight is left on the
+/// channel. It is handed what the peer sent of the head (less than `head.len()` bytes if its
+/// message is that short). On any error both instances are poisoned.
+pub async fn cot_duplex<C: Channel, E: From<OtError>>(
     sender: &mut KosSender<C>,
     receiver: &mut KosReceiver<C>,
     choices: &[bool],
     head: &[u8],
+    check_head: impl Fn(&[u8]) -> Result<(), E>,
     mut keys_out: impl FnMut(usize, &[Block]),
     mut macs_out: impl FnMut(usize, &[Block]),
-) -> Result<Vec<u8>, OtError> {
+) -> Result<Vec<u8>, E> {
     let peer = sender.peer;
+    // Every failure below is the OT's own, but for the caller's check of the peer's head.
+    let ot = |e: OtError| E::from(e);
     if receiver.peer != peer || sender.chunk != receiver.chunk {
-        return Err(OtError::InvalidArgument("cot_duplex takes the two instances of one pair, with one chunk size".into()));
+        return Err(OtError::InvalidArgument("cot_duplex takes the two instances of one pair, with one chunk size".into()).into());
     }
     if sender.poisoned || receiver.poisoned {
-        return Err(poisoned());
+        return Err(poisoned().into());
     }
     sender.poisoned = true;
     receiver.poisoned = true;
@@ -718,26 +726,34 @@ pub async fn cot_duplex<C: Channel>(
         let mut rows = Vec::with_capacity(window.len());
         for &(off, len) in window {
             let m = chunk_width(len);
-            let r = choice_row(len, m, Some(&choices[off..off + len]))?;
+            let r = choice_row(len, m, Some(&choices[off..off + len])).map_err(ot)?;
             let (u, t) = receiver_expand_grouped(&mut receiver.prgs, &r, m);
             msg.extend_from_slice(Block::slice_as_bytes(&u));
             rows.push((r, t));
         }
-        receiver.ch.send(peer, msg).await?;
-        let theirs = sender.ch.recv_exact(peer, lead + u_bytes.iter().sum::<usize>()).await?;
-        if first {
+        receiver.ch.send(peer, msg).await.map_err(|e| ot(e.into()))?;
+        let body = u_bytes.iter().sum::<usize>();
+        let theirs = if first {
+            let theirs = sender.ch.recv(peer).await.map_err(|e| ot(e.into()))?;
+            check_head(&theirs[..lead.min(theirs.len())])?;
+            if theirs.len() != lead + body {
+                return Err(ot(ChannelError::UnexpectedLength { peer, expected: lead + body, got: theirs.len() }.into()));
+            }
             their_head = theirs[..lead].to_vec();
             first = false;
-        }
+            theirs
+        } else {
+            sender.ch.recv_exact(peer, body).await.map_err(|e| ot(e.into()))?
+        };
         if window.is_empty() {
             break;
         }
         // Flight 2: a challenge for each of the peer's matrices, drawn after they arrived.
         let mut seeds = Vec::with_capacity(window.len());
         for _ in window {
-            seeds.push(random::random_block()?);
+            seeds.push(random::random_block().map_err(|e| ot(e.into()))?);
         }
-        sender.ch.send(peer, bytes(&seeds)).await?;
+        sender.ch.send(peer, bytes(&seeds)).await.map_err(|e| ot(e.into()))?;
         // The sender's expansion while the challenges travel; its keys stay here until checked.
         let mut pending = Vec::with_capacity(window.len());
         let mut at = lead;
@@ -751,7 +767,7 @@ pub async fn cot_duplex<C: Channel>(
         }
         drop(theirs);
         // Flight 3: the answers to the peer's challenges.
-        let their_seeds = blocks(&sender.ch.recv_exact(peer, 16 * window.len()).await?);
+        let their_seeds = blocks(&sender.ch.recv_exact(peer, 16 * window.len()).await.map_err(|e| ot(e.into()))?);
         let mut answers = Vec::with_capacity(window.len() * ANSWER_BLOCKS);
         for ((&(off, len), (r, mut t)), seed) in window.iter().zip(rows).zip(their_seeds) {
             let m = chunk_width(len);
@@ -761,15 +777,15 @@ pub async fn cot_duplex<C: Channel>(
             macs.truncate(len);
             macs_out(off, &macs);
         }
-        receiver.ch.send(peer, bytes(&answers)).await?;
+        receiver.ch.send(peer, bytes(&answers)).await.map_err(|e| ot(e.into()))?;
         // The peer's answers: each chunk's keys leave only after its check passed.
-        let their_answers = blocks(&sender.ch.recv_exact(peer, 16 * ANSWER_BLOCKS * window.len()).await?);
+        let their_answers = blocks(&sender.ch.recv_exact(peer, 16 * ANSWER_BLOCKS * window.len()).await.map_err(|e| ot(e.into()))?);
         for ((&(off, len), (compressed, mut keys)), answer) in
             window.iter().zip(pending).zip(their_answers.chunks_exact(ANSWER_BLOCKS))
         {
             if !sender_verify_compressed(sender.delta, &compressed, answer) {
                 Block::wipe(&mut keys);
-                return Err(OtError::CheatingDetected { peer, check: "KOS consistency check" });
+                return Err(ot(OtError::CheatingDetected { peer, check: "KOS consistency check" }));
             }
             keys.truncate(len);
             keys_out(off, &keys);

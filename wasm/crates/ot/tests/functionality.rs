@@ -9,7 +9,7 @@ use webmpc_ot::contract::{blocks, bools, check_chosen, check_correlated, check_c
 use futures::executor::block_on;
 use futures::join;
 use webmpc_core::Block;
-use webmpc_ot::{ideal, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
+use webmpc_ot::{ideal, CotSender, OtError, OtReceiver, OtSender, RotReceiver, RotSender};
 
 
 
@@ -259,10 +259,10 @@ fn duplex_gives_correct_delta_ots_both_ways() {
     let (mut k0, mut m0, mut k1, mut m1) = (vec![Block::ZERO; n], vec![Block::ZERO; n], vec![Block::ZERO; n], vec![Block::ZERO; n]);
     let (h0, h1) = block_on(async {
         join!(
-            cot_duplex(&mut s0, &mut r0, &c0, &[1, 2, 3], |o, k| k0[o..o + k.len()].copy_from_slice(k), |o, t| {
+            cot_duplex(&mut s0, &mut r0, &c0, &[1, 2, 3], |_| Ok::<(), OtError>(()), |o, k| k0[o..o + k.len()].copy_from_slice(k), |o, t| {
                 m0[o..o + t.len()].copy_from_slice(t)
             }),
-            cot_duplex(&mut s1, &mut r1, &c1, &[4, 5, 6], |o, k| k1[o..o + k.len()].copy_from_slice(k), |o, t| {
+            cot_duplex(&mut s1, &mut r1, &c1, &[4, 5, 6], |_| Ok::<(), OtError>(()), |o, k| k1[o..o + k.len()].copy_from_slice(k), |o, t| {
                 m1[o..o + t.len()].copy_from_slice(t)
             })
         )
@@ -276,6 +276,37 @@ fn duplex_gives_correct_delta_ots_both_ways() {
     }
     check_cot(&mut s0, &mut r1, 300);
     check_cot(&mut s1, &mut r0, 300);
+}
+
+/// The caller's check of the peer's head runs before the length of the peer's first message is
+/// looked at: a party whose check rejects the head gets the check's error even though the body
+/// has another length too; a party whose check passes gets the length error. Parameters that
+/// differ (here the number of OTs) are then named by the caller's check, not by the channel.
+#[test]
+fn duplex_checks_the_head_before_the_length() {
+    use webmpc_core::channel::memory::pair;
+    use webmpc_core::channel::ChannelError;
+    use webmpc_ot::kos::cot_duplex;
+    use webmpc_ot::SessionId;
+    let (a, b) = pair();
+    let sid = SessionId::random().unwrap();
+    let rsid = sid.derive(b"reverse");
+    let (mut s0, mut r1) = common::kos_with(&a, &b, sid, delta());
+    let (r0, s1) = block_on(async { join!(s0.derive_reverse(&a, &rsid), r1.derive_reverse(&b, &rsid, delta())) });
+    let (mut r0, mut s1) = (r0.unwrap(), s1.unwrap());
+    let expect = |want: &'static [u8], peer| {
+        move |theirs: &[u8]| if theirs == want { Ok(()) } else { Err(OtError::Malformed { peer, what: "head" }) }
+    };
+    let (c0, c1) = (vec![true; 1000], vec![false; 500]);
+    let (x, y) = block_on(async {
+        join!(
+            cot_duplex(&mut s0, &mut r0, &c0, &[1, 2, 3], expect(&[4, 5, 6], 1), |_, _| {}, |_, _| {}),
+            cot_duplex(&mut s1, &mut r1, &c1, &[9, 9, 9], expect(&[1, 2, 3], 0), |_, _| {}, |_, _| {})
+        )
+    });
+    assert_eq!(x.unwrap_err(), OtError::Malformed { peer: 1, what: "head" });
+    let y = y.unwrap_err();
+    assert!(matches!(y, OtError::Channel(ChannelError::UnexpectedLength { peer: 0, .. })), "{y}");
 }
 
 /// A party whose check answer is tampered with in the duplex: the peer's sender side refuses to
@@ -301,8 +332,8 @@ fn duplex_catches_a_tampered_answer() {
     let c = vec![true; 500];
     let (x, y) = block_on(async {
         join!(
-            cot_duplex(&mut s0, &mut r0, &c, &[], |_, _| {}, |_, _| {}),
-            cot_duplex(&mut s1, &mut r1, &c, &[], |_, _| {}, |_, _| {})
+            cot_duplex(&mut s0, &mut r0, &c, &[], |_| Ok::<(), OtError>(()), |_, _| {}, |_, _| {}),
+            cot_duplex(&mut s1, &mut r1, &c, &[], |_| Ok::<(), OtError>(()), |_, _| {}, |_, _| {})
         )
     });
     assert_eq!(x.unwrap_err().code(), "CHEATING_DETECTED");

@@ -207,8 +207,8 @@
 //! drawn only after what they test is fixed; an opening only after every commitment arrived; a
 //! digest compared before anything it guards is revealed); **C**, code order only. The rounds
 //! that waited for code order only were cut (protocol version 3 of the SDK's `authgc` module, the
-//! masks' own batch in version 4, and setup's own aBit run for the Π_aShare check in version 5);
-//! the "was" column is version 2.
+//! masks' own batch in version 4, setup's own aBit run for the Π_aShare check in version 5, and
+//! prepare's own agreement exchange in version 7); the "was" column is version 2.
 //!
 //! | Step | Messages (each party to each peer) | Waits for | Kind | was | now |
 //! |---|---|---|---|---|---|
@@ -218,6 +218,7 @@
 //! | aBit run for the Π_aShare check: Δ-OTs (3ρ bits), coins, check | U, challenge, answer per instance; coin commitment and opening; X, combined tags | the reverse instance (d) | C: its ρ positions now ride on the first batch's aBit run | 9 | 0 |
 //! | X digest | 32 bytes | the X's | D; C for its own flight: now with the Π_aShare commitments, compared before any opening | 1 | 0 |
 //! | *Triple batch* | | | | | |
+//! | a prepared circuit's agreement (`online`: circuit, roles, options, run, pool) | 64 bytes, now at the head of the aBit run's first Δ-OT message ([`Preprocessor::lead_next_message`]), checked before anything else of the peer's message | — | C: version 7 of the SDK's `authgc` module rides it on the batch | 1 | 0 |
 //! | aBit Δ-OTs (3Bℓ bits, the riding masks, 2ρ padding; + ρ in the first batch) | per chunk and instance: U, challenge, answer | the previous chunk, the other instance | C: chunk k + 1 and the other direction need nothing of them; now three flights per window of 2^19 OTs | 12 | 3 |
 //! | aBit coins | commitment (in the U flight); opening, view digest | every Δ-OT message of the run | C; S | 2 | 1 |
 //! | aBit check | X, combined tags | the coins | D | 1 | 1 |
@@ -232,7 +233,7 @@
 //! | bucketing | d with MAC digests | the permutation (the bucketing coins) | D | 1 | 1 |
 //! | *Masks* | | | | | |
 //! | aBit Δ-OTs, coins, check, X digest | their bits are the triple batch's aBit run's last ones ([`Preprocessor::triples_and_shares`]): its Δ-OTs, check and HaAND digest cover them | the triple batch (the caller's order) | C: now none of their own | 10 | 0 |
-//! | **Total** | | | | **48** | **18** |
+//! | **Total** | | | | **49** | **18** |
 //!
 //! What two parties actually wait is less than the sum where one party's last message of a step
 //! and the other's first of the next share a flight (an exchange after a lockstep step is
@@ -253,7 +254,7 @@ pub mod local;
 
 use crate::commit::{self, COMMITMENT_LEN, NONCE_LEN};
 use crate::net::{self, peers, BroadcastLog, Reveal};
-use crate::preprocess::{Preprocessor, Triples};
+use crate::preprocess::{LeadingHead, Preprocessor, Triples};
 use crate::share::{expected_macs, pack_bits, unpack_bits, AuthShares};
 use crate::{check_rho, AuthGcError, Phase};
 use fpre_core::{
@@ -510,6 +511,8 @@ pub struct RealPreprocessor<C> {
     /// Π_aShare's global-key check has not run yet: the next aBit run (the first batch's) carries
     /// its ρ positions, and the check passes before anything else of that batch is revealed.
     key_check_pending: bool,
+    /// A head for the next aBit run's first flight ([`Preprocessor::lead_next_message`]).
+    leading: Option<LeadingHead>,
     poisoned: bool,
     clock: Option<fn() -> f64>,
     profile: Profile,
@@ -725,6 +728,7 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             instance,
             leaky_done: 0,
             key_check_pending: true,
+            leading: None,
             poisoned: true,
             clock: None,
             profile: Profile::default(),
@@ -862,7 +866,12 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
         let coin = net::coin_commit(me, "aBit check coefficients")?;
         self.enter(Step::AbitOt)?;
         let choices: Vec<std::borrow::Cow<[bool]>> = (0..n).map(|j| self.choices_for(j, &bits)).collect();
-        let commitment = &coin.commitment;
+        // A caller's head (an agreement) leads the commitment, and each peer's passes its check
+        // before the rest of that peer's first message is looked at (`cot_duplex`).
+        let leading = self.leading.take();
+        let lead = leading.as_ref().map_or(0, |h| h.mine.len());
+        let head = [leading.as_ref().map_or(&[][..], |h| &h.mine[..]), &coin.commitment[..]].concat();
+        let (head, leading) = (&head, &leading);
         let runs = self
             .pairs
             .iter_mut()
@@ -873,16 +882,21 @@ impl<C: Channel + Clone> RealPreprocessor<C> {
             .map(|(j, p, (macs, keys), choices)| async move {
                 // Both instances of the pair at once, chunks pipelined (three flights per window
                 // instead of six per chunk); the peer's coin commitment arrives first.
-                let head = cot_duplex(
+                let check = |theirs: &[u8]| match leading {
+                    Some(h) => (h.check)(j, &theirs[..lead.min(theirs.len())]),
+                    None => Ok(()),
+                };
+                let theirs = cot_duplex::<_, AuthGcError>(
                     &mut p.sender,
                     &mut p.receiver,
                     choices,
-                    commitment,
+                    head,
+                    check,
                     |off, k| keys[off..off + k.len()].copy_from_slice(k),
                     |off, t| macs[off..off + t.len()].copy_from_slice(t),
                 )
                 .await?;
-                Ok::<_, OtError>((j, head))
+                Ok::<_, AuthGcError>((j, theirs[lead..].to_vec()))
             });
         let heads = try_join_all(runs).await?;
         drop(choices);
@@ -1395,6 +1409,12 @@ impl<C: Channel + Clone> Preprocessor for RealPreprocessor<C> {
 
     fn delta(&self) -> Block {
         self.delta
+    }
+
+    fn lead_next_message(&mut self, head: LeadingHead) -> bool {
+        // Every batch's first message is its aBit run's first Δ-OT flight.
+        self.leading = Some(head);
+        true
     }
 
     async fn random_shares(&mut self, n: usize) -> Result<AuthShares, AuthGcError> {

@@ -157,7 +157,9 @@
 //! AND gates, whatever the preprocessor sends, the F_Pre.AND opening and (garbler → evaluator)
 //! the table; then (evaluator → each other recipient with outputs) the masked outputs with
 //! labels, and the output-mask opening. [`AuthGcParty::prepare`] sends the agreement and the
-//! chunks; the run after it sends everything else.
+//! chunks, its agreement at the head of the preprocessor's first message when it makes a batch
+//! (the real F_Pre's first aBit flight; [`Preprocessor::lead_next_message`]); the run after it
+//! sends everything else, its agreement at the head of the input-mask opening.
 
 pub mod gc_core;
 pub mod local;
@@ -168,14 +170,14 @@ pub use gc_core::{MAX_AND_GATES, MAX_PARTIES};
 pub use shared::SharedChannel;
 
 use crate::net::{exchange, exchange_heads, open, open_behind, peers, BroadcastLog, Head, Reveal};
-use crate::preprocess::{and_from_triples, Preprocessor, Triples};
+use crate::preprocess::{and_from_triples, LeadingHead, Preprocessor, Triples};
 use crate::share::{mask, pack_bits, unpack_bits, AuthShares};
 use crate::{AuthGcError, Phase};
 use futures::future::try_join_all;
 use gc_core::{and_count, table_bytes, AndInputs, EvalRows, EvalState, GarbleRows, Tweaks, WireState};
 use sha2::{Digest, Sha256};
 use webmpc_circuit::Gate;
-use webmpc_core::channel::{Channel, PartyId};
+use webmpc_core::channel::{Channel, ChannelError, PartyId};
 use webmpc_core::prg::Prg;
 use webmpc_core::Block;
 pub use webmpc_garble::{GateSource, PreparedCircuit, Shape};
@@ -342,6 +344,9 @@ const MODE_INTERLEAVED: u8 = 2;
 /// Checks peer j's agreement (the circuit's content hash, then a digest of everything else)
 /// against this party's; the mismatch names what differs.
 fn check_agreement(mine: &[u8], j: PartyId, theirs: &[u8]) -> Result<(), AuthGcError> {
+    if theirs.len() < mine.len() {
+        return Err(ChannelError::UnexpectedLength { peer: j, expected: mine.len(), got: theirs.len() }.into());
+    }
     if theirs[..32] != mine[..32] {
         return Err(AuthGcError::ParameterMismatch { peer: j, what: "circuit (content hash)" });
     }
@@ -1007,12 +1012,25 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let shape = circuit.source().shape().clone();
         self.check_roles(&shape, roles)?;
         let run = self.next_run();
-        self.agree(&shape, roles, MODE_PREPARE, run).await?;
         let gates = &circuit.circuit().gates;
         let ands = and_count(gates);
         let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
         let (t, s) = self.pooled();
-        self.fetch_both(ands.saturating_sub(t), (ands + input_bits).saturating_sub(s)).await?;
+        let (triples, shares) = (ands.saturating_sub(t), (ands + input_bits).saturating_sub(s));
+        // The agreement leads F_Pre's first message when there is one to make (one flight fewer).
+        // What F_Pre sends with it before the check passes is the aBit run's Δ-OT matrices of
+        // fresh random bits and a commitment: nothing of an input, and on a mismatch the session
+        // ends there, before F_Pre sends anything else.
+        let agreement = self.agreement(&shape, roles, MODE_PREPARE, run);
+        let led = triples + shares > 0
+            && self.pre.lead_next_message(LeadingHead {
+                mine: agreement.clone(),
+                check: Box::new(move |j, theirs| check_agreement(&agreement, j, theirs)),
+            });
+        if !led {
+            self.agree(&shape, roles, MODE_PREPARE, run).await?;
+        }
+        self.fetch_both(triples, shares).await?;
         progress(Phase::Independent, 1, 1);
         let e = roles.evaluator;
         let tweaks = Tweaks::new(&self.session, run, self.party());
