@@ -163,7 +163,6 @@ impl Schedule {
         keys.clear();
         keys.reserve(gates.len());
         slots.clear();
-        let mut max_key = 0;
         for g in gates {
             let (key, out, level) = match *g {
                 Gate::And { a, b, out } => {
@@ -207,34 +206,32 @@ impl Schedule {
             };
             // The new value has no readers yet.
             wires[out as usize] = [base + level, 0];
-            max_key = max_key.max(key);
             keys.push(key);
             if key as usize >= slots.len() {
                 slots.resize(key as usize + 1, 0);
             }
             slots[key as usize] += 1;
         }
-        self.top = base + max_key / 2;
+        // The highest key is the last slot's (a chunk's keys grow its slots as they come).
+        self.top = base + slots.len().saturating_sub(1) as u32 / 2;
         // The steps in key order: one `Ands` step per level that has AND gates (even key), then
         // that level's other gates one step each (odd key). Each key's count becomes its first
         // slot: in `ands` for an even key, in `steps` for an odd one.
         out.steps.clear();
         out.ands.clear();
-        let (mut ands, mut steps) = (0u32, 0u32);
+        let mut ands = 0u32;
         for (k, slot) in slots.iter_mut().enumerate() {
             let count = *slot;
             if k % 2 == 0 {
                 *slot = ands;
                 if count > 0 {
                     out.steps.push(Step::Ands { start: ands, end: ands + count });
-                    steps += 1;
                 }
                 ands += count;
             } else {
-                *slot = steps;
+                *slot = out.steps.len() as u32;
                 // Placeholders, each overwritten by its gate below.
                 out.steps.resize(out.steps.len() + count as usize, Step::Copy { a: 0, out: 0 });
-                steps += count;
             }
         }
         out.ands.resize(ands as usize, And { a: 0, b: 0, out: 0, gate: 0, offset: 0 });

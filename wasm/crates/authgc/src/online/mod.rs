@@ -680,9 +680,13 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
 
     /// Step 1: every party checks that every other runs the same circuit, roles and options.
     async fn agree(&self, shape: &Shape, roles: &Roles, mode: u8, run: u64) -> Result<(), AuthGcError> {
-        let mine = self.agreement(shape, roles, mode, run);
-        let check = |j: PartyId, theirs: &[u8]| check_agreement(&mine, j, theirs);
-        exchange_heads(&self.ch, Head { mine: &mine, check: &check }).await
+        self.exchange_agreement(&self.agreement(shape, roles, mode, run)).await
+    }
+
+    /// [`agree`](Self::agree) with the agreement already made.
+    async fn exchange_agreement(&self, mine: &[u8]) -> Result<(), AuthGcError> {
+        let check = |j: PartyId, theirs: &[u8]| check_agreement(mine, j, theirs);
+        exchange_heads(&self.ch, Head { mine, check: &check }).await
     }
 
     /// What [`agree`](Self::agree) compares: the circuit's content hash, then a digest of the
@@ -1022,13 +1026,13 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         // fresh random bits and a commitment: nothing of an input, and on a mismatch the session
         // ends there, before F_Pre sends anything else.
         let agreement = self.agreement(&shape, roles, MODE_PREPARE, run);
-        let led = triples + shares > 0
-            && self.pre.lead_next_message(LeadingHead {
-                mine: agreement.clone(),
-                check: Box::new(move |j, theirs| check_agreement(&agreement, j, theirs)),
-            });
+        let led = triples + shares > 0 && {
+            let mine = agreement.clone();
+            let check = Box::new(move |j, theirs: &[u8]| check_agreement(&mine, j, theirs));
+            self.pre.lead_next_message(LeadingHead { mine: agreement.clone(), check })
+        };
         if !led {
-            self.agree(&shape, roles, MODE_PREPARE, run).await?;
+            self.exchange_agreement(&agreement).await?;
         }
         self.fetch_both(triples, shares).await?;
         progress(Phase::Independent, 1, 1);
