@@ -407,14 +407,71 @@ async function threadsCases(root, emit, quick, threads) {
   }
 }
 
+/**
+ * Case `clients`: a Vickrey auction among AUTHGC_CLIENTS client bidders (32-bit bids) that n
+ * servers compute (authgc's client inputs), natively (bench-authgc) and with every server inside
+ * one Wasm instance on this thread: setup, preprocessing (independent and dependent, the client
+ * masks included), the clients' part (mask shares to every bidder, its check message) and the
+ * online run with the client checks; every outcome is checked against the bids in the clear.
+ */
+async function clientsCases({ root, emit, parties, runs, slots }) {
+  const phases = ['setup', 'preprocessing', 'clients', 'online'];
+  const r = spawnSync(join(root, 'wasm', 'target', 'release', 'bench-authgc'), [circuitsDir(root)], {
+    encoding: 'utf8',
+    env: { ...process.env, AUTHGC_PARTIES: parties.join(','), AUTHGC_CASES: 'clients', AUTHGC_CLIENTS: slots.join(','), AUTHGC_RUNS: String(runs) },
+  });
+  if (r.status !== 0) throw new Error(`bench-authgc failed: ${r.stderr || r.error}`);
+  for (const line of r.stdout.split('\n').filter(Boolean)) emit(JSON.parse(line));
+  const baseline = await loadBaseline(root);
+  for (const k of slots) {
+    for (const n of parties) {
+      const kase = `vickrey-clients${k}-n${n}`;
+      process.stderr.write(`bench authgc: ${kase} in-wasm-memory\n`);
+      const b = baseline.AuthGcRealLocalBench.vickreyClients(k, n, RHO);
+      const samples = [];
+      try {
+        for (let i = -1; i < runs; i++) {
+          const wall = [performance.now()];
+          const cpu = [cpuMs()];
+          const mark = () => {
+            wall.push(performance.now());
+            cpu.push(cpuMs());
+          };
+          b.setup();
+          mark();
+          b.preprocess();
+          b.prepare();
+          mark();
+          b.clients();
+          mark();
+          b.run(); // throws unless every server got the auction's outcome and nobody was refused
+          mark();
+          if (i >= 0) samples.push({ wall: wall.slice(1).map((t, j) => t - wall[j]), cpu: cpu.slice(1).map((t, j) => t - cpu[j]) });
+        }
+      } finally {
+        b.free();
+      }
+      for (const [key, metric, unit] of [['wall', 'time', 'ms'], ['cpu', 'cpu_time', 'ms-cpu']]) {
+        phases.forEach((ph, j) => emit({ suite: SUITE, case: `${kase}-${ph}`, metric, value: median(samples.map((s) => s[key][j])), unit, runtime: 'wasm-node', impl: 'in-wasm-memory' }));
+        emit({ suite: SUITE, case: `${kase}-total`, metric, value: median(samples.map((s) => s[key].reduce((a, x) => a + x, 0))), unit, runtime: 'wasm-node', impl: 'in-wasm-memory' });
+      }
+    }
+  }
+}
+
 export async function run({ root, emit, quick, threads }) {
   if (threads !== undefined) {
     for (const k of threads) await threadsCases(root, emit, quick, k);
     return;
   }
   const parties = list(process.env.AUTHGC_PARTIES, quick ? '2,3' : '2,3,4').map(Number);
-  const cases = list(process.env.AUTHGC_CASES, quick ? 'aes128' : 'aes128,sha256');
+  let cases = list(process.env.AUTHGC_CASES, quick ? 'aes128' : 'aes128,sha256');
   const runs = Number(process.env.AUTHGC_RUNS ?? 3);
+  if (cases.includes('clients')) {
+    await clientsCases({ root, emit, parties, runs, slots: list(process.env.AUTHGC_CLIENTS, '100,1000').map(Number) });
+    cases = cases.filter((c) => c !== 'clients');
+    if (cases.length === 0) return;
+  }
   const shapes = new Set(list(process.env.AUTHGC_SHAPES, 'in-wasm-memory,binding-memory,process-per-party,chromium'));
   const peers = new Set(list(process.env.AUTHGC_PEERS, 'emp-wasm,polytune'));
   const peerRuns = quick ? 1 : runs;

@@ -6,6 +6,7 @@
 #[macro_use]
 mod common;
 
+mod clients;
 mod fpre;
 mod fpre_ashare_verifier;
 mod fpre_cheating;

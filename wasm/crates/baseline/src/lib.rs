@@ -242,7 +242,14 @@ pub struct AuthGcRealLocalBench {
     parties: usize,
     rho: usize,
     local: Option<webmpc_authgc::online::local::LocalAuthGc<RealPre>>,
+    /// The client auction's bids ([`AuthGcRealLocalBench::vickrey_clients`]), and the messages
+    /// its clients made for this session.
+    bids: Option<Vec<u64>>,
+    messages: Vec<Option<webmpc_authgc::online::ClientMessage>>,
 }
+
+/// Bits of a client bid in the client auction.
+const CLIENT_BID_BITS: u32 = 32;
 
 type RealPre = webmpc_authgc::fpre::RealPreprocessor<webmpc_authgc::online::local::LocalChannel>;
 
@@ -273,7 +280,41 @@ impl AuthGcRealLocalBench {
             inputs[i].push(v);
         }
         let circuit = PreparedCircuit::new(circuit).map_err(js_error)?;
-        Ok(AuthGcRealLocalBench { circuit, roles, inputs, want, parties, rho, local: None })
+        Ok(AuthGcRealLocalBench { circuit, roles, inputs, want, parties, rho, local: None, bids: None, messages: Vec::new() })
+    }
+
+    /// A Vickrey auction among `clients` client bidders (random 32-bit bids) that `parties`
+    /// servers compute (`online::clients`); `clients()` plays the bidders between `prepare()` and
+    /// `run()`.
+    #[wasm_bindgen(js_name = vickreyClients)]
+    pub fn vickrey_clients(clients: usize, parties: usize, rho: usize) -> Result<AuthGcRealLocalBench, JsError> {
+        use webmpc_authgc::online::{PreparedCircuit, Recipients, Roles, CLIENT};
+        use webmpc_circuit::testing::{vickrey_clients, vickrey_reference};
+        if clients < 2 || parties < 2 {
+            return Err(JsError::new("bench: at least 2 clients and 2 parties"));
+        }
+        let mut coins = vec![0u8; 4 * clients];
+        webmpc_core::random::fill(&mut coins).map_err(js_error)?;
+        let bids: Vec<u64> = coins.chunks(4).map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))).collect();
+        let (winner, price) = vickrey_reference(&bids);
+        let bits = |x: u64, w: usize| (0..w).map(|i| x >> i & 1 == 1).collect::<Vec<bool>>();
+        let circuit = PreparedCircuit::new(vickrey_clients(clients, CLIENT_BID_BITS)).map_err(js_error)?;
+        let index_bits = circuit.circuit().outputs[0] as usize;
+        let want = vec![bits(winner as u64, index_bits), bits(price, CLIENT_BID_BITS as usize)];
+        let roles = Roles { evaluator: 0, owners: vec![CLIENT; clients], outputs: vec![Recipients::ALL; 2] };
+        let inputs = vec![Vec::new(); parties];
+        Ok(AuthGcRealLocalBench { circuit, roles, inputs, want, parties, rho, local: None, bids: Some(bids), messages: Vec::new() })
+    }
+
+    /// The client auction's client part: every bidder takes every server's mask shares and makes
+    /// its message.
+    pub fn clients(&mut self) -> Result<(), JsError> {
+        use webmpc_circuit::testing::vickrey_client_value;
+        let values: Vec<Option<Vec<bool>>> =
+            self.bids.as_ref().ok_or_else(|| JsError::new("bench: not a client auction"))?.iter().map(|&b| Some(vickrey_client_value(b, CLIENT_BID_BITS))).collect();
+        let local = self.local.as_ref().ok_or_else(|| JsError::new("bench: call setup() first"))?;
+        self.messages = local.clients_give(&values).map_err(js_error)?;
+        Ok(())
     }
 
     /// AND gates of the circuit.
@@ -311,7 +352,8 @@ impl AuthGcRealLocalBench {
     /// Function-independent preprocessing for this circuit's AND gates and masks.
     pub fn preprocess(&mut self) -> Result<(), JsError> {
         let ands = self.and_gates() as usize;
-        let masks = ands + self.input_bits() as usize;
+        let checks = self.bids.as_ref().map_or(0, |b| b.len() * webmpc_authgc::online::CLIENT_CHECK_BITS);
+        let masks = ands + self.input_bits() as usize + checks;
         self.local()?.preprocess(ands, masks).map_err(js_error)
     }
 
@@ -326,7 +368,15 @@ impl AuthGcRealLocalBench {
     pub fn run(&mut self) -> Result<(), JsError> {
         let (c, r, x) = (&self.circuit, &self.roles, &self.inputs);
         let local = self.local.as_mut().ok_or_else(|| JsError::new("bench: call setup() first"))?;
-        let outs = local.run(c, r, x).map_err(js_error)?;
+        let outs = if self.bids.is_some() {
+            let results = local.run_with_clients(c, r, x, &self.messages).map_err(js_error)?;
+            if results.iter().any(|(_, refused)| !refused.is_empty()) {
+                return Err(JsError::new("bench: an honest client was refused"));
+            }
+            results.into_iter().map(|(out, _)| out).collect()
+        } else {
+            local.run(c, r, x).map_err(js_error)?
+        };
         for out in &outs {
             for (got, want) in out.iter().zip(&self.want) {
                 if got.as_ref() != Some(want) {

@@ -3,7 +3,7 @@
 //! Every call runs all parties' futures on the current thread ([`run_local`]), so a phase's time
 //! is the sum of every party's work.
 
-use super::{AuthGcParty, Options, Outputs, PreparedCircuit, Roles, SharedChannel};
+use super::{AuthGcParty, ClientMasks, ClientMessage, Options, Outputs, PreparedCircuit, Roles, SharedChannel};
 #[cfg(feature = "ideal")]
 use crate::ideal::IdealPreprocessor;
 use crate::preprocess::Preprocessor;
@@ -99,6 +99,45 @@ impl<P: Preprocessor> LocalAuthGc<P> {
         all(self.parties.iter_mut().zip(inputs).map(|(p, x)| async move {
             let mut source = circuit.source();
             p.run(&mut source, roles, x, |_, _, _| {}).await
+        }))
+    }
+
+    /// Every party's [`client_mask_shares`](AuthGcParty::client_mask_shares) of client input
+    /// value `value` of the prepared circuit, in party order.
+    pub fn client_mask_shares(&self, value: usize) -> Result<Vec<Vec<u8>>, AuthGcError> {
+        self.parties.iter().map(|p| p.client_mask_shares(value)).collect()
+    }
+
+    /// Plays every client of the prepared circuit: client value k (`values[k]`, `None` for a
+    /// client that does not come) takes every party's mask shares and makes its message.
+    pub fn clients_give(&self, values: &[Option<Vec<bool>>]) -> Result<Vec<Option<ClientMessage>>, AuthGcError> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                let Some(v) = v else { return Ok(None) };
+                let shares = self.client_mask_shares(k)?;
+                let views: Vec<&[u8]> = shares.iter().map(Vec::as_slice).collect();
+                ClientMasks::combine(v.len(), &views)?.message(v).map(Some)
+            })
+            .collect()
+    }
+
+    /// [`run_with_clients`](AuthGcParty::run_with_clients) at every party with the same client
+    /// messages. Returns every party's outputs and refused clients.
+    pub fn run_with_clients(
+        &mut self,
+        circuit: &PreparedCircuit,
+        roles: &Roles,
+        inputs: &[Vec<Vec<bool>>],
+        clients: &[Option<ClientMessage>],
+    ) -> Result<Vec<(Outputs, Vec<usize>)>, AuthGcError> {
+        if inputs.len() != self.parties.len() {
+            return Err(AuthGcError::InvalidArgument("one list of input values per party".into()));
+        }
+        all(self.parties.iter_mut().zip(inputs).map(|(p, x)| async move {
+            let mut source = circuit.source();
+            p.run_with_clients(&mut source, roles, x, clients, |_, _, _| {}).await
         }))
     }
 }

@@ -92,6 +92,9 @@
 //! "broadcast consistency check"), rather than later as a tag failure that would seem to blame
 //! the honest garbler whose label then belongs to the other value.
 //!
+//! **Client inputs** (an input value whose owner is [`CLIENT`]: someone outside the session, who
+//! runs no preprocessing) are opened and checked differently: see [`clients`].
+//!
 //! **A wrong input label** from garbler i (anything but L^i_{w,x̂}) is caught by the evaluator's
 //! tag check at the first AND gate whose input depends on w: the row is then decrypted under a
 //! hash of the wrong input, so the tag is random. A wrong label on a wire that reaches no AND
@@ -161,6 +164,7 @@
 //! (the real F_Pre's first aBit flight; [`Preprocessor::lead_next_message`]); the run after it
 //! sends everything else, its agreement at the head of the input-mask opening.
 
+pub mod clients;
 pub mod gc_core;
 pub mod local;
 pub mod material;
@@ -168,6 +172,7 @@ mod shared;
 
 pub use gc_core::{MAX_AND_GATES, MAX_PARTIES};
 pub use shared::SharedChannel;
+pub use clients::{client_share_bytes, ClientMasks, ClientMessage, CLIENT, CLIENT_CHECK_BITS};
 
 use crate::net::{exchange, exchange_heads, open, open_behind, peers, BroadcastLog, Head, Reveal};
 use crate::preprocess::{and_from_triples, LeadingHead, Preprocessor, Triples};
@@ -288,6 +293,10 @@ struct Prepared {
     outputs: Ends,
     /// The evaluator's per-chunk material (empty for garblers).
     chunks: Vec<ChunkMaterial>,
+    /// [`CLIENT_CHECK_BITS`] masks μ per client input value, in circuit order ([`clients`]).
+    client_checks: AuthShares,
+    /// The circuit's input widths.
+    input_widths: Vec<u32>,
 }
 
 /// Mask views (and a garbler's zero-labels) of the input or output wires, with whether each
@@ -350,8 +359,12 @@ fn check_agreement(mine: &[u8], j: PartyId, theirs: &[u8]) -> Result<(), AuthGcE
     if theirs[..32] != mine[..32] {
         return Err(AuthGcError::ParameterMismatch { peer: j, what: "circuit (content hash)" });
     }
-    if theirs != mine {
+    let common = mine.len().min(64);
+    if theirs[..common] != mine[..common] {
         return Err(AuthGcError::ParameterMismatch { peer: j, what: "roles, options, run or preprocessing state" });
+    }
+    if theirs != mine {
+        return Err(AuthGcError::ParameterMismatch { peer: j, what: "client messages" });
     }
     Ok(())
 }
@@ -397,6 +410,21 @@ async fn next_full_chunk<S: GateSource>(
 /// The wires of each input bit (input values first, in order) with its owner.
 fn input_owners(shape: &Shape, roles: &Roles) -> Vec<PartyId> {
     roles.owners.iter().zip(&shape.inputs).flat_map(|(&p, &w)| core::iter::repeat_n(p, w as usize)).collect()
+}
+
+/// The wires of input value `value`, which must be a client's.
+fn client_value_wires(roles: &Roles, widths: &[u32], value: usize) -> Result<core::ops::Range<usize>, AuthGcError> {
+    if roles.owners.get(value) != Some(&CLIENT) {
+        return Err(invalid(format!("input value {value} is not a client's")));
+    }
+    let first: usize = widths[..value].iter().map(|&w| w as usize).sum();
+    Ok(first..first + widths[value] as usize)
+}
+
+/// What the input step needs for client inputs: their messages and their μ masks.
+struct ClientRound<'a> {
+    messages: &'a [Option<ClientMessage>],
+    checks: &'a AuthShares,
 }
 
 /// The output wires, in order (outputs are the last wires).
@@ -642,8 +670,13 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                 shape.outputs.len()
             )));
         }
-        if roles.owners.iter().any(|&p| p >= n) {
-            return Err(invalid("every input owner must be a party"));
+        if roles.owners.iter().any(|&p| p >= n && p != CLIENT) {
+            return Err(invalid("every input owner must be a party or CLIENT"));
+        }
+        for (&p, &w) in roles.owners.iter().zip(&shape.inputs) {
+            if p == CLIENT && (w == 0 || w as usize > clients::MAX_CLIENT_VALUE_BITS) {
+                return Err(invalid(format!("a client input value has 1 to {} bits, not {w}", clients::MAX_CLIENT_VALUE_BITS)));
+            }
         }
         if roles.outputs.iter().any(|r| r.mask(n) == 0) {
             return Err(invalid("every output needs at least one recipient among the parties"));
@@ -846,6 +879,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// passes before anything else of that peer's message is looked at. Sending the mask shares
     /// before the check passes reveals nothing that is ever used: on a mismatch the run ends here
     /// (before any masked input moves), and a run's prepared masks are never used by another.
+    #[allow(clippy::too_many_arguments)]
     async fn process_inputs(
         &self,
         shape: &Shape,
@@ -854,24 +888,35 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         my_bits: &[bool],
         eval: Option<&mut EvalState>,
         head: Option<Head<'_>>,
-    ) -> Result<(), AuthGcError> {
+        clients: Option<ClientRound<'_>>,
+    ) -> Result<Vec<usize>, AuthGcError> {
         let (me, n) = (self.party(), self.parties());
         let owners = input_owners(shape, roles);
         if owners.is_empty() {
             if let Some(head) = head {
                 exchange_heads(&self.ch, head).await?;
             }
-            return Ok(());
+            return Ok(Vec::new());
         }
         let delta = self.pre.delta();
         let idx: Vec<Vec<usize>> = (0..n).map(|p| (0..owners.len()).filter(|&w| owners[w] == p).collect()).collect();
-        let label = "input mask shares to their owner";
-        let lambda = open_behind(&self.ch, head, Phase::Online, label, &ends.masks, delta, Reveal::Each(&idx)).await?;
+        let mut xhat = vec![false; owners.len()];
+        let (lambda, refused) = match clients {
+            None => {
+                let label = "input mask shares to their owner";
+                (open_behind(&self.ch, head, Phase::Online, label, &ends.masks, delta, Reveal::Each(&idx)).await?, Vec::new())
+            }
+            Some(c) => self.open_with_clients(shape, roles, ends, &idx, head, c, &mut xhat).await?,
+        };
         let mine: Vec<bool> = my_bits.iter().zip(&lambda).map(|(x, l)| x ^ l).collect();
         let packed = pack_bits(&mine);
         let mut log = BroadcastLog::new();
-        let msgs = exchange(&self.ch, |_| packed.clone(), |p| idx[p].len().div_ceil(8)).await?;
-        let mut xhat = vec![false; owners.len()];
+        // With client inputs only, no party has a masked input to send (the clients' are agreed).
+        let msgs = if idx.iter().all(Vec::is_empty) {
+            vec![Vec::new(); n]
+        } else {
+            exchange(&self.ch, |_| packed.clone(), |p| idx[p].len().div_ceil(8)).await?
+        };
         for p in 0..n {
             let (bytes, bits) = if p == me {
                 (&packed, mine.clone())
@@ -889,14 +934,16 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             }
         }
         // Broadcast with abort: everyone saw the same x̂ before anything depends on them.
-        log.check(&self.ch, Phase::Online).await?;
+        if !idx.iter().all(Vec::is_empty) {
+            log.check(&self.ch, Phase::Online).await?;
+        }
         if me != roles.evaluator {
             let mut labels = Vec::with_capacity(16 * owners.len());
             for (z, &x) in ends.zero.iter().zip(&xhat) {
                 labels.extend_from_slice(&(*z ^ (delta & mask(x))).0);
             }
             self.ch.send(roles.evaluator, labels).await?;
-            return Ok(());
+            return Ok(refused);
         }
         let eval = eval.expect("the evaluator has a state");
         let ch = &self.ch;
@@ -910,7 +957,84 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         eval.xhat[..owners.len()].copy_from_slice(&xhat);
         // Each garbler sent its own input labels: a wrong one is that garbler's doing.
         eval.single_source[..owners.len()].fill(true);
-        Ok(())
+        Ok(refused)
+    }
+
+    /// The input masks' opening with the client checks in the same flight ([`clients`], steps 4
+    /// and 5): opens the parties' masks to their owners and, to everyone, every present client's
+    /// sketch R·λ ⊕ μ and every absent client's presence mask; refuses the clients whose view
+    /// differs and opens their presence masks (a second flight, only when one was refused); writes
+    /// every client wire's x̂ into `xhat`. Returns this party's own input masks and the refused
+    /// positions (in `c.messages`).
+    #[allow(clippy::too_many_arguments)]
+    async fn open_with_clients(
+        &self,
+        shape: &Shape,
+        roles: &Roles,
+        ends: &Ends,
+        idx: &[Vec<usize>],
+        head: Option<Head<'_>>,
+        c: ClientRound<'_>,
+        xhat: &mut [bool],
+    ) -> Result<(Vec<bool>, Vec<usize>), AuthGcError> {
+        let (me, delta, sigma) = (self.party(), self.pre.delta(), CLIENT_CHECK_BITS);
+        let mut ranges = Vec::new();
+        let mut at = 0usize;
+        for (&o, &w) in roles.owners.iter().zip(&shape.inputs) {
+            if o == CLIENT {
+                ranges.push(at..at + w as usize);
+            }
+            at += w as usize;
+        }
+        let mut opened = ends.masks.clone();
+        for (k, (r, m)) in ranges.iter().zip(c.messages).enumerate() {
+            match m {
+                Some(m) => {
+                    let mu = c.checks.slice(k * sigma..(k + 1) * sigma);
+                    opened.extend(&clients::sketch_shares(&m.challenge, &ends.masks.slice(r.clone()), &mu));
+                }
+                None => opened.extend(&ends.masks.slice(r.start..r.start + 1)),
+            }
+        }
+        let public: Vec<usize> = (ends.masks.len()..opened.len()).collect();
+        let reveal: Vec<Vec<usize>> = idx.iter().map(|own| own.iter().chain(&public).copied().collect()).collect();
+        let label = "input mask shares to their owner, client sketches and absent clients' presence masks";
+        let mut own = open_behind(&self.ch, head, Phase::Online, label, &opened, delta, Reveal::Each(&reveal)).await?;
+        drop(opened);
+        let mut public = own.split_off(idx[me].len()).into_iter();
+        let (mut refused, mut presence) = (Vec::new(), vec![None; ranges.len()]);
+        for (k, m) in c.messages.iter().enumerate() {
+            match m {
+                // Both sides are public: the opened sketch and the client's own view of it.
+                Some(m) => {
+                    let opened: Vec<bool> = public.by_ref().take(sigma).collect();
+                    if opened != m.view {
+                        refused.push(k);
+                    }
+                }
+                None => presence[k] = public.next(),
+            }
+        }
+        if !refused.is_empty() {
+            let firsts: Vec<usize> = refused.iter().map(|&k| ranges[k].start).collect();
+            let label = "refused clients' presence masks";
+            let masks = ends.masks.select(&firsts);
+            for (&k, l) in refused.iter().zip(open(&self.ch, Phase::Online, label, &masks, delta, Reveal::All).await?) {
+                presence[k] = Some(l);
+            }
+        }
+        for (k, r) in ranges.into_iter().enumerate() {
+            match (&c.messages[k], presence[k]) {
+                // Presence bit 0 (x̂ = 0 ⊕ λ); the other bits do not count.
+                (_, Some(l)) => {
+                    xhat[r.clone()].fill(false);
+                    xhat[r.start] = l;
+                }
+                (Some(m), None) => xhat[r].copy_from_slice(&m.masked),
+                (None, None) => unreachable!("an absent client's presence mask is opened"),
+            }
+        }
+        Ok((own, refused))
     }
 
     /// Outputs: masked values with labels from the evaluator, mask shares to the recipients.
@@ -1019,8 +1143,9 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let gates = &circuit.circuit().gates;
         let ands = and_count(gates);
         let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
+        let checks = CLIENT_CHECK_BITS * roles.owners.iter().filter(|&&p| p == CLIENT).count();
         let (t, s) = self.pooled();
-        let (triples, shares) = (ands.saturating_sub(t), (ands + input_bits).saturating_sub(s));
+        let (triples, shares) = (ands.saturating_sub(t), (ands + input_bits + checks).saturating_sub(s));
         // The agreement leads F_Pre's first message when there is one to make (one flight fewer).
         // What F_Pre sends with it before the check passes is the aBit run's Δ-OT matrices of
         // fresh random bits and a commitment: nothing of an input, and on a mismatch the session
@@ -1039,6 +1164,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let e = roles.evaluator;
         let tweaks = Tweaks::new(&self.session, run, self.party());
         let (mut state, inputs) = self.begin(&shape, e, 0).await?;
+        let client_checks = self.take_shares(checks, 0).await?;
         let mut chunks = Vec::new();
         let (mut done, mut ands_done) = (0u64, 0u64);
         for chunk in gates.chunks(self.options.chunk_gates) {
@@ -1052,7 +1178,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             progress(Phase::Dependent, done, shape.gates);
         }
         let outputs = self.output_ends(&shape, &state);
-        self.prepared = Some(Prepared { hash: shape.hash, roles: roles.clone(), run, inputs, outputs, chunks });
+        self.prepared = Some(Prepared { hash: shape.hash, roles: roles.clone(), run, inputs, outputs, chunks, client_checks, input_widths: shape.inputs.clone() });
         Ok(())
     }
 
@@ -1065,13 +1191,71 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         source: &mut S,
         roles: &Roles,
         inputs: &[Vec<bool>],
-        mut progress: impl Progress,
+        progress: impl Progress,
     ) -> Result<Outputs, AuthGcError> {
+        if roles.owners.contains(&CLIENT) {
+            return Err(invalid("a circuit with client inputs runs through run_with_clients"));
+        }
+        Ok(self.run_inner(source, roles, inputs, None, progress).await?.0)
+    }
+
+    /// This party's shares of the masks of client input value `value` (an index into
+    /// `roles.owners`, whose owner is [`CLIENT`]) of the prepared circuit, for that value's client
+    /// only ([`clients`] step 2): its share bits of the value's wire masks λ, then of its
+    /// [`CLIENT_CHECK_BITS`] masks μ, packed ([`client_share_bytes`] bytes). Secret: send it over
+    /// a channel only the client can read.
+    pub fn client_mask_shares(&self, value: usize) -> Result<Vec<u8>, AuthGcError> {
+        let p = self.prepared.as_ref().ok_or_else(|| invalid("client masks exist only after prepare"))?;
+        let wires = client_value_wires(&p.roles, &p.input_widths, value)?;
+        let k = p.roles.owners[..value].iter().filter(|&&o| o == CLIENT).count();
+        let mut bits = p.inputs.masks.bits[wires].to_vec();
+        bits.extend_from_slice(&p.client_checks.bits[k * CLIENT_CHECK_BITS..(k + 1) * CLIENT_CHECK_BITS]);
+        let out = pack_bits(&bits);
+        bits.iter_mut().for_each(|b| *b = false);
+        Ok(out)
+    }
+
+    /// [`run`](Self::run) for a prepared circuit with client inputs ([`clients`]): `clients` has
+    /// one entry per input value owned by [`CLIENT`], in circuit order: the message its client
+    /// sent, which every party must hold alike, or `None` for a client that gave no input.
+    /// Returns the outputs and the positions in `clients` of the clients refused (a check that
+    /// failed); a refused or absent client's value counts with its presence bit (bit 0) 0.
+    pub async fn run_with_clients<S: GateSource>(
+        &mut self,
+        source: &mut S,
+        roles: &Roles,
+        inputs: &[Vec<bool>],
+        clients: &[Option<ClientMessage>],
+        progress: impl Progress,
+    ) -> Result<(Outputs, Vec<usize>), AuthGcError> {
+        self.run_inner(source, roles, inputs, Some(clients), progress).await
+    }
+
+    async fn run_inner<S: GateSource>(
+        &mut self,
+        source: &mut S,
+        roles: &Roles,
+        inputs: &[Vec<bool>],
+        clients: Option<&[Option<ClientMessage>]>,
+        mut progress: impl Progress,
+    ) -> Result<(Outputs, Vec<usize>), AuthGcError> {
         self.refuse_instance()?;
         let shape = source.shape().clone();
         self.check_roles(&shape, roles)?;
         let my_bits = self.my_inputs(&shape, roles, inputs)?;
-        let prepared = self.prepared.take().filter(|p| p.hash == shape.hash && p.roles == *roles);
+        let matches = |p: &Prepared| p.hash == shape.hash && p.roles == *roles;
+        let client_digest = match clients {
+            None => None,
+            Some(messages) => {
+                if !self.prepared.as_ref().is_some_and(matches) {
+                    return Err(invalid("a circuit with client inputs runs only after prepare (its clients need their masks first)"));
+                }
+                let widths: Vec<usize> =
+                    roles.owners.iter().zip(&shape.inputs).filter(|(&o, _)| o == CLIENT).map(|(_, &w)| w as usize).collect();
+                Some(clients::messages_digest(&widths, messages)?)
+            }
+        };
+        let prepared = self.prepared.take().filter(matches);
         let run = self.next_run();
         let (n, e) = (self.parties(), roles.evaluator);
         let is_eval = self.party() == e;
@@ -1080,11 +1264,14 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         if let Some(p) = prepared {
             self.stats.phased = true;
             // The agreement leads the input masks' opening (one flight fewer).
-            let agreement = self.agreement(&shape, roles, MODE_PHASED, run);
+            let mut agreement = self.agreement(&shape, roles, MODE_PHASED, run);
+            agreement.extend(client_digest.iter().flatten());
             let check = |j: PartyId, theirs: &[u8]| check_agreement(&agreement, j, theirs);
             let head = Head { mine: &agreement, check: &check };
             let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-            self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(head)).await?;
+            let with_clients = clients.map(|messages| ClientRound { messages, checks: &p.client_checks });
+            let refused =
+                self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(head), with_clients).await?;
             if let Some(state) = eval.as_mut() {
                 let tweaks = self.tweaks(p.run);
                 let delta = self.pre.delta();
@@ -1117,7 +1304,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                 }
                 progress(Phase::Online, shape.gates, shape.gates);
             }
-            return self.process_outputs(&shape, roles, &p.outputs, eval.as_ref()).await;
+            return Ok((self.process_outputs(&shape, roles, &p.outputs, eval.as_ref()).await?, refused));
         }
 
         self.stats = RunStats::default();
@@ -1126,7 +1313,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let delta = self.pre.delta();
         let (mut state, input_ends) = self.begin(&shape, e, shape.gates).await?;
         let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-        self.process_inputs(&shape, roles, &input_ends, &my_bits, eval.as_mut(), None).await?;
+        self.process_inputs(&shape, roles, &input_ends, &my_bits, eval.as_mut(), None, None).await?;
         drop(input_ends);
         let (mut done, mut ands_done) = (0u64, 0u64);
         loop {
@@ -1149,7 +1336,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         }
         let output_ends = self.output_ends(&shape, &state);
         drop(state);
-        self.process_outputs(&shape, roles, &output_ends, eval.as_ref()).await
+        Ok((self.process_outputs(&shape, roles, &output_ends, eval.as_ref()).await?, Vec::new()))
     }
 }
 

@@ -123,7 +123,7 @@ pub struct TestChannel {
 type Traffic = Rc<RefCell<Vec<Vec<Vec<u8>>>>>;
 
 impl TestChannel {
-    fn new(ch: MemoryChannel, edit: Option<Edit>, crash_after: Option<usize>) -> Rc<TestChannel> {
+    pub fn new(ch: MemoryChannel, edit: Option<Edit>, crash_after: Option<usize>) -> Rc<TestChannel> {
         let online_sent: Traffic = Rc::new(RefCell::new(vec![Vec::new(); ch.parties()]));
         let log = online_sent.clone();
         // Every online message is logged as it leaves, after the edit: what its recipient gets.
@@ -174,6 +174,13 @@ impl Channel for Side {
         }
         self.ch.raw.recv(from).await
     }
+}
+
+/// A party's online and F_Pre channels over one in-memory connection; `edit`, if any, applies to
+/// the online messages only.
+pub fn test_channels(mem: MemoryChannel, edit: Option<Edit>) -> (SharedChannel<Side>, SharedChannel<Side>) {
+    let shared = TestChannel::new(mem, edit, None);
+    (SharedChannel::new(Side { ch: shared.clone(), fpre: false }), SharedChannel::new(Side { ch: shared, fpre: true }))
 }
 
 /// How a job runs.
@@ -420,136 +427,7 @@ pub fn bits_u64(bits: &[bool]) -> u64 {
     bits.iter().enumerate().fold(0, |acc, (k, &b)| acc | (u64::from(b) << k))
 }
 
-/// A tiny single-assignment circuit builder for test circuits.
-pub struct Builder {
-    inputs: Vec<u32>,
-    wires: u32,
-    gates: Vec<Gate>,
-}
-
-impl Builder {
-    /// A builder whose input values have these widths (their wires come first).
-    pub fn new(inputs: &[u32]) -> Builder {
-        Builder { inputs: inputs.to_vec(), wires: inputs.iter().sum(), gates: Vec::new() }
-    }
-
-    /// The wires of input value i.
-    pub fn input(&self, i: usize) -> Vec<u32> {
-        let start: u32 = self.inputs[..i].iter().sum();
-        (start..start + self.inputs[i]).collect()
-    }
-
-    fn fresh(&mut self) -> u32 {
-        self.wires += 1;
-        self.wires - 1
-    }
-
-    pub fn xor(&mut self, a: u32, b: u32) -> u32 {
-        let out = self.fresh();
-        self.gates.push(Gate::Xor { a, b, out });
-        out
-    }
-
-    pub fn and(&mut self, a: u32, b: u32) -> u32 {
-        let out = self.fresh();
-        self.gates.push(Gate::And { a, b, out });
-        out
-    }
-
-    pub fn not(&mut self, a: u32) -> u32 {
-        let out = self.fresh();
-        self.gates.push(Gate::Inv { a, out });
-        out
-    }
-
-    pub fn constant(&mut self, value: bool) -> u32 {
-        let out = self.fresh();
-        self.gates.push(Gate::Const { value, out });
-        out
-    }
-
-    /// x > y (unsigned): no carry out of y + ¬x + 1; one AND per bit.
-    pub fn gt(&mut self, x: &[u32], y: &[u32]) -> u32 {
-        let mut carry = self.constant(true);
-        for (&xk, &yk) in x.iter().zip(y) {
-            let nx = self.not(xk);
-            // maj(y, ¬x, c) = c ⊕ ((y ⊕ c) ∧ (¬x ⊕ c))
-            let a = self.xor(yk, carry);
-            let b = self.xor(nx, carry);
-            let t = self.and(a, b);
-            carry = self.xor(carry, t);
-        }
-        self.not(carry)
-    }
-
-    /// s ? a : b, bitwise; one AND per bit.
-    pub fn mux(&mut self, s: u32, a: &[u32], b: &[u32]) -> Vec<u32> {
-        a.iter()
-            .zip(b)
-            .map(|(&ak, &bk)| {
-                let d = self.xor(ak, bk);
-                let t = self.and(s, d);
-                self.xor(bk, t)
-            })
-            .collect()
-    }
-
-    /// The circuit, with `outputs` (values, in order) copied to the last wires.
-    pub fn finish(mut self, outputs: &[Vec<u32>]) -> Circuit {
-        for value in outputs {
-            for &w in value {
-                let out = self.fresh();
-                self.gates.push(Gate::Copy { a: w, out });
-            }
-        }
-        Circuit {
-            wires: self.wires,
-            inputs: self.inputs,
-            outputs: outputs.iter().map(|v| v.len() as u32).collect(),
-            gates: self.gates,
-        }
-    }
-}
-
-/// Bits needed to write 0..n−1.
-pub fn index_bits(n: usize) -> usize {
-    (usize::BITS - (n - 1).max(1).leading_zeros()) as usize
-}
-
-/// A sealed-bid second-price (Vickrey) auction of `bidders` bids of `width` bits: outputs the
-/// winner's index (the first highest bidder) and the second-highest bid.
-pub fn vickrey(bidders: usize, width: u32) -> Circuit {
-    let mut b = Builder::new(&vec![width; bidders]);
-    let ib = index_bits(bidders);
-    let consts = |b: &mut Builder, v: usize| -> Vec<u32> { (0..ib).map(|k| b.constant((v >> k) & 1 == 1)).collect() };
-    let mut best = b.input(0);
-    let mut second: Vec<u32> = (0..width).map(|_| b.constant(false)).collect();
-    let mut winner = consts(&mut b, 0);
-    for i in 1..bidders {
-        let bid = b.input(i);
-        let above_best = b.gt(&bid, &best);
-        let above_second = b.gt(&bid, &second);
-        // second ← above_best ? best : (above_second ? bid : second)
-        let runner = b.mux(above_second, &bid, &second);
-        second = b.mux(above_best, &best, &runner);
-        best = b.mux(above_best, &bid, &best);
-        let idx = consts(&mut b, i);
-        winner = b.mux(above_best, &idx, &winner);
-    }
-    b.finish(&[winner, second])
-}
-
-/// The auction's outcome in plaintext.
-pub fn vickrey_reference(bids: &[u64]) -> (usize, u64) {
-    let mut winner = 0;
-    for (i, &x) in bids.iter().enumerate() {
-        if x > bids[winner] {
-            winner = i;
-        }
-    }
-    let second = bids.iter().enumerate().filter(|&(i, _)| i != winner).map(|(_, &x)| x).max().unwrap_or(0);
-    (winner, second)
-}
+pub use webmpc_circuit::testing::{vickrey, vickrey_client_value, vickrey_clients, vickrey_reference};
 
 /// A random circuit over the given input widths using every gate kind; its last 8 wires are the
 /// output (copied there).

@@ -15,16 +15,24 @@
 //! (`cpu_time`, ms-cpu: every party runs on it, so it is their summed work, which other jobs on a
 //! shared machine do not inflate).
 //!
+//! Case `clients` (not run by default): a Vickrey auction among `AUTHGC_CLIENTS` ("100,1000")
+//! client bidders with 32-bit bids that the n parties compute as servers (`online::clients`):
+//! setup, preprocessing (independent and dependent together, the client masks included), the
+//! clients' part (every server's mask shares to each client, the client's check message), and
+//! the online run with the client checks; the outcome is checked against the bids in the clear.
+//!
 //! Usage: `bench-authgc [<directory of the reference Bristol circuits>] [--quick]`; the
-//! environment's `AUTHGC_PARTIES` ("2,3,4"), `AUTHGC_CASES` ("aes128,sha256") and `AUTHGC_RUNS`
-//! (5, or 3 with `--quick`) narrow it.
+//! environment's `AUTHGC_PARTIES` ("2,3,4"), `AUTHGC_CASES` ("aes128,sha256"; add "clients") and
+//! `AUTHGC_RUNS` (5, or 3 with `--quick`) narrow it.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
 use webmpc_authgc::fpre::RealPreprocessor;
 use webmpc_authgc::online::local::{LocalAuthGc, LocalChannel};
-use webmpc_authgc::online::{Options, PreparedCircuit, Recipients, Roles};
+use webmpc_authgc::online::{
+    client_share_bytes, ClientMessage, Options, PreparedCircuit, Recipients, Roles, CLIENT, CLIENT_CHECK_BITS,
+};
 use webmpc_circuit::Circuit;
 use webmpc_ot::SessionId;
 use webmpc_tools::row;
@@ -100,6 +108,65 @@ fn session(c: &PreparedCircuit, roles: &Roles, inputs: &[Vec<Vec<bool>>], want: 
     (Phases { setup, independent, dependent, online }, [max_delta(&b0, &b1), max_delta(&b1, &b2), max_delta(&b2, &b3)])
 }
 
+/// Bits of a client bid.
+const BID_BITS: u32 = 32;
+
+/// One client auction session; returns (setup, preprocessing, clients, online) and the most
+/// bytes a server sent in all.
+fn clients_session(c: &PreparedCircuit, roles: &Roles, bids: &[u64], n: usize) -> ([[f64; 2]; 4], u64) {
+    let sid = SessionId::random().expect("entropy");
+    let t = now();
+    let mut local = LocalAuthGc::setup(n, Options::default(), move |ch: LocalChannel| async move {
+        RealPreprocessor::setup(ch, &sid, RHO).await
+    })
+    .expect("setup");
+    let setup = since(t);
+    let circuit = c.circuit();
+    let ands = circuit.stats().and as usize;
+    let masks = ands + circuit.input_bits().expect("valid") as usize + CLIENT_CHECK_BITS * bids.len();
+    let t = now();
+    local.preprocess(ands, masks).expect("function-independent preprocessing");
+    local.prepare(c, roles).expect("function-dependent preprocessing");
+    let preprocessing = since(t);
+    let t = now();
+    let values: Vec<Option<Vec<bool>>> = bids.iter().map(|&bid| Some(webmpc_circuit::testing::vickrey_client_value(bid, BID_BITS))).collect();
+    let messages = local.clients_give(&values).expect("client messages");
+    let clients = since(t);
+    let t = now();
+    let results = local.run_with_clients(c, roles, &vec![Vec::new(); n], &messages).expect("online phase");
+    let online = since(t);
+    let (winner, price) = webmpc_circuit::testing::vickrey_reference(bids);
+    let number = |bits: &[bool]| bits.iter().enumerate().fold(0u64, |acc, (i, &b)| acc | u64::from(b) << i);
+    for (out, refused) in &results {
+        assert!(refused.is_empty(), "an honest client was refused");
+        let got = (number(out[0].as_ref().expect("public")), number(out[1].as_ref().expect("public")));
+        assert_eq!(got, (winner as u64, price), "wrong auction outcome");
+    }
+    let sent = local.bytes_sent().into_iter().max().unwrap_or(0);
+    ([setup, preprocessing, clients, online], sent)
+}
+
+fn clients_case(n: usize, slots: usize, runs: usize, emit: &dyn Fn(&str, &str, f64, &str)) {
+    let c = PreparedCircuit::new(webmpc_circuit::testing::vickrey_clients(slots, BID_BITS)).expect("valid");
+    let roles = Roles { evaluator: 0, owners: vec![CLIENT; slots], outputs: vec![Recipients::ALL; 2] };
+    let mut coins = vec![0u8; 4 * slots];
+    webmpc_core::random::fill(&mut coins).expect("entropy");
+    let bids: Vec<u64> = coins.chunks(4).map(|b| u64::from(u32::from_le_bytes(b.try_into().expect("4 bytes")))).collect();
+    let samples: Vec<([[f64; 2]; 4], u64)> = (0..runs).map(|_| clients_session(&c, &roles, &bids, n)).collect();
+    let case = format!("vickrey-clients{slots}-n{n}");
+    for (clock, metric, unit) in [(0, "time", "ms"), (1, "cpu_time", "ms-cpu")] {
+        let m = |f: &dyn Fn(&[[f64; 2]; 4]) -> f64| median(samples.iter().map(|(p, _)| f(p)).collect());
+        for (k, phase) in ["setup", "preprocessing", "clients", "online"].iter().enumerate() {
+            emit(&format!("{case}-{phase}"), metric, m(&|p| p[k][clock]), unit);
+        }
+        emit(&format!("{case}-total"), metric, m(&|p| p.iter().map(|x| x[clock]).sum()), unit);
+    }
+    emit(&format!("{case}-total"), "and_gates", c.circuit().stats().and as f64, "gates");
+    emit(&format!("{case}-total"), "server_sent", samples[0].1 as f64 / 1048576.0, "MiB");
+    let per_client = n * (client_share_bytes(BID_BITS as usize + 1) + ClientMessage::encoded_len(BID_BITS as usize + 1));
+    emit(&format!("{case}-clients"), "bytes_per_client", per_client as f64, "bytes");
+}
+
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs[xs.len() / 2]
@@ -120,6 +187,13 @@ fn main() {
     let cases = env_list("AUTHGC_CASES", "aes128,sha256");
     let runs: usize = std::env::var("AUTHGC_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(if quick { 3 } else { 5 });
     let emit = |case: &str, metric: &str, value: f64, unit: &str| println!("{}", row(SUITE, case, metric, value, unit, "native", IMPL));
+    if cases.iter().any(|c| c == "clients") {
+        for slots in env_list("AUTHGC_CLIENTS", "100,1000").iter().map(|s| s.parse().expect("AUTHGC_CLIENTS: numbers")) {
+            for &n in &parties {
+                clients_case(n, slots, runs, &emit);
+            }
+        }
+    }
     for (name, file) in [("aes128", "aes_128.txt"), ("sha256", "sha256.txt")] {
         if !cases.iter().any(|c| c == name) {
             continue;

@@ -1,0 +1,296 @@
+//! Client inputs (`online::clients`): a Vickrey auction among client bidders that n servers
+//! garble and evaluate, against the plaintext auction, with absent clients; a server that changes
+//! the mask shares it gives a client gets that client refused, never its input changed; a client
+//! whose check fails is refused alone; servers holding different client messages abort; a
+//! tampered opening of the client sketches fails its MAC check; bad arguments are refused.
+
+use crate::common;
+use common::*;
+use core::future::Future;
+use core::pin::Pin;
+use futures::channel::{mpsc, oneshot};
+use futures::future::{join, join_all};
+use futures::StreamExt;
+use webmpc_authgc::online::{
+    client_share_bytes, GateSource, AuthGcParty, ClientMasks, ClientMessage, Options, Outputs, PreparedCircuit, Recipients, Roles,
+    CLIENT, CLIENT_CHECK_BITS,
+};
+use webmpc_authgc::AuthGcError;
+use webmpc_core::channel::memory::{network, run_local};
+use webmpc_core::channel::{Channel, PartyId};
+
+const WIDTH: u32 = 16;
+
+/// One auction among client bidders and how it deviates.
+#[derive(Clone, Default)]
+struct Scenario {
+    /// Each slot's bid; `None`: no client came.
+    bids: Vec<Option<u64>>,
+    /// Server s flips bit b of the mask shares it gives slot k's client: (s, k, b).
+    flip_share: Option<(PartyId, usize, usize)>,
+    /// Slot k's client sends a view it did not compute.
+    wrong_view: Option<usize>,
+    /// Slot k's client sets its presence bit to 0.
+    not_present: Option<usize>,
+    /// Server s runs with another masked value for slot k than the client sent: (s, k).
+    altered_message: Option<(PartyId, usize)>,
+    /// Server s edits its online messages.
+    edit: Option<(PartyId, Edit)>,
+}
+
+type ServerResult = Result<(Outputs, Vec<usize>), AuthGcError>;
+
+fn random_seed() -> [u8; 32] {
+    let mut s = [0u8; 32];
+    webmpc_core::random::fill(&mut s).unwrap();
+    s
+}
+
+fn client_roles(slots: usize) -> Roles {
+    Roles { evaluator: 0, owners: vec![CLIENT; slots], outputs: vec![Recipients::ALL; 2] }
+}
+
+/// Runs `sc` with n servers: every server prepares, hands its mask shares to the clients, and
+/// runs with the messages the clients sent back.
+fn run_clients<S: PreSetup>(n: usize, sc: &Scenario) -> Vec<ServerResult> {
+    let slots = sc.bids.len();
+    let circuit = PreparedCircuit::new(vickrey_clients(slots, WIDTH)).unwrap();
+    let roles = client_roles(slots);
+    let (seed, session) = (random_seed(), random_seed());
+    let (share_tx, mut share_rx) = mpsc::unbounded::<(PartyId, Vec<Vec<u8>>)>();
+    let (msg_txs, msg_rxs): (Vec<_>, Vec<_>) = (0..n).map(|_| oneshot::channel::<Vec<Option<ClientMessage>>>()).unzip();
+    let (circuit, roles) = (&circuit, &roles);
+    let servers = network(n).into_iter().zip(msg_rxs).map(|(mem, rx)| {
+        let p = mem.party();
+        let edit = sc.edit.as_ref().filter(|(s, _)| *s == p).map(|(_, e)| e.clone());
+        let share_tx = share_tx.clone();
+        Box::pin(async move {
+            let (ch, fpre) = test_channels(mem, edit);
+            let pre = S::setup(fpre, seed).await?;
+            let mut party = AuthGcParty::new(pre, ch, session, Options::default())?;
+            party.prepare(circuit, roles, |_, _, _| {}).await?;
+            let mut shares = (0..slots).map(|k| party.client_mask_shares(k)).collect::<Result<Vec<_>, _>>()?;
+            if let Some((_, k, bit)) = sc.flip_share.filter(|f| f.0 == p) {
+                shares[k][bit / 8] ^= 1 << (bit % 8);
+            }
+            share_tx.unbounded_send((p, shares)).expect("the clients listen");
+            drop(share_tx);
+            let mut messages = rx.await.map_err(|_| AuthGcError::InvalidArgument("no client messages".into()))?;
+            if let Some((_, k)) = sc.altered_message.filter(|a| a.0 == p) {
+                let m = messages[k].as_mut().expect("slot k has a client");
+                m.masked[1] ^= true;
+            }
+            party.run_with_clients(&mut circuit.source(), roles, &[], &messages, |_, _, _| {}).await
+        }) as Pin<Box<dyn Future<Output = ServerResult> + '_>>
+    });
+    let servers: Vec<_> = servers.collect();
+    drop(share_tx);
+    let clients = async move {
+        let mut got = vec![Vec::new(); n];
+        let mut heard = 0;
+        while let Some((p, s)) = share_rx.next().await {
+            got[p] = s;
+            heard += 1;
+        }
+        if heard < n {
+            return; // a server failed before it gave masks: the others see no messages
+        }
+        let messages: Vec<Option<ClientMessage>> = (0..slots)
+            .map(|k| {
+                sc.bids[k].map(|bid| {
+                    let shares: Vec<&[u8]> = got.iter().map(|g| g[k].as_slice()).collect();
+                    let masks = ClientMasks::combine(WIDTH as usize + 1, &shares).unwrap();
+                    let mut value = vickrey_client_value(bid, WIDTH);
+                    value[0] = sc.not_present != Some(k);
+                    let mut m = masks.message(&value).unwrap();
+                    if sc.wrong_view == Some(k) {
+                        m.view[7] ^= true;
+                    }
+                    m
+                })
+            })
+            .collect();
+        for tx in msg_txs {
+            let _ = tx.send(messages.clone());
+        }
+    };
+    run_local(join(join_all(servers), clients)).expect("the servers deadlocked").0
+}
+
+/// The auction's outcome when the bids of the slots in `dropped` (and absent slots) count as 0.
+fn expected(sc: &Scenario, dropped: &[usize]) -> (u64, u64) {
+    let bids: Vec<u64> =
+        sc.bids.iter().enumerate().map(|(k, b)| if dropped.contains(&k) { 0 } else { b.unwrap_or(0) }).collect();
+    let (w, s) = vickrey_reference(&bids);
+    (w as u64, s)
+}
+
+/// Every server finished, refused exactly `refused`, and output the auction without `dropped`.
+fn assert_outcome(results: &[ServerResult], sc: &Scenario, refused: &[usize], dropped: &[usize]) {
+    let want = expected(sc, dropped);
+    for (p, r) in results.iter().enumerate() {
+        let (out, got_refused) = r.as_ref().unwrap_or_else(|e| panic!("server {p} failed: {e}"));
+        assert_eq!(got_refused, refused, "server {p}'s refused clients");
+        let winner = bits_u64(out[0].as_ref().expect("public output"));
+        let price = bits_u64(out[1].as_ref().expect("public output"));
+        assert_eq!((winner, price), want, "server {p}'s outcome");
+    }
+}
+
+fn random_bids(slots: usize, absent: &[usize]) -> Vec<Option<u64>> {
+    let mut bytes = vec![0u8; 2 * slots];
+    webmpc_core::random::fill(&mut bytes).unwrap();
+    (0..slots)
+        .map(|k| (!absent.contains(&k)).then(|| u64::from(u16::from_le_bytes([bytes[2 * k], bytes[2 * k + 1]]))))
+        .collect()
+}
+
+fn honest_clients_with_absent_ones<S: PreSetup>() {
+    for n in [2, 3] {
+        let sc = Scenario { bids: random_bids(7, &[2, 5]), ..Scenario::default() };
+        let results = run_clients::<S>(n, &sc);
+        assert_outcome(&results, &sc, &[], &[]);
+    }
+    // The winner is a client that came even when every other slot is empty, and ties go to the
+    // lowest slot among clients that came.
+    let sc = Scenario { bids: vec![None, Some(0), None, Some(9)], ..Scenario::default() };
+    assert_outcome(&run_clients::<S>(2, &sc), &sc, &[], &[]);
+    let sc = Scenario { bids: vec![None, Some(40), Some(40), None], ..Scenario::default() };
+    assert_outcome(&run_clients::<S>(3, &sc), &sc, &[], &[]);
+}
+
+/// A server that flips any bit of the shares it gives a client — of λ (the presence bit, a bid
+/// bit) or of μ — gets that client refused by every server; the auction runs without it and
+/// nobody else is touched.
+fn server_changing_a_clients_mask_gets_it_refused<S: PreSetup>() {
+    let w = WIDTH as usize + 1;
+    for (n, server, bit) in [(2, 1, 0), (2, 0, 5), (3, 2, w - 1), (3, 1, w), (3, 0, w + CLIENT_CHECK_BITS - 1)] {
+        let mut bids = random_bids(5, &[3]);
+        bids[1] = Some(u64::from(u16::MAX)); // the client changed would win
+        let sc = Scenario { bids, flip_share: Some((server, 1, bit)), ..Scenario::default() };
+        let results = run_clients::<S>(n, &sc);
+        assert_outcome(&results, &sc, &[1], &[1]);
+    }
+}
+
+fn client_with_a_wrong_view_is_refused_alone<S: PreSetup>() {
+    let sc = Scenario { bids: random_bids(5, &[0]), wrong_view: Some(2), ..Scenario::default() };
+    assert_outcome(&run_clients::<S>(3, &sc), &sc, &[2], &[2]);
+}
+
+fn client_that_is_not_present_counts_as_absent<S: PreSetup>() {
+    let mut bids = random_bids(4, &[]);
+    bids[3] = Some(u64::from(u16::MAX));
+    let sc = Scenario { bids, not_present: Some(3), ..Scenario::default() };
+    assert_outcome(&run_clients::<S>(2, &sc), &sc, &[], &[3]);
+}
+
+/// A server that runs with another message for a client than the one the client signed (what
+/// the SDK's digest exchange guarantees every server holds) aborts every honest server before
+/// any masked value is used.
+fn servers_holding_different_client_messages_abort<S: PreSetup>() {
+    let sc = Scenario { bids: random_bids(4, &[]), altered_message: Some((2, 1)), ..Scenario::default() };
+    let results = run_clients::<S>(3, &sc);
+    for (p, r) in results.iter().enumerate().filter(|&(p, _)| p != 2) {
+        match r {
+            Err(AuthGcError::ParameterMismatch { peer: 2, what: "client messages" }) => {}
+            other => panic!("server {p}: expected a client-message mismatch with server 2, got {:?}", other.as_ref().err()),
+        }
+    }
+}
+
+/// A server that flips a bit of its shares in the flight that opens the client sketches fails
+/// its MAC check there (a flipped sketch share would otherwise get an honest client refused).
+fn tampered_sketch_opening_fails_its_mac_check<S: PreSetup>() {
+    let agreement = 96; // the run's agreement heads the opening: content hash, digest, client digest
+    let hash = PreparedCircuit::new(vickrey_clients(4, WIDTH)).unwrap().source().shape().hash;
+    let edit: Edit = std::rc::Rc::new(move |to, _, m: &mut Vec<u8>| {
+        // The opening's message to party 0: the one led by the run's agreement (prepare's is
+        // shorter, or rode on F_Pre; garbled tables do not start with the circuit's hash).
+        if to == 0 && m.len() > agreement && m[..32] == hash {
+            m[agreement] ^= 1;
+        }
+    });
+    let sc = Scenario { bids: random_bids(4, &[1]), edit: Some((1, edit)), ..Scenario::default() };
+    let results = run_clients::<S>(3, &sc);
+    match &results[0] {
+        Err(e @ AuthGcError::CheatingDetected { .. }) => {
+            assert!(e.to_string().contains("party 1"), "the MAC check names the sender: {e}")
+        }
+        other => panic!("server 0: expected the opening's MAC check to fail, got {:?}", other.as_ref().map(|r| &r.1)),
+    }
+    assert!(results.iter().all(|r| r.is_err()), "every server aborts");
+}
+
+on_both_preprocessors!(
+    honest_clients_with_absent_ones,
+    server_changing_a_clients_mask_gets_it_refused,
+    client_with_a_wrong_view_is_refused_alone,
+    client_that_is_not_present_counts_as_absent,
+    servers_holding_different_client_messages_abort,
+    tampered_sketch_opening_fails_its_mac_check,
+);
+
+#[test]
+fn client_messages_round_trip_and_refuse_bad_encodings() {
+    let w = 33;
+    let mut shares = vec![vec![0u8; client_share_bytes(w)]; 3];
+    for s in &mut shares {
+        webmpc_core::random::fill(s).unwrap();
+        let last = s.len() - 1;
+        s[last] &= (1u8 << ((w + CLIENT_CHECK_BITS) % 8)) - 1;
+    }
+    let views: Vec<&[u8]> = shares.iter().map(Vec::as_slice).collect();
+    let masks = ClientMasks::combine(w, &views).unwrap();
+    let value: Vec<bool> = (0..w).map(|i| i % 3 == 0).collect();
+    let m = masks.message(&value).unwrap();
+    let bytes = m.encode();
+    assert_eq!(bytes.len(), ClientMessage::encoded_len(w));
+    assert_eq!(ClientMessage::decode(&bytes, w).unwrap(), m);
+    // Two messages for one value differ in their challenge (fresh coins each time).
+    assert_ne!(masks.message(&value).unwrap().challenge, m.challenge);
+    assert!(ClientMessage::decode(&bytes[1..], w).is_err(), "short");
+    let mut padded = bytes.clone();
+    padded[w / 8] |= 0x80; // a padding bit of x̂
+    assert!(ClientMessage::decode(&padded, w).is_err(), "nonzero padding");
+    assert!(ClientMessage::decode(&bytes, 0).is_err(), "empty value");
+    assert!(ClientMasks::combine(w, &views[..1]).is_err(), "one server's shares alone");
+    assert!(ClientMasks::combine(w, &[&shares[0], &shares[1][1..]]).is_err(), "a short share");
+    assert!(masks.message(&value[1..]).is_err(), "a value of the wrong width");
+}
+
+#[test]
+fn client_inputs_refuse_bad_arguments_before_anything_is_sent() {
+    let slots = 3;
+    let circuit = PreparedCircuit::new(vickrey_clients(slots, WIDTH)).unwrap();
+    let roles = client_roles(slots);
+    let session = random_seed();
+    let results = run_local(join_all(network(2).into_iter().map(|mem| {
+        let (circuit, roles) = (&circuit, &roles);
+        async move {
+            let (ch, fpre) = test_channels(mem, None);
+            let pre = Ideal::setup(fpre, session).await.unwrap();
+            let mut party = AuthGcParty::new(pre, ch, session, Options::default()).unwrap();
+            let mut errors = Vec::new();
+            errors.push(party.client_mask_shares(0).err());
+            errors.push(party.run(&mut circuit.source(), roles, &[], |_, _, _| {}).await.err());
+            errors.push(party.run_with_clients(&mut circuit.source(), roles, &[], &[None, None, None], |_, _, _| {}).await.err());
+            party.prepare(circuit, roles, |_, _, _| {}).await.unwrap();
+            errors.push(party.run_with_clients(&mut circuit.source(), roles, &[], &[None, None], |_, _, _| {}).await.err());
+            let short = ClientMessage { masked: vec![false; 3], challenge: vec![], view: vec![] };
+            errors.push(party.run_with_clients(&mut circuit.source(), roles, &[], &[Some(short), None, None], |_, _, _| {}).await.err());
+            // The prepared material survives the refusals: an all-absent run still works.
+            let out = party.run_with_clients(&mut circuit.source(), roles, &[], &[None, None, None], |_, _, _| {}).await;
+            (errors, out)
+        }
+    })))
+    .expect("no deadlock");
+    for (errors, out) in results {
+        for e in errors {
+            assert!(matches!(e, Some(AuthGcError::InvalidArgument(_))), "expected InvalidArgument, got {e:?}");
+        }
+        let (out, refused) = out.expect("the all-absent run");
+        assert!(refused.is_empty());
+        assert_eq!(bits_u64(out[1].as_ref().unwrap()), 0, "no bid counts");
+    }
+}
