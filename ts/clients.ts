@@ -54,7 +54,9 @@ import { callWasm } from './engine/wasm.js';
 import { ProtocolAbort, WebmpcError } from './errors.js';
 import { splitTransport } from './net/mux.js';
 import type { Transport } from './net/transport.js';
+import type { Circuit } from './circuit/builder.js';
 import { encodeValue, wireValue, type Program } from './program/program.js';
+import { CLIENT_CHECK_BITS } from './protocols/authgc.js';
 import type { FieldName, InputKind } from './program/format.js';
 import type { Outputs } from './protocols/types.js';
 import { sha256, utf8 } from './protocols/util.js';
@@ -114,9 +116,22 @@ export interface ServeOptions {
   readonly clients: ClientListener;
   /** What every client gives (one value; a k-bit integer is checked to be one). */
   readonly input: ClientInputKind;
-  /** The program for `n` accepted clients: its client inputs are client 0's, then client 1's, … */
-  readonly program: (clients: number) => Program | Promise<Program>;
-  /** This server's own inputs to the program, if it has any. */
+  /**
+   * The protocol among the servers: `'mascot'` (default) runs `program`, arithmetic secret
+   * sharing; `'authgc'` runs `circuit`, authenticated garbling, which is far cheaper for
+   * comparisons (a Vickrey auction of 1,000 bids: seconds instead of many minutes).
+   */
+  readonly protocol?: 'mascot' | 'authgc';
+  /** MASCOT: the program for `n` accepted clients: its client inputs are client 0's, then client 1's, … */
+  readonly program?: (clients: number) => Program | Promise<Program>;
+  /**
+   * authgc: the circuit for `n` accepted clients (n ≥ 2): n inputs, each `input('client', bits + 1)`
+   * with `input: { type: 'unsigned', bits }`, client 0's first: bit 0 of each is 1 when that
+   * client's input counts (0 for a client dropped or refused, whose other bits are then arbitrary),
+   * bits 1.. its value. Every output is public. `vickreyClientsCircuit` is one.
+   */
+  readonly circuit?: (clients: number) => Circuit | Promise<Circuit>;
+  /** MASCOT: this server's own inputs to the program, if it has any. */
   readonly inputs?: readonly (bigint | number)[];
   /** The input window: open for `closeAfterMs` (default 60 s) or until `count` clients joined server 0. */
   readonly window?: { readonly closeAfterMs?: number; readonly count?: number };
@@ -319,28 +334,210 @@ interface Joined {
   readonly transport: Transport;
 }
 
-/**
- * Runs a compute party of a client–server run: opens the input window, takes the accepted
- * clients' inputs, runs `program` with the other servers (MASCOT, malicious security with abort)
- * and sends every accepted client the outputs. Every server calls it with the same options
- * (sessionId, input, program, window). See the module docs for what it protects against.
- */
-export async function serve(options: ServeOptions): Promise<ServeResult> {
-  const { transport, identity, sessionId, clients, signal } = options ?? ({} as ServeOptions);
+/** A server's part of a client–server run that depends on the protocol among the servers. */
+interface ServerSide {
+  /** What the welcome tells clients besides the version. */
+  readonly welcome: Record<string, unknown>;
+  /** Bytes of a client's input message after its signature. */
+  readonly inputBytes: number;
+  /** Preprocessing for `expected` clients while the window is open. */
+  ahead(expected: number): Promise<void>;
+  /** This server's masks for each of `n` accepted clients, in slot order (secret). */
+  masks(n: number): Promise<Uint8Array[]>;
+  /**
+   * The run over the accepted clients' messages (`undefined`: a client dropped): the public
+   * outputs, the accepted slots whose inputs the run had, in slot order, and those it refused.
+   */
+  compute(messages: readonly (Uint8Array | undefined)[]): Promise<{ outputs: bigint[]; slots: number[]; refused: number[] }>;
+  /** Why a refused client was refused (for `dropped`, and told to the client). */
+  readonly refusal: { readonly dropped: string; readonly told: string };
+}
+
+type Session = Awaited<ReturnType<typeof openSession>>;
+
+/** The MASCOT side: a Beaver triple per mask, the program run with the clients' ε. */
+async function mascotSide(s: Session, options: ServeOptions, kind: ClientInputKind, expected: number): Promise<ServerSide> {
+  if (typeof options.program !== 'function') throw invalid('program must be a function of the number of accepted clients');
+  const { signal } = options;
+  const kinds = programKinds(kind);
+  const perClient = kinds.reduce((n, k) => n + masksOf(k), 0);
   // Each size's program is built once (a large one takes its builder a while on this thread).
   const built = new Map<number, Promise<Program>>();
   const program = (n: number): Promise<Program> => {
     let p = built.get(n);
-    if (!p) built.set(n, (p = Promise.resolve(options.program(n))));
+    if (!p) built.set(n, (p = Promise.resolve(options.program!(n))));
     return p;
   };
+  // The program for the expected clients: checked now, preprocessed for while the window is open.
+  const field: FieldName = (await program(Math.max(1, expected))).field;
+  let first = 0;
+  let programAhead: Promise<unknown> = Promise.resolve();
+  const me = s.party;
+  return {
+    welcome: { field, input: kind },
+    inputBytes: 16 * perClient,
+    async ahead(expected) {
+      // The masks' triples for the expected clients (the clients wait for their masks, so those
+      // come first); the program's own preprocessing runs while the accepted clients answer.
+      if (expected >= 1) await s.preprocess('mascot', { field, triples: expected * perClient, ...(signal ? { signal } : {}) });
+    },
+    async masks(n) {
+      // One triple per value each client gives; client i gets masks [first + i·m, first + (i+1)·m).
+      if (n === 0) return [];
+      const got = (await s._preprocessWithResult('mascot', { field, clientMasks: n * perClient, ...(signal ? { signal } : {}) })) as { first: number; shares: Uint8Array };
+      first = got.first;
+      const each = Array.from({ length: n }, (_, i) => got.shares.slice(i * perClient * SHARE_BYTES, (i + 1) * perClient * SHARE_BYTES));
+      got.shares.fill(0);
+      // The program's triples and bits, for every accepted client, while they answer (the run
+      // tops up whatever a smaller program after drops still lacks: nothing).
+      programAhead = (async () => s.preprocess('mascot', { program: await program(n), ...(signal ? { signal } : {}) }))();
+      programAhead.catch(() => {});
+      return each;
+    },
+    async compute(messages) {
+      await programAhead;
+      const keep = messages.flatMap((m, i) => (m ? [i] : []));
+      if (keep.length === 0) return { outputs: [], slots: [], refused: [] };
+      const p = await program(keep.length);
+      const slots = p.clientInputs();
+      if (slots.length !== keep.length * kinds.length || !slots.every((idx, k) => sameKind(p.inputKinds[idx]!, kinds[k % kinds.length]!))) {
+        throw invalid(`program(${keep.length}) must have ${keep.length * kinds.length} client inputs, ${kinds.length} per client of the kinds input says`);
+      }
+      const parts: Uint8Array[] = [];
+      for (const [place, i] of keep.entries()) {
+        const eps = messages[i]!;
+        options._cheat?.inputUsed?.(i, eps);
+        // One entry per program input of this client: the id of its first mask, the client (its
+        // place among the clients kept, which a refusal names), then its ε values.
+        let mask = first + i * perClient;
+        for (const k of kinds) {
+          const head = new Uint8Array(12);
+          const view = new DataView(head.buffer);
+          view.setBigUint64(0, BigInt(mask), true);
+          view.setUint32(8, place, true);
+          const at = (mask - first - i * perClient) * 16;
+          parts.push(head, eps.subarray(at, at + 16 * masksOf(k)));
+          mask += masksOf(k);
+        }
+      }
+      const bytes = concatBytes(parts);
+      const drop = messages.flatMap((m, i) => (m ? [] : [[first + i * perClient, perClient] as const]));
+      // A client input out of its range does not stop the run: that client is refused (its
+      // inputs count as 0, see webmpc_spdz::clients) and told so.
+      const { outputs: out, refused } = (await s.run(p, {
+        protocol: 'mascot',
+        inputs: p.encodeInputs(me, options.inputs ?? []),
+        clients: { bytes, digest: hex(await sha256(bytes)), drop },
+        ...(signal ? { signal } : {}),
+      })) as unknown as { outputs: Outputs; refused: number[] };
+      const outputs = p.decodeOutputs(out).map((v, k) => {
+        if (v === undefined) throw invalid(`program output ${k} is not public: client–server runs reveal every output to every server`);
+        return v;
+      });
+      return { outputs, slots: keep, refused: refused.map((place) => keep[place]!) };
+    },
+    refusal: { dropped: 'its input was out of range (counted as 0)', told: 'your input was out of range: it counted as 0' },
+  };
+}
+
+/**
+ * The authgc side: the circuit for the accepted clients is garbled first; each client gets this
+ * server's shares of its value's masks and sends x̂ with its check (`webmpc_authgc::online::clients`).
+ */
+async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKind, expected: number): Promise<ServerSide> {
+  if (typeof options.circuit !== 'function') throw invalid('with authgc, circuit must be a function of the number of accepted clients');
+  if (options.program !== undefined) throw invalid('with authgc give circuit, not program');
+  if (options.inputs !== undefined) throw invalid("with authgc the circuit's inputs are the clients' only (inputs is for mascot programs)");
+  if (kind.type !== 'unsigned') throw invalid("with authgc, input must be { type: 'unsigned', bits }");
+  const { signal } = options;
+  const width = kind.bits + 1; // the presence bit, then the value
+  const built = new Map<number, Promise<Circuit>>();
+  const circuit = (n: number): Promise<Circuit> => {
+    let c = built.get(n);
+    if (!c) {
+      c = Promise.resolve(options.circuit!(n)).then((got) => {
+        const inputs = got?.inputs;
+        if (!Array.isArray(inputs) || inputs.length !== n || !inputs.every((i) => i.party === -1 && i.width === width)) {
+          throw invalid(`circuit(${n}) must have ${n} inputs, each input('client', ${width}) (the presence bit, then ${kind.bits} bits)`);
+        }
+        return got;
+      });
+      built.set(n, c);
+    }
+    return c;
+  };
+  let current: Circuit | undefined;
+  const evaluator = 0;
+  return {
+    welcome: { protocol: 'authgc', input: kind },
+    inputBytes: clientMessageBytes(width),
+    async ahead(expected) {
+      // F_Pre for the expected clients' circuit while the window is open (the run tops up).
+      if (expected >= 2) await s.preprocess('authgc', { circuit: await circuit(expected), ...(signal ? { signal } : {}) });
+    },
+    async masks(n) {
+      if (n < 2) return []; // fewer than two clients: nothing to compute (the circuit needs two)
+      current = await circuit(n);
+      const shares = (await s.run(current, { protocol: 'authgc', evaluator, inputs: [], clients: { stage: 'prepare' }, ...(signal ? { signal } : {}) })) as unknown as Uint8Array;
+      const per = clientShareBytes(width);
+      const each = Array.from({ length: n }, (_, i) => shares.slice(i * per, (i + 1) * per));
+      shares.fill(0);
+      return each;
+    },
+    async compute(messages) {
+      if (!current || messages.every((m) => !m)) return { outputs: [], slots: [], refused: [] };
+      const bytes = concatBytes(messages.flatMap((m, i) => {
+        if (!m) return [Uint8Array.of(0)];
+        options._cheat?.inputUsed?.(i, m);
+        return [Uint8Array.of(1), m];
+      }));
+      const r = (await s.run(current, {
+        protocol: 'authgc',
+        evaluator,
+        inputs: [],
+        clients: { stage: 'run', bytes, digest: hex(await sha256(bytes)) },
+        ...(signal ? { signal } : {}),
+      })) as unknown as { outputs: (Uint8Array | undefined)[]; refused: number[] };
+      const outputs = r.outputs.map((v, k) => {
+        if (v === undefined) throw invalid(`circuit output ${k} is not public: client–server runs reveal every output to every server`);
+        return v.reduce((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
+      });
+      return { outputs, slots: messages.flatMap((m, i) => (m ? [i] : [])), refused: r.refused };
+    },
+    refusal: {
+      dropped: 'its input check failed (a server changed its masks, or the client its check)',
+      told: 'your input failed its check at the servers (a server may have changed your masks): it did not count',
+    },
+  };
+}
+
+/** Bytes of a server's mask shares for an authgc client value of `width` bits (Rust `client_share_bytes`). */
+function clientShareBytes(width: number): number {
+  return Math.ceil((width + CLIENT_CHECK_BITS) / 8);
+}
+
+/** Bytes of an authgc client message for a value of `width` bits (Rust `ClientMessage::encoded_len`). */
+function clientMessageBytes(width: number): number {
+  return Math.ceil(width / 8) * (1 + CLIENT_CHECK_BITS) + Math.ceil(CLIENT_CHECK_BITS / 8);
+}
+
+/**
+ * Runs a compute party of a client–server run: opens the input window, takes the accepted
+ * clients' inputs, runs the program (MASCOT) or circuit (authgc) with the other servers
+ * (malicious security with abort) and sends every accepted client the outputs. Every server calls
+ * it with the same options (sessionId, protocol, input, program or circuit, window). See the
+ * module docs for what it protects against.
+ */
+export async function serve(options: ServeOptions): Promise<ServeResult> {
+  const { transport, identity, sessionId, clients, signal } = options ?? ({} as ServeOptions);
   if (!transport || typeof transport.send !== 'function') throw invalid('serve needs the servers\' transport');
   if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) throw invalid('sessionId must be 1 to 128 characters of [A-Za-z0-9_.:-]');
   if (!clients || typeof clients.listen !== 'function') throw invalid('serve needs a ClientListener (clients)');
-  if (typeof options.program !== 'function') throw invalid('program must be a function of the number of accepted clients');
+  const protocol = options.protocol ?? 'mascot';
+  if (protocol !== 'mascot' && protocol !== 'authgc') throw invalid("protocol must be 'mascot' or 'authgc'");
+  if (protocol === 'mascot' && typeof options.program !== 'function') throw invalid('program must be a function of the number of accepted clients');
+  if (protocol === 'authgc' && typeof options.circuit !== 'function') throw invalid('with authgc, circuit must be a function of the number of accepted clients');
   const kind = checkKind(options.input);
-  const kinds = programKinds(kind);
-  const perClient = kinds.reduce((n, k) => n + masksOf(k), 0);
   const closeAfterMs = options.window?.closeAfterMs ?? 60_000;
   const count = options.window?.count;
   if (!(Number.isFinite(closeAfterMs) && closeAfterMs > 0)) throw invalid('window.closeAfterMs must be a positive number');
@@ -367,11 +564,16 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
   });
   const joined = new Map<string, Joined>();
   let windowOpen = true;
-  // The program for the expected clients: checked now, preprocessed for while the window is open.
   const expected = options.expectedClients ?? count ?? 0;
-  const probe = await program(Math.max(1, expected));
-  const field: FieldName = probe.field;
-  const welcome = () => json(WELCOME, { v: VERSION, field, input: kind });
+  let side: ServerSide;
+  try {
+    side = await (protocol === 'authgc' ? authgcSide : mascotSide)(s, options, kind, expected);
+  } catch (err) {
+    await s.close().catch(() => {});
+    await mux.close().catch(() => {});
+    throw err;
+  }
+  const welcome = () => json(WELCOME, { v: VERSION, ...side.welcome });
   let countReached: (() => void) | undefined;
   const handshakes = new Set<Promise<void>>();
 
@@ -419,13 +621,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
 
   try {
     // Preprocessing for the expected clients runs while the window is open.
-    // While the window is open: the masks' triples for the expected clients (the clients wait
-    // for their masks, so those come first); the program's own preprocessing runs while the
-    // accepted clients answer.
-    const ahead = (async () => {
-      if (expected < 1) return;
-      await s.preprocess('mascot', { field, triples: expected * perClient, ...(signal ? { signal } : {}) });
-    })();
+    const ahead = side.ahead(expected);
     ahead.catch(() => {});
 
     clients.listen((c) => {
@@ -491,15 +687,8 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     await ahead;
     lap('ahead');
 
-    // Masks: one triple per value each client gives; client i gets masks [first + i·m, first + (i+1)·m).
     const n = accepted.length;
-    let first = 0;
-    let shares: Uint8Array = new Uint8Array(0);
-    if (n > 0) {
-      const got = (await s._preprocessWithResult('mascot', { field, clientMasks: n * perClient, ...(signal ? { signal } : {}) })) as { first: number; shares: Uint8Array };
-      first = got.first;
-      shares = got.shares;
-    }
+    const masks = await side.masks(n);
     const header = (i: number) => {
       const h = new Uint8Array(8);
       new DataView(h.buffer).setUint32(0, i, true);
@@ -508,24 +697,21 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     };
     lap('masks');
     progress({ phase: 'inputs', joined: joined.size, accepted: n });
-    // The program's triples and bits, for every accepted client, while they answer (the run
-    // tops up whatever a smaller program after drops still lacks: nothing).
-    const programAhead = n > 0 ? (async () => s.preprocess('mascot', { program: await program(n), ...(signal ? { signal } : {}) }))() : Promise.resolve();
-    programAhead.catch(() => {});
     const sodium = await loadSodium();
     const received = await Promise.all(
       accepted.map(async (key, i) => {
         const t = joined.get(key)!.transport;
-        const mine = shares.slice(i * perClient * SHARE_BYTES, (i + 1) * perClient * SHARE_BYTES);
+        const mine = masks[i];
+        if (!mine) return undefined; // nothing to compute: the client hears so below
         cheat?.masks?.(i, mine);
         try {
           await t.send(1, message(MASKS, concatBytes([header(i), mine])));
           mine.fill(0);
           const m = await t.recv(1, { timeoutMs: inputTimeoutMs });
-          if (m[0] !== INPUT || m.length !== 1 + SIGNATURE_BYTES + 16 * perClient) return undefined;
+          if (m[0] !== INPUT || m.length !== 1 + SIGNATURE_BYTES + side.inputBytes) return undefined;
           const signature = m.slice(1, 1 + SIGNATURE_BYTES);
-          const eps = m.slice(1 + SIGNATURE_BYTES);
-          return { signature, eps, digest: await sha256(eps) };
+          const input = m.slice(1 + SIGNATURE_BYTES);
+          return { signature, input, digest: await sha256(input) };
         } catch {
           return undefined; // vanished or timed out: dropped below, the run goes on
         } finally {
@@ -533,9 +719,8 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
         }
       }),
     );
-    shares.fill(0);
 
-    // Every server's view of every client's ε: digests and signatures, to all the others.
+    // Every server's view of every client's input: digests and signatures, to all the others.
     const entries = received.map((r, i) => {
       if (!r) return null;
       const d = r.digest.slice();
@@ -555,16 +740,16 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       }),
     );
     const dropped: { client: string; reason: string }[] = [];
-    const keep: number[] = [];
+    const messages: (Uint8Array | undefined)[] = [];
     for (let i = 0; i < n; i++) {
       const seen = views.map((v) => v[i] ?? null);
       if (seen.some((e) => e === null)) {
-        dropped.push({ client: accepted[i]!, reason: 'did not send its input to every server in time' });
+        dropped.push({ client: accepted[i]!, reason: masks[i] ? 'did not send its input to every server in time' : 'too few clients to compute' });
         continue;
       }
       const digests = new Set(seen.map((e) => e![0]));
       if (digests.size === 1) {
-        keep.push(i);
+        messages[i] = received[i]!.input;
         continue;
       }
       // Different values: whoever's signature does not verify forwarded what the client never sent.
@@ -579,61 +764,26 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
       }
       dropped.push({ client: accepted[i]!, reason: 'sent different servers different inputs' });
     }
-    await dropAll(dropped.map((d) => d.client), 'dropped: ' + 'your input did not reach every server alike in time');
+    const tooFew = (d: { reason: string }) => d.reason === 'too few clients to compute';
+    await dropAll(dropped.filter(tooFew).map((d) => d.client), 'too few clients joined to compute');
+    await dropAll(dropped.filter((d) => !tooFew(d)).map((d) => d.client), 'dropped: ' + 'your input did not reach every server alike in time');
 
     // The run, over the clients kept (in slot order); with none left there is nothing to compute.
     lap('inputs');
-    await programAhead;
-    progress({ phase: 'computing', joined: joined.size, accepted: keep.length });
-    if (keep.length === 0) {
+    const kept = messages.filter((m) => m).length;
+    progress({ phase: 'computing', joined: joined.size, accepted: kept });
+    const { outputs, slots, refused } = await side.compute(Array.from({ length: n }, (_, i) => messages[i]));
+    if (slots.length === 0) {
       progress({ phase: 'done', joined: joined.size, accepted: 0 });
       return { outputs: [], clients: [], dropped, ms };
     }
-    const p = await program(keep.length);
-    const slots = p.clientInputs();
-    if (slots.length !== keep.length * kinds.length || !slots.every((idx, k) => sameKind(p.inputKinds[idx]!, kinds[k % kinds.length]!))) {
-      throw invalid(`program(${keep.length}) must have ${keep.length * kinds.length} client inputs, ${kinds.length} per client of the kinds input says`);
-    }
-    const parts: Uint8Array[] = [];
-    for (const [place, i] of keep.entries()) {
-      const eps = received[i]!.eps;
-      cheat?.inputUsed?.(i, eps);
-      // One entry per program input of this client: the id of its first mask, the client (its
-      // place among the clients kept, which a refusal names), then its ε values.
-      let mask = first + i * perClient;
-      for (const k of kinds) {
-        const head = new Uint8Array(12);
-        const view = new DataView(head.buffer);
-        view.setBigUint64(0, BigInt(mask), true);
-        view.setUint32(8, place, true);
-        const at = (mask - first - i * perClient) * 16;
-        parts.push(head, eps.subarray(at, at + 16 * masksOf(k)));
-        mask += masksOf(k);
-      }
-    }
-    const bytes = concatBytes(parts);
-    const drop = dropped.map((d) => [first + accepted.indexOf(d.client) * perClient, perClient] as const);
-    const mine = options.inputs ?? [];
-    // A client input out of its range does not stop the run: that client is refused (its
-    // inputs count as 0, see webmpc_spdz::clients) and told so.
-    const { outputs: out, refused } = (await s.run(p, {
-      protocol: 'mascot',
-      inputs: p.encodeInputs(me, mine),
-      clients: { bytes, digest: hex(await sha256(bytes)), drop },
-      ...(signal ? { signal } : {}),
-    })) as unknown as { outputs: Outputs; refused: number[] };
     const refusedSet = new Set(refused);
-    const outOfRange = keep.filter((_, k) => refusedSet.has(k));
-    for (const i of outOfRange) dropped.push({ client: accepted[i]!, reason: 'its input was out of range (counted as 0)' });
-    await dropAll(outOfRange.map((i) => accepted[i]!), 'your input was out of range: it counted as 0');
-    const served = keep.filter((_, k) => !refusedSet.has(k));
-    const outputs = p.decodeOutputs(out).map((v, k) => {
-      if (v === undefined) throw invalid(`program output ${k} is not public: client–server runs reveal every output to every server`);
-      return v;
-    });
+    for (const i of refused) dropped.push({ client: accepted[i]!, reason: side.refusal.dropped });
+    await dropAll(refused.map((i) => accepted[i]!), side.refusal.told);
+    const served = slots.filter((i) => !refusedSet.has(i));
 
     lap('compute');
-    progress({ phase: 'output', joined: joined.size, accepted: keep.length });
+    progress({ phase: 'output', joined: joined.size, accepted: slots.length });
     const sent = outputs.map(String);
     cheat?.result?.(sent);
     await Promise.all(
@@ -645,7 +795,8 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     );
     lap('output');
     progress({ phase: 'done', joined: joined.size, accepted: served.length });
-    return { outputs, clients: keep.map((i) => accepted[i]!), dropped, ms };
+    // authgc keeps every accepted slot (a dropped client's counts as absent); MASCOT the kept ones.
+    return { outputs, clients: (protocol === 'authgc' ? accepted.map((_, i) => i) : slots).map((i) => accepted[i]!), dropped, ms };
   } catch (err) {
     windowOpen = false;
     // The other servers learn why first: aborting a sub-channel aborts the transport with this
@@ -659,6 +810,56 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     await s.close().catch(() => {});
     await mux.close().catch(() => {});
   }
+}
+
+/** A client's input ready to be masked: the bytes of each server's masks, and the masking. */
+interface ClientValue {
+  readonly maskBytes: number;
+  /** The message to send every server, from every server's masks (checks them where it can). */
+  mask(shares: Uint8Array[]): Uint8Array;
+}
+
+/** MASCOT: one ε per mask; the client checks each triple (`webmpc_spdz::clients`). */
+function mascotWire(kind: ClientInputKind, field: FieldName, input: bigint | number): ClientValue {
+  const kinds = programKinds(kind);
+  const values = valuesOf(kind, field, input);
+  const wire = new Uint8Array(16 * kinds.length);
+  kinds.forEach((k, i) => wireValue(k, values[i]!, wire, 16 * i));
+  const perClient = kinds.reduce((n, k) => n + masksOf(k), 0);
+  const kindBytes = Uint8Array.from(kinds.flatMap((k) => [k.type === 'field' ? 0 : k.type === 'unsigned' ? 1 : 2, k.type === 'field' ? 0 : k.bits]));
+  return {
+    maskBytes: perClient * SHARE_BYTES,
+    mask(shares) {
+      const eps = callWasm((w) => w.clientMaskedInputs(field, kindBytes, wire, shares) as Uint8Array);
+      wire.fill(0);
+      return eps;
+    },
+  };
+}
+
+/**
+ * authgc: the value with its presence bit (x·2 + 1, `bits + 1` bits), masked with a fresh check
+ * (`webmpc_authgc::online::clients`: the servers test the masks this client saw).
+ */
+function authgcValue(kind: { readonly bits: number }, input: bigint | number): ClientValue {
+  const width = kind.bits + 1;
+  let x: bigint;
+  try {
+    x = BigInt(input);
+  } catch {
+    throw invalid('input must be an integer');
+  }
+  if (x < 0n || x >= 1n << BigInt(kind.bits)) throw invalid(`input must be an unsigned ${kind.bits}-bit integer (0 to 2^${kind.bits} − 1)`);
+  const v = (x << 1n) | 1n;
+  const bytes = Uint8Array.from({ length: Math.ceil(width / 8) }, (_, i) => Number((v >> BigInt(8 * (Math.ceil(width / 8) - 1 - i))) & 0xffn));
+  return {
+    maskBytes: clientShareBytes(width),
+    mask(shares) {
+      const m = callWasm((w) => w.authgcClientMessage(width, shares, bytes) as Uint8Array);
+      bytes.fill(0);
+      return m;
+    },
+  };
 }
 
 /**
@@ -698,25 +899,27 @@ export async function submit(options: SubmitOptions): Promise<SubmitResult> {
         await links[j]!.send(0, json(JOIN, { v: VERSION }));
       }),
     );
-    const welcomes = await Promise.all(servers.map(async (_, j) => parse(await recv(j, 'welcome'), WELCOME, 'welcome') as { field?: unknown; input?: unknown }));
+    const welcomes = await Promise.all(
+      servers.map(async (_, j) => parse(await recv(j, 'welcome'), WELCOME, 'welcome') as { field?: unknown; protocol?: unknown; input?: unknown }),
+    );
     const w0 = welcomes[0]!;
-    if (w0.field !== 'prime' && w0.field !== 'binary') throw malformed('welcome', 0);
+    const authgc = w0.protocol === 'authgc';
+    if (!authgc && w0.field !== 'prime' && w0.field !== 'binary') throw malformed('welcome', 0);
     const kind = checkKind(w0.input);
-    const field = w0.field;
+    if (authgc && kind.type !== 'unsigned') throw malformed('welcome', 0);
     welcomes.forEach((w, j) => {
-      if (w.field !== field || !sameKind(checkKind(w.input), kind)) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: servers 0 and ${j} ask for different inputs`);
+      if (w.protocol !== w0.protocol || w.field !== w0.field || !sameKind(checkKind(w.input), kind)) {
+        throw new ProtocolAbort('CHEATING_DETECTED', `client–server: servers 0 and ${j} ask for different inputs`);
+      }
     });
-    const kinds = programKinds(kind);
-    const values = valuesOf(kind, field, options.input);
-    const wire = new Uint8Array(16 * kinds.length);
-    kinds.forEach((k, i) => wireValue(k, values[i]!, wire, 16 * i));
-    const perClient = kinds.reduce((n, k) => n + masksOf(k), 0);
+    // The input, checked before anything of it is sent.
+    const prepared = authgc ? authgcValue(kind as { bits: number }, options.input) : mascotWire(kind, w0.field as FieldName, options.input);
     // Every server took this client: it waits for the window to close.
     progress({ phase: 'window' });
 
     const masks = await Promise.all(servers.map(async (_, j) => {
       const m = await recv(j, 'masks');
-      if (m[0] !== MASKS || m.length !== 9 + perClient * SHARE_BYTES) throw malformed('masks', j);
+      if (m[0] !== MASKS || m.length !== 9 + prepared.maskBytes) throw malformed('masks', j);
       const view = new DataView(m.buffer, m.byteOffset + 1, 8);
       return { index: view.getUint32(0, true), clients: view.getUint32(4, true), shares: m.slice(9) };
     }));
@@ -726,9 +929,7 @@ export async function submit(options: SubmitOptions): Promise<SubmitResult> {
       // (Which of the two deviated the client cannot tell.)
       if (m.index !== index || m.clients !== clients || index >= clients) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: servers 0 and ${j} disagree on this client's slot`);
     });
-    const kindBytes = Uint8Array.from(kinds.flatMap((k) => [k.type === 'field' ? 0 : k.type === 'unsigned' ? 1 : 2, k.type === 'field' ? 0 : k.bits]));
-    const eps = callWasm((w) => w.clientMaskedInputs(field, kindBytes, wire, masks.map((m) => m.shares)) as Uint8Array);
-    wire.fill(0);
+    const eps = prepared.mask(masks.map((m) => m.shares));
     for (const m of masks) m.shares.fill(0);
     const sodium = await loadSodium();
     // A client cancelled before its input left sends nothing (the servers drop it).

@@ -514,6 +514,10 @@ export class Session {
     const source = inWorker && module.computes === 'circuit' ? await this.#prepareInWorker(target) : target;
     const make = () => this.#jobOf(module, source, options, roles);
     const job = run === undefined ? make() : this.#named(run, make);
+    // A circuit's client inputs (owner −1) come only through serve, with authgc's client stages.
+    if (job.kind === 'circuit' && job.owners.includes(-1) && module.name !== 'authgc') {
+      throw invalid(`protocol '${module.name}' takes no client inputs: a circuit with client inputs runs through serve() with authgc`);
+    }
     module.check?.(job, env);
     return { module, inWorker, job, source };
   }

@@ -91,7 +91,8 @@ function constantRefs(value: Constant, width: number): number[] {
 /** One input value as declared: who supplies it and how many bits it has. */
 export interface CircuitInput {
   /**
-   * The party that supplies this value. Not part of the wire format (nor of the content hash):
+   * The party that supplies this value, or −1 for an external client's (`input('client', …)`,
+   * which `serve` supplies with `authgc`). Not part of the wire format (nor of the content hash):
    * it travels beside it, and `Session.run` takes each input's owner from here.
    */
   readonly party: number;
@@ -112,18 +113,21 @@ export class CircuitBuilder {
   /**
    * Declares the next input value: `width` bits supplied by `party`. Inputs occupy the circuit's
    * first wires in declaration order, so declare them in the order the protocol expects.
+   * `'client'`: an external client's value in a client–server run (`serve` with `authgc`): its
+   * bit 0 is 1 when the client's input counts and 0 for a client that gave none or was refused
+   * (whose other bits are then arbitrary, so the circuit must ignore them).
    */
-  input(party: number, width: number): UInt {
+  input(party: number | 'client', width: number): UInt {
     return new UInt(this, this.#inputRefs(party, width));
   }
 
   /** Like {@link input}, read as a two's-complement signed integer. */
-  inputSigned(party: number, width: number): SInt {
+  inputSigned(party: number | 'client', width: number): SInt {
     return new SInt(this, this.#inputRefs(party, width));
   }
 
   /** A one-bit input. */
-  inputBit(party: number): Bit {
+  inputBit(party: number | 'client'): Bit {
     return new Bit(this, this.#inputRefs(party, 1)[0]!);
   }
 
@@ -132,8 +136,10 @@ export class CircuitBuilder {
     return this.#inputs.map(({ party, width }) => ({ party, width }));
   }
 
-  #inputRefs(party: number, width: number): number[] {
-    if (!Number.isInteger(party) || party < 0) throw invalid('party must be a non-negative integer');
+  #inputRefs(who: number | 'client', width: number): number[] {
+    // 'client': an external client's value (owner −1), which only `serve` supplies (authgc).
+    const party = who === 'client' ? -1 : who;
+    if (who !== 'client' && (!Number.isInteger(party) || party < 0)) throw invalid("party must be a non-negative integer or 'client'");
     checkWidth(width, 'input width');
     const firstNode = this.#nodes;
     const last = this.#inputs[this.#inputs.length - 1];

@@ -44,7 +44,8 @@ export class PreparedCircuit {
 
   /**
    * Decodes and validates `binary` (prefer {@link prepareCircuit}, which accepts every source).
-   * `owners`, if given, must name a party (a non-negative integer) for each input value.
+   * `owners`, if given, must name a party (a non-negative integer) or −1 (a client) for each
+   * input value.
    * @param validated Internal: the shape and hash an engine worker found when it decoded and
    *   validated `binary` there; then nothing is decoded on this thread until a Wasm handle is
    *   needed here (plaintext evaluation, sizes).
@@ -65,7 +66,7 @@ export class PreparedCircuit {
     this.gates = shape.gates;
     this.hash = shape.hash;
     if (owners !== undefined) {
-      if (owners.length !== this.inputWidths.length || !owners.every((p) => Number.isSafeInteger(p) && p >= 0)) {
+      if (owners.length !== this.inputWidths.length || !owners.every((p) => Number.isSafeInteger(p) && p >= -1)) {
         raw?.free();
         RAW.delete(this);
         throw new WebmpcError(

@@ -63,6 +63,9 @@ import { pieces } from './yao2pc.js';
 type RawAuthGc = import('../wasm-gen/webmpc.js').AuthGcSession;
 type RawPrepared = import('../wasm-gen/webmpc.js').PreparedCircuit;
 
+/** Check masks per client value (the Rust `CLIENT_CHECK_BITS`): a server that changes a client's masks passes with probability 2^-40. */
+export const CLIENT_CHECK_BITS = 40;
+
 /** The default statistical security parameter: a cheater escapes a check with probability ≈ 2^-40. */
 export const AUTHGC_DEFAULT_RHO = 40;
 
@@ -82,7 +85,31 @@ export interface AuthGcRoleOptions {
   evaluator?: number;
   /** Statistical security parameter ρ, 40 to 128 (default 40); one setup per ρ and session. */
   rho?: number;
+  /** @internal The client inputs of a circuit with client inputs (`serve` gives them). */
+  clients?: AuthGcClientStage;
 }
+
+/**
+ * @internal The two runs `serve` (`ts/clients.ts`) makes of a circuit with client inputs
+ * (owner −1; see `webmpc_authgc::online::clients`): `prepare` garbles it and resolves with this
+ * server's mask shares for every client value (`client_share_bytes(width)` bytes each, in circuit
+ * order), then `run` takes, per client value, a flag byte (1: that client's message follows, 0:
+ * none) and resolves with `{ outputs, refused }` (refused: positions among the client values).
+ */
+export type AuthGcClientStage =
+  | { readonly stage: 'prepare' }
+  | {
+      readonly stage: 'run';
+      readonly bytes: Uint8Array;
+      /** SHA-256 of `bytes` (hex): what the servers agree on (the bytes stay this party's own). */
+      readonly digest: string;
+    };
+
+/** The client messages ride beside the agreed roles under a symbol key (see localOptions). */
+const CLIENT_BYTES: unique symbol = Symbol('webmpc.authgc.clients');
+
+/** Owner of a client input value on the Wasm side. */
+const CLIENT_OWNER = 0xffffffff;
 
 /**
  * Function-independent preprocessing for `authgc` (`Session.preprocess('authgc', …)`): pools AND
@@ -111,7 +138,7 @@ export interface AuthGcState {
 export interface AuthGcTypes {
   readonly computes: 'circuit';
   readonly roleOptions: AuthGcRoleOptions;
-  readonly roles: { readonly evaluator: number; readonly rho: number };
+  readonly roles: AuthGcRoles;
   readonly preprocessOptions: AuthGcPreprocessOptions;
   readonly preprocessParams: { readonly andGates: number; readonly masks: number; readonly rho: number };
   readonly state: AuthGcState;
@@ -127,12 +154,36 @@ function rhoOf(rho: unknown): number {
   return r as number;
 }
 
-function roles(options: AuthGcRoleOptions, env: PartyEnv): AuthGcTypes['roles'] {
+/** The roles the parties agree on. */
+type AuthGcRoles = {
+  readonly evaluator: number;
+  readonly rho: number;
+  readonly clients?: { readonly stage: 'prepare' } | { readonly stage: 'run'; readonly digest: string };
+};
+type WithClientBytes = AuthGcRoles & { readonly [CLIENT_BYTES]?: Uint8Array };
+
+function roles(options: AuthGcRoleOptions, env: PartyEnv): AuthGcRoles {
   const evaluator = options.evaluator ?? 0;
   if (!Number.isInteger(evaluator) || evaluator < 0 || evaluator >= env.parties) {
     throw invalid(`evaluator must be a party index in [0, ${env.parties})`);
   }
-  return { evaluator, rho: rhoOf(options.rho) };
+  const base = { evaluator, rho: rhoOf(options.rho) };
+  const c = options.clients;
+  if (c === undefined) return base;
+  if (c?.stage === 'prepare') return { ...base, clients: { stage: 'prepare' } };
+  if (c?.stage === 'run' && c.bytes instanceof Uint8Array && typeof c.digest === 'string' && /^[0-9a-f]{64}$/.test(c.digest)) {
+    const agreed: WithClientBytes = { ...base, clients: { stage: 'run', digest: c.digest }, [CLIENT_BYTES]: c.bytes };
+    return agreed;
+  }
+  throw invalid('authgc: clients must be { stage: "prepare" } or { stage: "run", bytes, digest } as serve makes them');
+}
+
+/** Circuits with client inputs run only through serve's two stages, prepared in full. */
+function check(job: CircuitJob<AuthGcRoles>): void {
+  const hasClients = job.owners.includes(-1);
+  if (hasClients && job.roles.clients === undefined) throw invalid('authgc: the circuit has client inputs: compute parties run it through serve()');
+  if (!hasClients && job.roles.clients !== undefined) throw invalid('authgc: clients given, but the circuit has no client inputs');
+  if (hasClients && !(job.circuit instanceof PreparedCircuit)) throw invalid('authgc: a circuit with client inputs cannot be streamed');
 }
 
 const LIMIT = 2 ** 30;
@@ -257,22 +308,33 @@ async function preprocessInstance(ictx: InstanceContext, args: unknown): Promise
 async function run(ctx: ProtocolContext<AuthGcState>, job: CircuitJob<AuthGcTypes['roles']>): Promise<Outputs> {
   const { evaluator, rho } = job.roles;
   const raw = await setup(ctx, rho);
-  const owners = Uint32Array.from(job.owners);
+  const owners = Uint32Array.from(job.owners, (p) => (p === -1 ? CLIENT_OWNER : p));
   const outputs = recipientMasks(job.outputs, ctx.parties);
   const inputs = [...job.inputs];
   const progress = (phase: string, done: number, total: number) => ctx.progress(phase, done, total);
   const { circuit } = job;
+  const clients = job.roles.clients;
   if (circuit instanceof PreparedCircuit) {
     const handle = preparedHandle(circuit) as RawPrepared;
     const andGates = callWasm((w) => w.authgcAndGates(handle));
-    if (andGates <= PHASED_MAX_AND_GATES) {
+    if (clients?.stage === 'run') {
+      const bytes = (job.roles as WithClientBytes)[CLIENT_BYTES];
+      if (!bytes) throw invalid('authgc: the client messages did not reach the engine');
+      // (`serve` reads this shape; only it can run a circuit with client inputs.)
+      return ctx.call(() => raw.runWithClients(handle, evaluator, owners, outputs, inputs, bytes, progress) as Promise<Outputs>);
+    }
+    if (clients || andGates <= PHASED_MAX_AND_GATES) {
+      if (clients && andGates > PHASED_MAX_AND_GATES) throw invalid(`authgc: a circuit with client inputs has at most ${PHASED_MAX_AND_GATES} AND gates (it is garbled in full before the clients give their inputs)`);
       if (ctx.instances) {
-        // What prepare would draw from the primary's F_Pre, shared out over the instances first.
+        // What prepare would draw from the primary's F_Pre, shared out over the instances first:
+        // a mask per AND gate and input bit, and CLIENT_CHECK_BITS per client value.
         const inputBits = job.shape.inputWidths.reduce((a, b) => a + b, 0);
+        const checks = CLIENT_CHECK_BITS * job.owners.filter((p) => p === -1).length;
         const pooled = raw.pooled() as { triples: number; masks: number };
-        await generate(ctx, raw, rho, Math.max(0, andGates - pooled.triples), Math.max(0, andGates + inputBits - pooled.masks));
+        await generate(ctx, raw, rho, Math.max(0, andGates - pooled.triples), Math.max(0, andGates + inputBits + checks - pooled.masks));
       }
       await ctx.call(() => raw.prepare(handle, evaluator, owners, outputs, progress) as Promise<void>);
+      if (clients) return (await ctx.call(async () => raw.clientMaskShares(owners))) as unknown as Outputs; // (read by `serve`)
     }
     return ctx.call(() => raw.run(handle, evaluator, owners, outputs, inputs, progress) as Promise<Outputs>);
   }
@@ -307,8 +369,19 @@ export const authgc: ProtocolModule<AuthGcTypes> = {
     'some honest parties with their outputs and others with an abort.',
   computes: 'circuit',
   parties: { min: 2, max: MAX_PARTIES },
-  roleOptions: ['evaluator', 'rho'],
+  roleOptions: ['evaluator', 'rho', 'clients'],
   roles,
+  localOptions: {
+    // The client messages go to the engine worker beside the agreed roles (only their digest is
+    // compared): a symbol key would not survive the structured clone.
+    send(roles: object): unknown {
+      return (roles as WithClientBytes)[CLIENT_BYTES];
+    },
+    async receive(roles: object, local: unknown): Promise<object> {
+      return local instanceof Uint8Array ? { ...roles, [CLIENT_BYTES]: local } : roles;
+    },
+  },
+  check,
   run,
   preprocess: {
     options: ['andGates', 'masks', 'circuit', 'runs', 'rho'],

@@ -31,7 +31,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use webmpc_authgc::fpre::RealPreprocessor;
 use webmpc_authgc::online::{
-    AuthGcParty, GateSource, Options, Outputs, Recipients, Roles, Shape, SharedChannel, MAX_PARTIES,
+    AuthGcParty, ClientMasks, ClientMessage, GateSource, Options, Outputs, Recipients, Roles, Shape, SharedChannel, CLIENT,
+    MAX_PARTIES,
 };
 use webmpc_authgc::{check_rho, AuthGcError, Phase, DEFAULT_RHO};
 use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits};
@@ -206,6 +207,32 @@ fn session_bytes(bytes: &[u8]) -> Result<[u8; 32], JsValue> {
     bytes.try_into().map_err(|_| invalid("the session id must be 32 bytes"))
 }
 
+/// A client's message for one client input value of `width` bits (`online::clients`): combines
+/// every server's mask shares (`shares`, one `Uint8Array` per server, any order) and masks
+/// `value` (big-endian bytes, ceil(width / 8), bit 0 the presence bit) with a fresh challenge
+/// from the platform CSPRNG. Returns the encoded message (public: it is sent to every server).
+#[wasm_bindgen(js_name = authgcClientMessage)]
+pub fn authgc_client_message(width: u32, shares: Array, value: &[u8]) -> Result<Uint8Array, JsValue> {
+    let width = width as usize;
+    if value.len() != width.div_ceil(8) {
+        return Err(invalid(format!("a {width}-bit client value takes {} bytes", width.div_ceil(8))));
+    }
+    let mut copies = Vec::with_capacity(shares.length() as usize);
+    for v in shares.iter() {
+        let bytes: Uint8Array = v.dyn_into().map_err(|_| invalid("each server's shares must be a Uint8Array"))?;
+        copies.push(bytes.to_vec());
+    }
+    let views: Vec<&[u8]> = copies.iter().map(Vec::as_slice).collect();
+    let mut bits = bits_from_bytes_be(value, width as u32);
+    let r = ClientMasks::combine(width, &views).and_then(|m| m.message(&bits));
+    bits.iter_mut().for_each(|b| *b = false);
+    for c in copies.iter_mut() {
+        c.iter_mut().for_each(|b| *b = 0);
+    }
+    let m = r.map_err(|e| authgc_error(&e, None, Phase::Online))?;
+    Ok(Uint8Array::from(m.encode().as_slice()))
+}
+
 /// One party of an authenticated-garbling session.
 #[wasm_bindgen(js_name = AuthGcSession)]
 pub struct AuthGcSession {
@@ -354,11 +381,12 @@ fn roles(shape: &Shape, parties: usize, evaluator: u32, owners: &[u32], outputs:
     }
     let roles = Roles {
         evaluator: evaluator as usize,
-        owners: owners.iter().map(|&p| p as usize).collect(),
+        // 0xffffffff: an external client's input (`online::clients`).
+        owners: owners.iter().map(|&p| if p == u32::MAX { CLIENT } else { p as usize }).collect(),
         outputs: outputs.iter().map(|&m| if m == u32::MAX { Recipients::ALL } else { Recipients::from_mask(u64::from(m)) }).collect(),
     };
-    if roles.evaluator >= parties || roles.owners.iter().any(|&p| p >= parties) {
-        return Err(invalid("the evaluator and every owner must be a party of the session"));
+    if roles.evaluator >= parties || roles.owners.iter().any(|&p| p >= parties && p != CLIENT) {
+        return Err(invalid("the evaluator and every owner must be a party of the session (or a client)"));
     }
     if roles.outputs.iter().any(|r| r.mask(parties) == 0) {
         return Err(invalid("every output needs a recipient among the parties"));
@@ -588,6 +616,82 @@ impl AuthGcSession {
         Ok(with_party(&self.inner, Phase::Online, move |mut p| async move {
             let mut source = prepared.source();
             let r = p.run(&mut source, &roles, &values, reporter(progress)).await.map(|o| outputs_to_js(&o));
+            (p, r)
+        }))
+    }
+
+    /// This party's shares of every client input value's masks in the prepared circuit
+    /// (`online::clients`), concatenated in circuit order: `client_share_bytes(width)` bytes per
+    /// client value. Secret: each client's part goes to that client alone, over its secure
+    /// channel. Fails with `BUSY` while a call runs, `INVALID_ARGUMENT` before `prepare`.
+    #[wasm_bindgen(js_name = clientMaskShares)]
+    pub fn client_mask_shares(&self, owners: &[u32]) -> Result<Uint8Array, JsValue> {
+        let slot = self.inner.borrow();
+        let p = slot.as_ref().ok_or_else(crate::ot::busy)?;
+        let mut all = Vec::new();
+        for (v, _) in owners.iter().enumerate().filter(|(_, &o)| o == u32::MAX) {
+            let mut mine = p.client_mask_shares(v).map_err(|e| authgc_error(&e, None, Phase::Dependent))?;
+            all.extend_from_slice(&mine);
+            mine.iter_mut().for_each(|b| *b = 0);
+        }
+        let out = Uint8Array::from(all.as_slice());
+        all.iter_mut().for_each(|b| *b = 0);
+        Ok(out)
+    }
+
+    /// [`run`](Self::run) of a prepared circuit with client inputs: `clients` holds, per client
+    /// input value in circuit order, a flag byte (1: the client's message follows, of
+    /// `ClientMessage::encoded_len(width)` bytes; 0: the client gave none). Resolves to
+    /// `{ outputs, refused }`: the outputs as `run` gives them and the positions (among the client
+    /// values) of the clients refused.
+    #[wasm_bindgen(js_name = runWithClients)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_with_clients(
+        &self,
+        circuit: &JsPreparedCircuit,
+        evaluator: u32,
+        owners: &[u32],
+        outputs: &[u32],
+        inputs: Array,
+        clients: &[u8],
+        progress: Option<Function>,
+    ) -> Result<Promise, JsValue> {
+        let prepared = circuit.0.clone();
+        let shape = prepared.source().shape().clone();
+        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
+        let values = input_bits(&shape, &roles, self.party, &inputs)?;
+        let widths = roles.owners.iter().zip(&shape.inputs).filter(|(&o, _)| o == CLIENT).map(|(_, &w)| w as usize);
+        let mut messages = Vec::new();
+        let mut at = 0usize;
+        for w in widths {
+            let flag = *clients.get(at).ok_or_else(|| invalid("the client messages are truncated"))?;
+            at += 1;
+            match flag {
+                0 => messages.push(None),
+                1 => {
+                    let len = ClientMessage::encoded_len(w);
+                    let bytes = clients.get(at..at + len).ok_or_else(|| invalid("the client messages are truncated"))?;
+                    messages.push(Some(ClientMessage::decode(bytes, w).map_err(|e| authgc_error(&e, None, Phase::Online))?));
+                    at += len;
+                }
+                _ => return Err(invalid("a client message flag must be 0 or 1")),
+            }
+        }
+        if at != clients.len() {
+            return Err(invalid("the client messages are longer than the circuit's client inputs"));
+        }
+        Ok(with_party(&self.inner, Phase::Online, move |mut p| async move {
+            let mut source = prepared.source();
+            let r = p.run_with_clients(&mut source, &roles, &values, &messages, reporter(progress)).await.map(|(o, refused)| {
+                let obj = Object::new();
+                let _ = Reflect::set(&obj, &"outputs".into(), &outputs_to_js(&o));
+                let list = Array::new();
+                for k in refused {
+                    list.push(&(k as f64).into());
+                }
+                let _ = Reflect::set(&obj, &"refused".into(), &list);
+                JsValue::from(obj)
+            });
             (p, r)
         }))
     }
