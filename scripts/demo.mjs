@@ -9,7 +9,8 @@
 //   npm run demo -- 10 250 250         fixed bids (one per bidder; their count sets the bidders)
 //   npm run demo -- --servers 3 --bidders 1000
 //                                      the auction at scale: 3 compute parties (`webmpc serve`
-//                                      processes, MASCOT among them) and 1,000 scripted client
+//                                      processes, authgc among them; --engine mascot for
+//                                      MASCOT) and 1,000 scripted client
 //                                      bidders that only give their bids (`submit`);
 //                                      --page-bidders K serves the web app and waits for K
 //                                      browser bidders too (the link is printed)
@@ -435,7 +436,13 @@ function report(results, bids, t0, reference, phaseLabel) {
 async function serversDemo(options) {
   const { serversAuction } = await import(pathToFileURL(join(ROOT, 'scripts/lib/servers-demo.mjs')).href);
   const bids = options.bids.map(BigInt);
-  out(`Sealed-bid second-price auction at scale: ${options.servers} compute parties (webmpc serve, MASCOT), ${bids.length} client bidders (Node, submit), 32-bit bids`);
+  // The servers' protocol: authgc (the default: seconds for a thousand bids) or mascot.
+  const protocol = options.engine ?? 'authgc';
+  if (protocol !== 'authgc' && protocol !== 'mascot') {
+    process.stderr.write(`demo: --servers runs engine authgc or mascot, not "${protocol}"\n${USAGE}\n`);
+    return 2;
+  }
+  out(`Sealed-bid second-price auction at scale: ${options.servers} compute parties (webmpc serve, ${protocol}), ${bids.length} client bidders (Node, submit), 32-bit bids`);
   // With --page-bidders, the app is served and the window waits for that many pages to join.
   let web;
   if (options.pageBidders > 0) {
@@ -448,6 +455,7 @@ async function serversDemo(options) {
       root: ROOT,
       servers: options.servers,
       bids,
+      protocol,
       host: options.host,
       timeoutS: options.timeoutS,
       extraClients: options.pageBidders,

@@ -1,7 +1,8 @@
 /**
- * Client–server MPC: a few compute parties ("servers", 2 or more) run MASCOT among themselves on
- * inputs that many clients give them. A client never runs preprocessing: it secret-shares its
- * input to the servers and gets the public result back.
+ * Client–server MPC: a few compute parties ("servers", 2 or more) run MASCOT (a `program`) or
+ * authgc (a `circuit`, `protocol: 'authgc'`) among themselves on inputs that many clients give
+ * them. A client never runs preprocessing: it secret-shares its input to the servers and gets the
+ * public result back.
  *
  * ```ts
  * // each compute party (Node process or page), over the servers' mesh transport:
@@ -28,6 +29,15 @@
  * The client sends every server ε = x − a, signed with its identity key; the servers set
  * [[x]] = [[a]] + ε. The Rust side is `webmpc_spdz::clients`.
  *
+ * **Input protocol with authgc** (`webmpc_authgc::online::clients`, which has the argument): the
+ * servers garble the circuit for the accepted clients first; each gives a client its share bits of
+ * that client's input masks λ and of 40 check masks μ; the client sends every server x̂ = x ⊕ λ
+ * (with the presence bit set), a random 40-row test R it draws only after it has every server's
+ * shares, and its view R·λ ⊕ μ, signed. The servers open R·λ ⊕ μ among themselves under MACs; a
+ * client whose view differs is refused (`CLIENT_REFUSED`): a server that changed its shares
+ * passes the test with probability 2^-40, so it can get a client refused but never change its
+ * input. A dropped or refused client's presence bit is 0 (the circuit ignores its value).
+ *
  * **Who is accepted.** Server 0 closes the input window (at its deadline or count) and names the
  * clients it has; the others answer with those they have too, and the clients every server has
  * are accepted. After the inputs, the servers exchange each client's ε digest and signature: a
@@ -38,13 +48,14 @@
  *
  * **What it protects against.** Clients' inputs stay private while at least one server is honest;
  * any number of servers may be malicious, and can only make the run abort (MASCOT: every opened
- * value MAC-checked). The outputs are public: each server sends them to every accepted client,
- * and the client accepts only if every server sent the same (a server sending a wrong result is
- * `CHEATING_DETECTED` at the client). A malicious client can only choose its own input: integer
- * inputs are input bit by bit and every bit is checked (b² = b) inside the run; **today an
- * out-of-range value from a client running modified code aborts the whole run**
- * (`MAC_CHECK_FAILED`) instead of only dropping that client, and an honest client's `submit`
- * refuses an out-of-range value before sending anything. Servers are authenticated to clients by
+ * value MAC-checked; authgc: WRK17 with abort) or get a client refused (it learns so). The outputs
+ * are public: each server sends them to every accepted client, and the client accepts only if
+ * every server sent the same (a server sending a wrong result is `CHEATING_DETECTED` at the
+ * client). A malicious client can only choose its own input. With MASCOT integer inputs are input
+ * bit by bit and every bit is checked (b² = b) inside the run: a client running modified code
+ * that inputs a value out of range is refused, its input counted as 0. With authgc a client value
+ * is a fixed number of bits, so it cannot be out of range. An honest client's `submit` refuses an
+ * out-of-range value before sending anything. Servers are authenticated to clients by
  * pinned key, clients to servers by their identity key (libsodium, `ts/secure`), and every
  * message is encrypted. Not protected: a malicious server 0 can leave clients out of the accepted
  * set (they learn it: `CLIENT_REFUSED`), and any server can make the run abort.
@@ -169,8 +180,9 @@ export interface ServeResult {
   readonly outputs: bigint[];
   /**
    * The public keys (hex) of the clients whose slots the run had, in slot order (client i's input
-   * is the program's i-th); those refused for an out-of-range input are in `dropped` too (their
-   * inputs counted as 0).
+   * is the program's, or the circuit's, i-th); those refused are in `dropped` too (MASCOT: an
+   * out-of-range input, counted as 0; authgc: a failed check, presence bit 0). With authgc every
+   * accepted client has a slot (a dropped client's presence bit is 0).
    */
   readonly clients: string[];
   /** Clients dropped after acceptance, with why. */
@@ -199,8 +211,8 @@ export interface SubmitOptions {
   readonly timeoutMs?: number;
   readonly onProgress?: (p: ClientServerProgress) => void;
   readonly signal?: AbortSignal;
-  /** @internal Tests: a client that sends server `j` a different ε. */
-  readonly _cheat?: { input?(server: number, eps: Uint8Array): void };
+  /** @internal Tests: a client that sends server `j` a different input message, or signature. */
+  readonly _cheat?: { input?(server: number, eps: Uint8Array): void; signature?(server: number, signature: Uint8Array): void };
 }
 
 /** What {@link submit} resolves with. */
@@ -211,6 +223,12 @@ export interface SubmitResult {
   readonly index: number;
   /** How many clients were accepted. */
   readonly clients: number;
+  /**
+   * How many clients' inputs the outputs are over (every server said the same). Check it if it
+   * matters: any one server can leave clients out (they are told, the others are not), and
+   * outputs over few inputs say more about each of them.
+   */
+  readonly counted: number;
 }
 
 // Messages between a client and a server: one type byte, then the payload.
@@ -218,7 +236,7 @@ const JOIN = 1; // client → server: JSON { v }
 const WELCOME = 2; // server → client: JSON { field, input }
 const MASKS = 3; // server → client: index u32 LE ‖ accepted u32 LE ‖ a‖b‖c shares (48 bytes per mask)
 const INPUT = 4; // client → server: signature (64) ‖ ε (16 bytes per mask)
-const RESULT = 5; // server → client: JSON { outputs: decimal strings }
+const RESULT = 5; // server → client: JSON { outputs: decimal strings, counted }
 const DROPPED = 6; // server → client: JSON { reason }
 
 const VERSION = 1;
@@ -340,6 +358,8 @@ interface ServerSide {
   readonly welcome: Record<string, unknown>;
   /** Bytes of a client's input message after its signature. */
   readonly inputBytes: number;
+  /** Whether a client's input message (of `inputBytes`) decodes for the run. */
+  wellFormed(input: Uint8Array): boolean;
   /** Preprocessing for `expected` clients while the window is open. */
   ahead(expected: number): Promise<void>;
   /** This server's masks for each of `n` accepted clients, in slot order (secret). */
@@ -376,6 +396,7 @@ async function mascotSide(s: Session, options: ServeOptions, kind: ClientInputKi
   return {
     welcome: { field, input: kind },
     inputBytes: 16 * perClient,
+    wellFormed: (eps) => field === 'binary' || canonicalPrime(eps),
     async ahead(expected) {
       // The masks' triples for the expected clients (the clients wait for their masks, so those
       // come first); the program's own preprocessing runs while the accepted clients answer.
@@ -471,9 +492,13 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
   return {
     welcome: { protocol: 'authgc', input: kind },
     inputBytes: clientMessageBytes(width),
+    wellFormed: (m) => clientMessagePadding(width, m),
     async ahead(expected) {
-      // F_Pre for the expected clients' circuit while the window is open (the run tops up).
-      if (expected >= 2) await s.preprocess('authgc', { circuit: await circuit(expected), ...(signal ? { signal } : {}) });
+      // F_Pre for the expected clients' circuit and their check masks while the window is open
+      // (prepare tops up whatever more clients need).
+      if (expected < 2) return;
+      await s.preprocess('authgc', { circuit: await circuit(expected), ...(signal ? { signal } : {}) });
+      await s.preprocess('authgc', { andGates: 0, masks: CLIENT_CHECK_BITS * expected, ...(signal ? { signal } : {}) });
     },
     async masks(n) {
       if (n < 2) return []; // fewer than two clients: nothing to compute (the circuit needs two)
@@ -509,6 +534,34 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
       told: 'your input failed its check at the servers (a server may have changed your masks): it did not count',
     },
   };
+}
+
+/** The prime of MASCOT's 'prime' field: 2^128 − 173 (the Rust `Fp`). */
+const PRIME = (1n << 128n) - 173n;
+
+/** Whether every 16-byte little-endian value of `eps` is a canonical element of F_p (< p). */
+function canonicalPrime(eps: Uint8Array): boolean {
+  for (let at = 0; at < eps.length; at += 16) {
+    let v = 0n;
+    for (let k = 15; k >= 0; k--) v = (v << 8n) | BigInt(eps[at + k]!);
+    if (v >= PRIME) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether an authgc client message for a `width`-bit value has zero padding bits (the Rust
+ * `ClientMessage::decode` refuses any other): x̂ and each of the test's rows are `width` bits
+ * packed in ceil(width / 8) bytes, the view CLIENT_CHECK_BITS bits.
+ */
+function clientMessagePadding(width: number, m: Uint8Array): boolean {
+  const row = Math.ceil(width / 8);
+  const spare = row * 8 - width;
+  if (spare > 0) {
+    for (let k = 0; k <= CLIENT_CHECK_BITS; k++) if (m[row * (k + 1) - 1]! >> (8 - spare) !== 0) return false;
+  }
+  const viewSpare = Math.ceil(CLIENT_CHECK_BITS / 8) * 8 - CLIENT_CHECK_BITS;
+  return viewSpare === 0 || m[m.length - 1]! >> (8 - viewSpare) === 0;
 }
 
 /** Bytes of a server's mask shares for an authgc client value of `width` bits (Rust `client_share_bytes`). */
@@ -704,18 +757,25 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
         const mine = masks[i];
         if (!mine) return undefined; // nothing to compute: the client hears so below
         cheat?.masks?.(i, mine);
+        const sent = message(MASKS, concatBytes([header(i), mine]));
         try {
-          await t.send(1, message(MASKS, concatBytes([header(i), mine])));
-          mine.fill(0);
+          await t.send(1, sent);
           const m = await t.recv(1, { timeoutMs: inputTimeoutMs });
           if (m[0] !== INPUT || m.length !== 1 + SIGNATURE_BYTES + side.inputBytes) return undefined;
           const signature = m.slice(1, 1 + SIGNATURE_BYTES);
           const input = m.slice(1 + SIGNATURE_BYTES);
-          return { signature, input, digest: await sha256(input) };
+          const digest = await sha256(input);
+          // Checked on receipt, so that what is kept is the client's own and usable: an input
+          // without the client's signature, or one the run could not decode, counts as not sent
+          // (the client is dropped; it can neither abort the run nor have a server blamed).
+          if (!sodium.crypto_sign_verify_detached(signature, signedMessage(sessionId, digest), sodium.from_hex(key))) return undefined;
+          if (!side.wellFormed(input)) return undefined;
+          return { signature, input, digest };
         } catch {
           return undefined; // vanished or timed out: dropped below, the run goes on
         } finally {
           mine.fill(0);
+          sent.fill(0);
         }
       }),
     );
@@ -789,7 +849,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     await Promise.all(
       served.map(async (i) => {
         const t = joined.get(accepted[i]!)!.transport;
-        await t.send(1, json(RESULT, { outputs: sent })).catch(() => {});
+        await t.send(1, json(RESULT, { outputs: sent, counted: served.length })).catch(() => {});
         await t.close().catch(() => {});
       }),
     );
@@ -863,9 +923,11 @@ function authgcValue(kind: { readonly bits: number }, input: bigint | number): C
 }
 
 /**
- * Gives one input to a client–server run and resolves with its public outputs. The client checks
- * its masks (a server that sent inconsistent shares is `CHEATING_DETECTED`) and that every server
- * sent the same outputs; `CLIENT_REFUSED` if the servers did not take its input.
+ * Gives one input to a client–server run and resolves with its public outputs. With MASCOT the
+ * client checks its masks (a server that sent inconsistent shares is `CHEATING_DETECTED`); with
+ * authgc the servers check them for it, under MACs, against a test it draws (a server that changed
+ * them gets it refused: `CLIENT_REFUSED`). It accepts the outputs only if every server sent the
+ * same; `CLIENT_REFUSED` if the servers did not take its input.
  */
 export async function submit(options: SubmitOptions): Promise<SubmitResult> {
   const { servers, sessionId, signal } = options ?? ({} as SubmitOptions);
@@ -921,7 +983,9 @@ export async function submit(options: SubmitOptions): Promise<SubmitResult> {
       const m = await recv(j, 'masks');
       if (m[0] !== MASKS || m.length !== 9 + prepared.maskBytes) throw malformed('masks', j);
       const view = new DataView(m.buffer, m.byteOffset + 1, 8);
-      return { index: view.getUint32(0, true), clients: view.getUint32(4, true), shares: m.slice(9) };
+      const got = { index: view.getUint32(0, true), clients: view.getUint32(4, true), shares: m.slice(9) };
+      m.fill(0);
+      return got;
     }));
     progress({ phase: 'masks' });
     const { index, clients } = masks[0]!;
@@ -939,19 +1003,21 @@ export async function submit(options: SubmitOptions): Promise<SubmitResult> {
         const mine = eps.slice();
         options._cheat?.input?.(j, mine);
         const signature = sodium.crypto_sign_detached(signedMessage(sessionId, await sha256(mine)), identity.secretKey);
+        options._cheat?.signature?.(j, signature);
         await links[j]!.send(0, message(INPUT, concatBytes([signature, mine])));
       }),
     );
     progress({ phase: 'inputs' });
-    const results = await Promise.all(servers.map(async (_, j) => parse(await recv(j, 'result'), RESULT, 'result') as { outputs?: unknown }));
-    const first = JSON.stringify(results[0]!.outputs);
+    const results = await Promise.all(servers.map(async (_, j) => parse(await recv(j, 'result'), RESULT, 'result') as { outputs?: unknown; counted?: unknown }));
+    const first = JSON.stringify([results[0]!.outputs, results[0]!.counted]);
     results.forEach((r, j) => {
-      if (JSON.stringify(r.outputs) !== first) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: servers 0 and ${j} sent different outputs`);
+      if (JSON.stringify([r.outputs, r.counted]) !== first) throw new ProtocolAbort('CHEATING_DETECTED', `client–server: servers 0 and ${j} sent different outputs`);
     });
-    const outs = results[0]!.outputs;
+    const { outputs: outs, counted } = results[0]!;
     if (!Array.isArray(outs) || !outs.every((o) => typeof o === 'string' && /^-?[0-9]{1,40}$/.test(o))) throw malformed('result', 0);
+    if (!Number.isSafeInteger(counted) || (counted as number) < 1 || (counted as number) > clients) throw malformed('result', 0);
     progress({ phase: 'done' });
-    return { outputs: (outs as string[]).map((o) => BigInt(o)), index, clients };
+    return { outputs: (outs as string[]).map((o) => BigInt(o)), index, clients, counted: counted as number };
   } finally {
     await Promise.all(links.map((t) => t?.close().catch(() => {})));
   }

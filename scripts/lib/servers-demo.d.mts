@@ -23,6 +23,7 @@ export function serversAuction(options: {
   bits?: number;
   host?: string;
   timeoutS?: number;
+  protocol?: 'mascot' | 'authgc';
   program?: 'vickrey' | 'sum';
   method?: 'bitwise' | 'tournament';
   cliClients?: number;

@@ -1,5 +1,5 @@
 // The auction at scale (`npm run demo -- --servers 3 --bidders 1000`): S compute parties, each a
-// `webmpc serve` process (MASCOT among them over WebSockets, pinned keys), and N scripted client
+// `webmpc serve` process (authgc or MASCOT among them over WebSockets, pinned keys), and N scripted client
 // bidders in this process, each giving its bid with `submit` over WebSockets to every server.
 // Shared by the demo and the `clients` bench.
 import { spawn, spawnSync } from 'node:child_process';
@@ -47,7 +47,7 @@ function counted(t, tally) {
  * (undefined where it failed, with `errors`), servers: each server's --json result, ms: {...} }.
  * Every process is stopped on return or failure.
  */
-export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, program = 'vickrey', method = 'bitwise', cliClients = 0, extraClients = 0, onListening = () => {}, say = () => {} }) {
+export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, protocol = 'mascot', program = 'vickrey', method = 'bitwise', cliClients = 0, extraClients = 0, onListening = () => {}, say = () => {} }) {
   const bin = join(root, 'bin', 'webmpc.js');
   const dir = mkdtempSync(join(tmpdir(), 'webmpc-servers-'));
   const children = [];
@@ -77,7 +77,7 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
       // Every bidder here shares this machine's two cores with the servers, which preprocess the
       // program while the inputs come in: 120 ms per bidder for the inputs (a bidder on its own
       // machine answers in milliseconds; 30 ms per bidder dropped 862 of 1,000, 2026-11-27).
-      args.push('--program', program, '--method', method, '--bits', String(bits), '--count', String(bids.length + extraClients), '--window-ms', String(timeoutS * 1000), '--input-timeout', String(Math.max(60_000, 120 * bids.length)), '--timeout', String(timeoutS * 1000), '--json');
+      args.push('--protocol', protocol, '--program', program, '--method', method, '--bits', String(bits), '--count', String(bids.length + extraClients), '--window-ms', String(timeoutS * 1000), '--input-timeout', String(Math.max(60_000, 120 * bids.length)), '--timeout', String(timeoutS * 1000), '--json');
       // A server's main thread also builds the program (about a second for 1,000 bids) and runs
       // every client's handshake: the servers count each other as gone only after 20 s of silence.
       args.push('--peer-timeout', '20000');

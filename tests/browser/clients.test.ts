@@ -122,7 +122,7 @@ describe.skipIf(skipBrowserTests())('client–server MPC with Chromium clients',
 // --page-bidders K` prints joins an auction that `webmpc serve` processes run, places its bid
 // through the app's form and shows the result the scripted bidders got.
 describe.skipIf(skipBrowserTests())("the auction app's servers mode (Chromium page + webmpc serve processes)", () => {
-  it('a page joins 3 compute parties and 2 scripted bidders through the link and shows the same winner and price', async () => {
+  it('a page joins 3 compute parties (authgc among them, the demo default) and 2 scripted bidders through the link and shows the same winner and price', async () => {
     const { execFile } = await import('node:child_process');
     const { join } = await import('node:path');
     const { ROOT } = await import('../helpers.js');
@@ -142,6 +142,7 @@ describe.skipIf(skipBrowserTests())("the auction app's servers mode (Chromium pa
         root: ROOT,
         servers: 3,
         bids: [1000n, 3000n],
+        protocol: 'authgc',
         timeoutS: 240,
         extraClients: 1,
         onListening: ({ urls, keys, session }) => {

@@ -43,6 +43,7 @@ describe('serve / submit with authgc: results', () => {
       expect(want[1]).toBe(200n);
       for (const c of clients) {
         expect(c.clients).toBe(bids.length);
+        expect(c.counted).toBe(bids.length);
         expect(c.outputs).toEqual(want);
       }
       for (const r of results) {
@@ -138,6 +139,34 @@ describe('serve / submit with authgc: deviating parties', () => {
     expect((await failure(liar)).code).toBe('CLIENT_REFUSED');
     for (const c of await Promise.all(honest)) expect(c.outputs[1]).toBe(1n);
     for (const r of await run) expect(served(r).dropped.map((x) => x.reason)).toEqual(['sent different servers different inputs']);
+  });
+
+  it('a client that sends one server an unsigned input, or every server one the run could not decode, is dropped alone: no abort, no server blamed', async () => {
+    for (const [name, cheat] of [
+      // Another message with a signature that does not verify, to server 1 only: without the
+      // check on receipt the servers' digests would differ and the honest server 1 would be
+      // named a forger (CHEATING_DETECTED, the run aborted).
+      [
+        'unsigned',
+        {
+          input: (server: number, m: Uint8Array) => void (server === 1 && (m[0]! ^= 2)),
+          signature: (server: number, sig: Uint8Array) => void (server === 1 && (sig[0]! ^= 1)),
+        },
+      ],
+      // A padding bit of x̂ set (a 9-bit value in 2 bytes), alike for every server and signed.
+      ['padding', { input: (_server: number, m: Uint8Array) => void (m[1]! |= 0x80) }],
+    ] as const) {
+      const d = await deploy(3);
+      const run = d.serve(options(`bad-${name}`, 3));
+      const honest = [d.submit({ sessionId: `bad-${name}`, input: 1n }), d.submit({ sessionId: `bad-${name}`, input: 2n })];
+      const bad = d.submit({ sessionId: `bad-${name}`, input: 200n, _cheat: cheat });
+      expect((await failure(bad)).code, name).toBe('CLIENT_REFUSED');
+      for (const c of await Promise.all(honest)) {
+        expect(c.outputs[1]).toBe(1n);
+        expect(c.counted).toBe(2);
+      }
+      for (const r of await run) expect(served(r).dropped.map((x) => x.reason)).toEqual(['did not send its input to every server in time']);
+    }
   });
 
   it("a server that runs with another message than its client's: the honest servers abort before any output (PARAMETER_MISMATCH)", async () => {

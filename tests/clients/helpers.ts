@@ -35,7 +35,7 @@ export interface Deployment {
   /** `each(j)`: server j's own extra options (the internal `_cheat` among them). */
   serve(options: Omit<ServeOptions, 'transport' | 'identity' | 'clients'>, each?: (server: number) => Record<string, unknown>): Promise<PromiseSettledResult<ServeResult>[]>;
   /** One client's submit (`_cheat`, internal, makes it deviate). */
-  submit(options: Omit<SubmitOptions, 'servers'> & { _cheat?: { input?(server: number, eps: Uint8Array): void } }): Promise<SubmitResult>;
+  submit(options: Omit<SubmitOptions, 'servers'> & { _cheat?: { input?(server: number, eps: Uint8Array): void; signature?(server: number, signature: Uint8Array): void } }): Promise<SubmitResult>;
 }
 
 export async function deploy(servers: number): Promise<Deployment> {

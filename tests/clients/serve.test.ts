@@ -165,6 +165,16 @@ describe('serve / submit: deviating parties', () => {
     }
   });
 
+  it('a client whose masked values are not canonical field elements (alike for every server, signed) is dropped alone: the run goes on', async () => {
+    const d = await deploy(2);
+    const run = d.serve({ sessionId: 'non-canonical', input, program: sums(2), window: { count: 3, closeAfterMs: 30_000 } });
+    const honest = [d.submit({ sessionId: 'non-canonical', input: 1n }), d.submit({ sessionId: 'non-canonical', input: 2n })];
+    const bad = d.submit({ sessionId: 'non-canonical', input: 4n, _cheat: { input: (_server, eps) => void eps.fill(0xff, 0, 16) } });
+    expect((await failure(bad)).code).toBe('CLIENT_REFUSED');
+    for (const c of await Promise.all(honest)) expect(c.outputs).toEqual([3n, 2n]);
+    for (const r of await run) expect((r as PromiseFulfilledResult<{ dropped: { reason: string }[] }>).value.dropped.map((x) => x.reason)).toEqual(['did not send its input to every server in time']);
+  });
+
   it('a server that forwards a digest its client never signed is caught by the honest servers (CHEATING_DETECTED naming it, at one of them at least)', async () => {
     const d = await deploy(3);
     const run = d.serve(

@@ -214,8 +214,12 @@ fn session_bytes(bytes: &[u8]) -> Result<[u8; 32], JsValue> {
 #[wasm_bindgen(js_name = authgcClientMessage)]
 pub fn authgc_client_message(width: u32, shares: Array, value: &[u8]) -> Result<Uint8Array, JsValue> {
     let width = width as usize;
-    if value.len() != width.div_ceil(8) {
+    if width == 0 || value.len() != width.div_ceil(8) {
         return Err(invalid(format!("a {width}-bit client value takes {} bytes", width.div_ceil(8))));
+    }
+    // Big-endian: the first byte holds the top bits; any beyond `width` would be dropped silently.
+    if width % 8 != 0 && value[0] >> (width % 8) != 0 {
+        return Err(invalid(format!("the client value has more than {width} bits")));
     }
     let mut copies = Vec::with_capacity(shares.length() as usize);
     for v in shares.iter() {

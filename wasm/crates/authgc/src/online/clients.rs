@@ -38,9 +38,11 @@
 //! x ⊕ δ. The server fixes δ and ε before R exists (the client draws R only after it has every
 //! server's shares). The client's view is then v = R·λ ⊕ μ ⊕ (R·δ ⊕ ε), while the MAC-checked
 //! opening gives R·λ ⊕ μ; for δ ≠ 0, R·δ is uniform over σ bits, so the two agree with
-//! probability 2^-σ and the client is refused otherwise. Changing x̂, R or v on the way is the
-//! client's signature's business (step 3); opening anything else than R·λ ⊕ μ fails the MAC
-//! check (abort). What the corrupt servers can do: make the run abort (always), or make the
+//! probability 2^-σ and the client is refused otherwise. Changing x̂, R or v on the way is not
+//! possible over the client's authenticated channel to each server, and a server that runs with
+//! another message than the others aborts the run at the agreement (step 3; the client's
+//! signature is the evidence the servers show one another); opening anything else than R·λ ⊕ μ
+//! fails the MAC check (abort). What the corrupt servers can do: make the run abort (always), or make the
 //! client be refused (it learns so from the outcome) — never make the circuit take another value
 //! for it.
 //!
@@ -50,6 +52,17 @@
 //! shares of λ and μ are uniform and never revealed, so x̂ is a one-time pad of x and μ pads
 //! R·λ. A refused client's λ is never opened except bit 0, its presence bit, which it sets to 1
 //! whatever its input. The client learns λ and μ, its own pad.
+//!
+//! **The circuit must gate a client's value by its presence bit, for privacy too.** A refused
+//! client's other bits enter the circuit as λ_i (x̂ set to 0), and λ_i = x̂_i ⊕ x_i ⊕ δ_i with x̂_i
+//! public and δ_i known to the server that changed them: its input, up to a known offset. The
+//! same holds for a client whose message some server saw but the run dropped. A circuit that lets
+//! those bits reach an output when the presence bit is 0 leaks them; one that ANDs every bit with
+//! the presence bit (w ANDs per client) does not.
+//!
+//! **What the outputs say about each input.** Any one server can leave chosen clients out (refused
+//! or dropped: they learn it, the others do not), so the outputs may be over fewer inputs than the
+//! clients expect; the SDK tells every client how many inputs counted.
 //!
 //! # What a client can do
 //!
@@ -71,7 +84,7 @@ pub const CLIENT: PartyId = usize::MAX;
 /// σ, the test's rows: a server that changes a client's mask passes with probability 2^-σ.
 pub const CLIENT_CHECK_BITS: usize = 40;
 
-/// Most bits one client value may have (its message is at most σ·w/8 + … bytes: 20 KiB at this
+/// Most bits one client value may have (its message is (σ + 1)·w/8 + σ/8 bytes: 20,997 at this
 /// bound).
 pub const MAX_CLIENT_VALUE_BITS: usize = 4096;
 
@@ -167,17 +180,18 @@ impl ClientMasks {
         if shares.len() < 2 {
             return Err(invalid("a client needs the mask shares of every server (two at least)"));
         }
-        let mut all = vec![false; width + CLIENT_CHECK_BITS];
+        // Built in place, so that a refusal half-way wipes what was combined (Drop).
+        let mut masks = ClientMasks { lambda: vec![false; width], mu: vec![false; CLIENT_CHECK_BITS] };
         for (s, bytes) in shares.iter().enumerate() {
-            let bits = unpack_bits(bytes, all.len())
+            let mut bits = unpack_bits(bytes, width + CLIENT_CHECK_BITS)
                 .filter(|_| bytes.len() == client_share_bytes(width))
                 .ok_or_else(|| invalid(format!("server {s}'s mask shares do not decode for a {width}-bit value")))?;
-            for (a, b) in all.iter_mut().zip(bits) {
+            for (a, b) in masks.lambda.iter_mut().chain(masks.mu.iter_mut()).zip(&bits) {
                 *a ^= b;
             }
+            bits.iter_mut().for_each(|b| *b = false);
         }
-        let mu = all.split_off(width);
-        Ok(ClientMasks { lambda: all, mu })
+        Ok(masks)
     }
 
     /// The message that gives `value` (w bits; bit 0 is the presence bit and must be 1 for the

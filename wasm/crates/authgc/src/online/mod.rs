@@ -879,6 +879,9 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// passes before anything else of that peer's message is looked at. Sending the mask shares
     /// before the check passes reveals nothing that is ever used: on a mismatch the run ends here
     /// (before any masked input moves), and a run's prepared masks are never used by another.
+    /// With clients, the same flight opens the sketches (uniform, μ pads them) and the presence
+    /// masks of clients this party holds no message for: those reveal a presence bit at most, which
+    /// an honest client sets to 1 whatever its input.
     #[allow(clippy::too_many_arguments)]
     async fn process_inputs(
         &self,
