@@ -497,8 +497,13 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
       // F_Pre for the expected clients' circuit and their check masks while the window is open
       // (prepare tops up whatever more clients need).
       if (expected < 2) return;
-      await s.preprocess('authgc', { circuit: await circuit(expected), ...(signal ? { signal } : {}) });
-      await s.preprocess('authgc', { andGates: 0, masks: CLIENT_CHECK_BITS * expected, ...(signal ? { signal } : {}) });
+      const c = await circuit(expected);
+      // At most AHEAD_AND_GATES triples: a larger circuit draws the rest as it runs, so the pools
+      // (and the servers' memory) stay bounded however many clients come.
+      const andGates = Math.min(c.andCount, AHEAD_AND_GATES);
+      const inputBits = c.inputs.reduce((a, i) => a + i.width, 0);
+      const masks = andGates + inputBits + CLIENT_CHECK_BITS * expected;
+      await s.preprocess('authgc', { andGates, masks, ...(signal ? { signal } : {}) });
     },
     async masks(n) {
       if (n < 2) return []; // fewer than two clients: nothing to compute (the circuit needs two)
@@ -563,6 +568,12 @@ function clientMessagePadding(width: number, m: Uint8Array): boolean {
   const viewSpare = Math.ceil(CLIENT_CHECK_BITS / 8) * 8 - CLIENT_CHECK_BITS;
   return viewSpare === 0 || m[m.length - 1]! >> (8 - viewSpare) === 0;
 }
+
+/**
+ * Most AND triples an authgc server makes while the window is open: what a 1,000-client Vickrey
+ * auction of 32-bit bids needs (202,000) fits; past it the run makes the rest in batches.
+ */
+const AHEAD_AND_GATES = 1 << 18;
 
 /** Bytes of a server's mask shares for an authgc client value of `width` bits (Rust `client_share_bytes`). */
 function clientShareBytes(width: number): number {

@@ -35,7 +35,7 @@ describe('authgc in the protocol registry', () => {
   it('is malicious-secure with abort, for 2 to 32 parties, and says that aborts need not be unanimous', () => {
     const m = protocols.authgc;
     expect(m).toMatchObject({ name: 'authgc', security: 'malicious (abort)', computes: 'circuit', parties: { min: 2, max: 32 } });
-    expect(m.roleOptions).toEqual(['evaluator', 'rho']);
+    expect(m.roleOptions).toEqual(['evaluator', 'rho', 'clients']);
     expect(m.protects).toMatch(/n − 1/);
     expect(m.protects).toMatch(/need not be unanimous/);
     expect(m.preprocess?.options).toEqual(expect.arrayContaining(['andGates', 'masks', 'circuit', 'runs']));

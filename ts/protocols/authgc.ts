@@ -323,8 +323,13 @@ async function run(ctx: ProtocolContext<AuthGcState>, job: CircuitJob<AuthGcType
       // (`serve` reads this shape; only it can run a circuit with client inputs.)
       return ctx.call(() => raw.runWithClients(handle, evaluator, owners, outputs, inputs, bytes, progress) as Promise<Outputs>);
     }
+    if (clients && andGates > PHASED_MAX_AND_GATES) {
+      // Too large to garble whole before the clients answer: only the input masks are reserved
+      // now (the clients need theirs); the run garbles and evaluates chunk by chunk.
+      await ctx.call(() => raw.reserveInputs(handle, evaluator, owners, outputs) as Promise<void>);
+      return (await ctx.call(async () => raw.clientMaskShares(owners))) as unknown as Outputs; // (read by `serve`)
+    }
     if (clients || andGates <= PHASED_MAX_AND_GATES) {
-      if (clients && andGates > PHASED_MAX_AND_GATES) throw invalid(`authgc: a circuit with client inputs has at most ${PHASED_MAX_AND_GATES} AND gates (it is garbled in full before the clients give their inputs)`);
       if (ctx.instances) {
         // What prepare would draw from the primary's F_Pre, shared out over the instances first:
         // a mask per AND gate and input bit, and CLIENT_CHECK_BITS per client value.

@@ -36,6 +36,9 @@ struct Scenario {
     altered_message: Option<(PartyId, usize)>,
     /// Server s edits its online messages.
     edit: Option<(PartyId, Edit)>,
+    /// The servers reserve the inputs (`reserve_inputs`) instead of preparing the circuit, and
+    /// garble it in chunks of this many gates during the run.
+    reserve: Option<usize>,
 }
 
 type ServerResult = Result<(Outputs, Vec<usize>), AuthGcError>;
@@ -67,8 +70,12 @@ fn run_clients<S: PreSetup>(n: usize, sc: &Scenario) -> Vec<ServerResult> {
         Box::pin(async move {
             let (ch, fpre) = test_channels(mem, edit);
             let pre = S::setup(fpre, seed).await?;
-            let mut party = AuthGcParty::new(pre, ch, session, Options::default())?;
-            party.prepare(circuit, roles, |_, _, _| {}).await?;
+            let options = sc.reserve.map_or_else(Options::default, |chunk_gates| Options { chunk_gates, ..Options::default() });
+            let mut party = AuthGcParty::new(pre, ch, session, options)?;
+            match sc.reserve {
+                None => party.prepare(circuit, roles, |_, _, _| {}).await?,
+                Some(_) => party.reserve_inputs(circuit.source().shape(), roles).await?,
+            }
             let mut shares = (0..slots).map(|k| party.client_mask_shares(k)).collect::<Result<Vec<_>, _>>()?;
             if let Some((_, k, bit)) = sc.flip_share.filter(|f| f.0 == p) {
                 shares[k][bit / 8] ^= 1 << (bit % 8);
@@ -173,6 +180,27 @@ fn server_changing_a_clients_mask_gets_it_refused<S: PreSetup>() {
     }
 }
 
+/// Inputs reserved instead of a prepared circuit: the run garbles and evaluates chunk by chunk
+/// (small chunks here), with the same client checks.
+fn clients_through_reserved_inputs<S: PreSetup>() {
+    for n in [2, 3] {
+        let sc = Scenario { bids: random_bids(6, &[4]), reserve: Some(50), ..Scenario::default() };
+        assert_outcome(&run_clients::<S>(n, &sc), &sc, &[], &[]);
+    }
+    let mut bids = random_bids(4, &[]);
+    bids[2] = Some(u64::from(u16::MAX));
+    let sc = Scenario { bids, flip_share: Some((1, 2, 3)), reserve: Some(64), ..Scenario::default() };
+    assert_outcome(&run_clients::<S>(3, &sc), &sc, &[2], &[2]);
+    let sc = Scenario { bids: random_bids(4, &[]), altered_message: Some((0, 3)), reserve: Some(64), ..Scenario::default() };
+    for (p, r) in run_clients::<S>(2, &sc).iter().enumerate().filter(|&(p, _)| p != 0) {
+        assert!(
+            matches!(r, Err(AuthGcError::ParameterMismatch { peer: 0, what: "client messages" })),
+            "server {p}: expected a client-message mismatch, got {:?}",
+            r.as_ref().err()
+        );
+    }
+}
+
 fn client_with_a_wrong_view_is_refused_alone<S: PreSetup>() {
     let sc = Scenario { bids: random_bids(5, &[0]), wrong_view: Some(2), ..Scenario::default() };
     assert_outcome(&run_clients::<S>(3, &sc), &sc, &[2], &[2]);
@@ -224,6 +252,7 @@ fn tampered_sketch_opening_fails_its_mac_check<S: PreSetup>() {
 
 on_both_preprocessors!(
     honest_clients_with_absent_ones,
+    clients_through_reserved_inputs,
     server_changing_a_clients_mask_gets_it_refused,
     client_with_a_wrong_view_is_refused_alone,
     client_that_is_not_present_counts_as_absent,

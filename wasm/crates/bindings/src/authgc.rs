@@ -600,6 +600,20 @@ impl AuthGcSession {
         }))
     }
 
+    /// Reserves the masks of `circuit`'s input wires (and its client values' check masks) for its
+    /// next run without garbling it: that run garbles and evaluates chunk by chunk, in memory
+    /// bounded by a chunk (for circuits with client inputs too large to `prepare`).
+    #[wasm_bindgen(js_name = reserveInputs)]
+    pub fn reserve_inputs(&self, circuit: &JsPreparedCircuit, evaluator: u32, owners: &[u32], outputs: &[u32]) -> Result<Promise, JsValue> {
+        let prepared = circuit.0.clone();
+        let shape = prepared.source().shape().clone();
+        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
+        Ok(with_party(&self.inner, Phase::Dependent, move |mut p| async move {
+            let r = p.reserve_inputs(&shape, &roles).await.map(|_| JsValue::UNDEFINED);
+            (p, r)
+        }))
+    }
+
     /// Runs `circuit` with this party's `inputs` (its input values in circuit order, big-endian
     /// bytes, ceil(width / 8) each). After a matching `prepare` only the online phase runs.
     /// Resolves to one entry per output value: big-endian bytes, or `undefined` when the value

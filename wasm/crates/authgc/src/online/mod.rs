@@ -283,20 +283,29 @@ pub struct RunStats {
 pub trait Progress: FnMut(Phase, u64, u64) {}
 impl<F: FnMut(Phase, u64, u64)> Progress for F {}
 
-/// The function-dependent material of a prepared circuit.
+/// What a circuit's next run has ready: its input wires' masks (and a garbler's zero-labels) and
+/// the client check masks from [`AuthGcParty::prepare`] or [`AuthGcParty::reserve_inputs`], and
+/// with `prepare` the whole garbled circuit.
 struct Prepared {
     hash: [u8; 32],
     roles: Roles,
-    /// The run whose tweaks the tables were garbled under.
-    run: u64,
     inputs: Ends,
-    outputs: Ends,
-    /// The evaluator's per-chunk material (empty for garblers).
-    chunks: Vec<ChunkMaterial>,
     /// [`CLIENT_CHECK_BITS`] masks μ per client input value, in circuit order ([`clients`]).
     client_checks: AuthShares,
     /// The circuit's input widths.
     input_widths: Vec<u32>,
+    /// The garbled circuit (`prepare`); `None` after `reserve_inputs`, whose run garbles and
+    /// evaluates chunk by chunk.
+    garbled: Option<Garbled>,
+}
+
+/// The function-dependent material of a prepared circuit.
+struct Garbled {
+    /// The run whose tweaks the tables were garbled under.
+    run: u64,
+    outputs: Ends,
+    /// The evaluator's per-chunk material (empty for garblers).
+    chunks: Vec<ChunkMaterial>,
 }
 
 /// Mask views (and a garbler's zero-labels) of the input or output wires, with whether each
@@ -349,6 +358,8 @@ pub struct AuthGcParty<P, C> {
 const MODE_PREPARE: u8 = 0;
 const MODE_PHASED: u8 = 1;
 const MODE_INTERLEAVED: u8 = 2;
+const MODE_RESERVE: u8 = 3;
+const MODE_RESERVED: u8 = 4;
 
 /// Checks peer j's agreement (the circuit's content hash, then a digest of everything else)
 /// against this party's; the mismatch names what differs.
@@ -764,33 +775,45 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// The wire state at the start of garbling: masks from the pool for the input wires and, for
     /// a garbler, fresh zero-labels. Returns it with a copy of the inputs' ends.
     async fn begin(&mut self, shape: &Shape, evaluator: PartyId, upcoming: u64) -> Result<(WireState, Ends), AuthGcError> {
-        let (me, n) = (self.party(), self.parties());
+        let ends = self.input_ends(shape, evaluator, upcoming).await?;
+        Ok((self.state_from(shape, &ends), ends))
+    }
+
+    /// Masks from the pool for the input wires and, for a garbler, fresh zero-labels for them.
+    async fn input_ends(&mut self, shape: &Shape, evaluator: PartyId, upcoming: u64) -> Result<Ends, AuthGcError> {
         let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
-        let wires = shape.wires as usize;
-        let input_masks = self.take_shares(input_bits, upcoming).await?;
+        let masks = self.take_shares(input_bits, upcoming).await?;
+        let mut zero = Vec::new();
+        if self.party() != evaluator {
+            zero = vec![Block::ZERO; input_bits];
+            self.labels.fill_blocks(&mut zero);
+        }
+        // Input wires' labels come from each garbler itself.
+        Ok(Ends { masks, zero, single_source: vec![true; input_bits] })
+    }
+
+    /// The wire state at the start of garbling from the inputs' ends (every other wire is set by
+    /// its gate).
+    fn state_from(&mut self, shape: &Shape, ends: &Ends) -> WireState {
+        let (me, n) = (self.party(), self.parties());
+        let (wires, input_bits) = (shape.wires as usize, ends.masks.len());
         let mut masks = AuthShares::zeros(me, n, wires);
         for k in 0..input_bits {
-            masks.bits[k] = input_masks.bits[k];
+            masks.bits[k] = ends.masks.bits[k];
             for j in (0..n).filter(|&j| j != me) {
-                masks.macs[j][k] = input_masks.macs[j][k];
-                masks.keys[j][k] = input_masks.keys[j][k];
+                masks.macs[j][k] = ends.masks.macs[j][k];
+                masks.keys[j][k] = ends.masks.keys[j][k];
             }
         }
         let mut zero = Vec::new();
-        if me != evaluator {
+        if !ends.zero.is_empty() {
             zero = vec![Block::ZERO; wires];
-            self.labels.fill_blocks(&mut zero[..input_bits]);
+            zero[..input_bits].copy_from_slice(&ends.zero);
         }
-        // Input wires' labels come from each garbler itself; every other wire is set by its gate.
         let mut single_source = vec![false; wires];
-        single_source[..input_bits].fill(true);
-        let ends = Ends {
-            masks: input_masks,
-            zero: zero.get(..input_bits).map_or(Vec::new(), <[Block]>::to_vec),
-            single_source: single_source[..input_bits].to_vec(),
-        };
+        single_source[..input_bits].copy_from_slice(&ends.single_source);
         self.stats.wire_state = wires;
-        Ok((WireState { masks, zero, single_source }, ends))
+        WireState { masks, zero, single_source }
     }
 
     /// The function-dependent work of one chunk: masks and labels through its gates, F_Pre.AND on
@@ -1181,7 +1204,42 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             progress(Phase::Dependent, done, shape.gates);
         }
         let outputs = self.output_ends(&shape, &state);
-        self.prepared = Some(Prepared { hash: shape.hash, roles: roles.clone(), run, inputs, outputs, chunks, client_checks, input_widths: shape.inputs.clone() });
+        let garbled = Some(Garbled { run, outputs, chunks });
+        self.prepared = Some(Prepared { hash: shape.hash, roles: roles.clone(), inputs, client_checks, input_widths: shape.inputs.clone(), garbled });
+        Ok(())
+    }
+
+    /// Takes the masks of a circuit's input wires (and its client values' check masks,
+    /// [`clients`]) from the pools ahead of its run, without garbling it: the next
+    /// [`run`](Self::run) or [`run_with_clients`](Self::run_with_clients) of the same circuit and
+    /// roles uses them and garbles and evaluates chunk by chunk, so memory stays bounded by a
+    /// chunk however large the circuit. What a circuit with client inputs needs when it is too
+    /// large to [`prepare`](Self::prepare) whole: its clients need their masks before the run.
+    pub async fn reserve_inputs(&mut self, shape: &Shape, roles: &Roles) -> Result<(), AuthGcError> {
+        self.refuse_instance()?;
+        self.prepared = None;
+        self.stats = RunStats::default();
+        self.check_roles(shape, roles)?;
+        let run = self.next_run();
+        let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
+        let checks = CLIENT_CHECK_BITS * roles.owners.iter().filter(|&&p| p == CLIENT).count();
+        let (_, s) = self.pooled();
+        let shares = (input_bits + checks).saturating_sub(s);
+        // As in prepare: the agreement leads F_Pre's first message when there is a batch to make.
+        let agreement = self.agreement(shape, roles, MODE_RESERVE, run);
+        let led = shares > 0 && {
+            let mine = agreement.clone();
+            let check = Box::new(move |j, theirs: &[u8]| check_agreement(&mine, j, theirs));
+            self.pre.lead_next_message(LeadingHead { mine: agreement.clone(), check })
+        };
+        if !led {
+            self.exchange_agreement(&agreement).await?;
+        }
+        self.fetch_shares(shares).await?;
+        let inputs = self.input_ends(shape, roles.evaluator, 0).await?;
+        let client_checks = self.take_shares(checks, 0).await?;
+        self.prepared =
+            Some(Prepared { hash: shape.hash, roles: roles.clone(), inputs, client_checks, input_widths: shape.inputs.clone(), garbled: None });
         Ok(())
     }
 
@@ -1251,20 +1309,27 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             None => None,
             Some(messages) => {
                 if !self.prepared.as_ref().is_some_and(matches) {
-                    return Err(invalid("a circuit with client inputs runs only after prepare (its clients need their masks first)"));
+                    return Err(invalid(
+                        "a circuit with client inputs runs only after prepare or reserve_inputs (its clients need their masks first)",
+                    ));
                 }
                 let widths: Vec<usize> =
                     roles.owners.iter().zip(&shape.inputs).filter(|(&o, _)| o == CLIENT).map(|(_, &w)| w as usize).collect();
                 Some(clients::messages_digest(&widths, messages)?)
             }
         };
-        let prepared = self.prepared.take().filter(matches);
+        let ready = self.prepared.take().filter(matches);
         let run = self.next_run();
         let (n, e) = (self.parties(), roles.evaluator);
         let is_eval = self.party() == e;
         let mut piece = Vec::new();
         let mut chunk = Vec::new();
+        let (prepared, reserved) = match ready {
+            Some(p) if p.garbled.is_some() => (Some(p), None),
+            reserved => (None, reserved),
+        };
         if let Some(p) = prepared {
+            let g = p.garbled.as_ref().expect("a prepared circuit is garbled");
             self.stats.phased = true;
             // The agreement leads the input masks' opening (one flight fewer).
             let mut agreement = self.agreement(&shape, roles, MODE_PHASED, run);
@@ -1276,9 +1341,9 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             let refused =
                 self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(head), with_clients).await?;
             if let Some(state) = eval.as_mut() {
-                let tweaks = self.tweaks(p.run);
+                let tweaks = self.tweaks(g.run);
                 let delta = self.pre.delta();
-                let mut materials = p.chunks.iter();
+                let mut materials = g.chunks.iter();
                 let (mut done, mut ands_done) = (0u64, 0u64);
                 loop {
                     next_full_chunk(source, self.options.chunk_gates, &mut chunk, &mut piece).await?;
@@ -1307,17 +1372,34 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                 }
                 progress(Phase::Online, shape.gates, shape.gates);
             }
-            return Ok((self.process_outputs(&shape, roles, &p.outputs, eval.as_ref()).await?, refused));
+            return Ok((self.process_outputs(&shape, roles, &g.outputs, eval.as_ref()).await?, refused));
         }
 
         self.stats = RunStats::default();
-        self.agree(&shape, roles, MODE_INTERLEAVED, run).await?;
         let tweaks_all = self.tweaks(run);
         let delta = self.pre.delta();
-        let (mut state, input_ends) = self.begin(&shape, e, shape.gates).await?;
         let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-        self.process_inputs(&shape, roles, &input_ends, &my_bits, eval.as_mut(), None, None).await?;
-        drop(input_ends);
+        let (mut state, refused) = match reserved {
+            // Inputs reserved ahead (their clients have their masks): the agreement leads their
+            // opening, as in a prepared run; garbling then interleaves with evaluation.
+            Some(p) => {
+                let mut agreement = self.agreement(&shape, roles, MODE_RESERVED, run);
+                agreement.extend(client_digest.iter().flatten());
+                let check = |j: PartyId, theirs: &[u8]| check_agreement(&agreement, j, theirs);
+                let head = Head { mine: &agreement, check: &check };
+                let state = self.state_from(&shape, &p.inputs);
+                let with_clients = clients.map(|messages| ClientRound { messages, checks: &p.client_checks });
+                let refused =
+                    self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(head), with_clients).await?;
+                (state, refused)
+            }
+            None => {
+                self.agree(&shape, roles, MODE_INTERLEAVED, run).await?;
+                let (state, input_ends) = self.begin(&shape, e, shape.gates).await?;
+                self.process_inputs(&shape, roles, &input_ends, &my_bits, eval.as_mut(), None, None).await?;
+                (state, Vec::new())
+            }
+        };
         let (mut done, mut ands_done) = (0u64, 0u64);
         loop {
             next_full_chunk(source, self.options.chunk_gates, &mut chunk, &mut piece).await?;
@@ -1339,7 +1421,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         }
         let output_ends = self.output_ends(&shape, &state);
         drop(state);
-        Ok((self.process_outputs(&shape, roles, &output_ends, eval.as_ref()).await?, Vec::new()))
+        Ok((self.process_outputs(&shape, roles, &output_ends, eval.as_ref()).await?, refused))
     }
 }
 
