@@ -15,7 +15,7 @@
  * `mascot`). Both give the same winner and price for every list of bids, ties included.
  */
 import { session, type CommonOptions, type Computable, type Progress, type Session, type Transport } from 'webmpc';
-import { CircuitBuilder, type Circuit, type UInt } from 'webmpc/circuit';
+import { vickreyCircuit as sdkVickreyCircuit, type Circuit } from 'webmpc/circuit';
 import { vickreyAuction, type Program } from 'webmpc/program';
 
 /** Width of a bid in bits: bids are integers in [0, 2^32). */
@@ -87,31 +87,13 @@ export function engineNamed(name: string | null | undefined): Engine | undefined
 
 /**
  * The Vickrey circuit for `bidders` bidders: input `i` is bidder i's bid (owned by party i),
- * outputs the winner index ({@link WINNER_BITS} bits) and the price ({@link BID_BITS} bits).
- *
- * One pass over the bids keeps the highest bid so far, its (lowest) index, and the highest bid
- * among the others. A later bid takes the lead only if strictly higher, which makes ties go to
- * the lowest index; the runner-up then becomes the old leader, otherwise the larger of the old
- * runner-up and the new bid. About 5·{@link BID_BITS} AND gates per bidder after the first.
+ * outputs the winner index ({@link WINNER_BITS} bits) and the price ({@link BID_BITS} bits): the
+ * SDK's `vickreyCircuit` (ties go to the lowest index; about 5·{@link BID_BITS} AND gates per
+ * bidder after the first).
  */
 export function vickreyCircuit(bidders: number): Circuit {
   checkBidders(bidders);
-  const b = new CircuitBuilder();
-  const bids: UInt[] = [];
-  for (let i = 0; i < bidders; i++) bids.push(b.input(i, BID_BITS));
-  let best = bids[0]!;
-  let second = b.constant(0, BID_BITS);
-  let winner = b.constant(0, WINNER_BITS);
-  for (let i = 1; i < bidders; i++) {
-    const bid = bids[i]!;
-    const leads = bid.gt(best);
-    second = b.mux(leads, best, second.max(bid));
-    best = b.mux(leads, bid, best);
-    winner = b.mux(leads, b.constant(i, WINNER_BITS), winner);
-  }
-  b.output(winner);
-  b.output(second);
-  return b.build();
+  return sdkVickreyCircuit({ bidders, bits: BID_BITS, winnerBits: WINNER_BITS });
 }
 
 /**

@@ -28,6 +28,8 @@ export function serversAuction(options: {
   method?: 'bitwise' | 'tournament';
   cliClients?: number;
   extraClients?: number;
+  /** Most scripted bidders in this process; more go to client-pool processes (default 3,000). */
+  maxInProcess?: number;
   onListening?: (where: { urls: string[]; keys: string[]; session: string }) => void;
   say?: (line: string) => void;
 }): Promise<{

@@ -41,13 +41,60 @@ function counted(t, tally) {
   };
 }
 
+/** Most scripted bidders one process runs (three sockets each; at most 20,000 open files here). */
+const MAX_IN_PROCESS = 3000;
+
+/**
+ * Gives every bid of `bids` through `submit` from this process to the servers at `urls` (pinned
+ * `keys`, hex), bidders arriving JOINING_AT_ONCE at a time (a thousand handshakes in the same
+ * instant would only measure this process's queue): each frees its place once every server
+ * welcomed it. Resolves with { clients: SubmitResult per bid (undefined where it failed),
+ * errors, bytes: each client's bytes on its links (the secure channel's records) }.
+ */
+export async function submitAll({ root, urls, keys, room, bids, timeoutS }) {
+  const { submit, dialServer } = await import(pathToFileURL(join(root, 'dist/clients.js')).href);
+  const { init } = await import(pathToFileURL(join(root, 'dist/index.js')).href);
+  const { publicKeyFromHex } = await import(pathToFileURL(join(root, 'dist/secure/index.js')).href);
+  await init();
+  const bytes = bids.map(() => ({ sent: 0, received: 0 }));
+  const endpoints = (i) => keys.map((k, j) => ({ publicKey: publicKeyFromHex(k), connect: async () => counted(await dialServer(urls[j]), bytes[i]) }));
+  const errors = [];
+  const JOINING_AT_ONCE = 32;
+  let joining = 0;
+  const queue = [];
+  const enter = () => (joining < JOINING_AT_ONCE ? (joining++, Promise.resolve()) : new Promise((resolve) => queue.push(resolve)));
+  const leave = () => {
+    const next = queue.shift();
+    if (next) next();
+    else joining--;
+  };
+  const clients = await Promise.all(
+    bids.map(async (bid, i) => {
+      await enter();
+      let left = false;
+      const release = () => {
+        if (!left) (left = true), leave();
+      };
+      try {
+        return await submit({ servers: endpoints(i), sessionId: room, input: bid, timeoutMs: timeoutS * 1000, onProgress: (p) => p.phase === 'window' && release() });
+      } catch (err) {
+        errors[i] = err;
+        return undefined;
+      } finally {
+        release();
+      }
+    }),
+  );
+  return { clients, errors, bytes };
+}
+
 /**
  * Runs one auction. `extraClients`: how many bidders beyond `bids` the window waits for (pages
  * joining through the link `onListening` is given the parts of). `bids`: bigint per client. Resolves with { clients: SubmitResult per bid
  * (undefined where it failed, with `errors`), servers: each server's --json result, ms: {...} }.
  * Every process is stopped on return or failure.
  */
-export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, protocol = 'mascot', program = 'vickrey', method = 'bitwise', cliClients = 0, extraClients = 0, onListening = () => {}, say = () => {} }) {
+export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, protocol = 'mascot', program = 'vickrey', method = 'bitwise', cliClients = 0, extraClients = 0, maxInProcess = MAX_IN_PROCESS, onListening = () => {}, say = () => {} }) {
   const bin = join(root, 'bin', 'webmpc.js');
   const dir = mkdtempSync(join(tmpdir(), 'webmpc-servers-'));
   const children = [];
@@ -107,23 +154,16 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
     const tListening = performance.now();
     // Where others (pages) join: the servers' client addresses and keys, and the run's name.
     onListening({ urls: clientPorts.map((p) => `ws://${host}:${p}`), keys, session: room });
-    const { submit, dialServer } = await import(pathToFileURL(join(root, 'dist/clients.js')).href);
-    const { init } = await import(pathToFileURL(join(root, 'dist/index.js')).href);
-    const { publicKeyFromHex } = await import(pathToFileURL(join(root, 'dist/secure/index.js')).href);
-    await init();
-    // Each client's bytes on its links (the secure channel's records: handshake and ciphertext).
-    const bytes = bids.map(() => ({ sent: 0, received: 0 }));
-    const endpoints = (i) =>
-      keys.map((k, j) => ({
-        publicKey: publicKeyFromHex(k),
-        connect: async () => counted(await dialServer(`ws://${host}:${clientPorts[j]}`), bytes[i]),
-      }));
+    const urls = clientPorts.map((p) => `ws://${host}:${p}`);
     const errors = [];
-    // The last `cliClients` bids go through `webmpc submit` processes (--json), the rest in here.
+    const bytes = bids.map(() => ({ sent: 0, received: 0 }));
+    // The last `cliClients` bids go through `webmpc submit` processes (--json), the rest through
+    // `submit`: in here, or past MAX_IN_PROCESS bidders in client-pool processes (a process holds
+    // three sockets per bidder, and one may open at most 20,000 files here).
     const viaCli = (bid, i) =>
       new Promise((resolve) => {
         const args = [bin, 'submit', '--session', room, '--input', String(bid), '--timeout', String(timeoutS * 1000), '--json'];
-        for (let j = 0; j < servers; j++) args.push('--server', `ws://${host}:${clientPorts[j]}=${keys[j]}`);
+        for (let j = 0; j < servers; j++) args.push('--server', `${urls[j]}=${keys[j]}`);
         const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
         children.push(child);
         let stdout = '';
@@ -139,35 +179,40 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
           resolve({ outputs: r.outputs.map(BigInt), index: r.index, clients: r.clients, cli: true });
         });
       });
-    // Bidders arrive JOINING_AT_ONCE at a time (a thousand handshakes in the same instant would
-    // only measure this process's queue): each frees its place once every server welcomed it.
-    const JOINING_AT_ONCE = 32;
-    let joining = 0;
-    const queue = [];
-    const enter = () => (joining < JOINING_AT_ONCE ? (joining++, Promise.resolve()) : new Promise((resolve) => queue.push(resolve)));
-    const leave = () => {
-      const next = queue.shift();
-      if (next) next();
-      else joining--;
-    };
-    const clients = await Promise.all(
-      bids.map(async (bid, i) => {
-        if (i >= bids.length - cliClients) return viaCli(bid, i);
-        await enter();
-        let left = false;
-        const release = () => {
-          if (!left) (left = true), leave();
-        };
-        try {
-          return await submit({ servers: endpoints(i), sessionId: room, input: bid, timeoutMs: timeoutS * 1000, onProgress: (p) => p.phase === 'window' && release() });
-        } catch (err) {
-          errors[i] = err;
-          return undefined;
-        } finally {
-          release();
-        }
-      }),
-    );
+    const scripted = bids.slice(0, bids.length - cliClients);
+    const pool = (part, offset) =>
+      new Promise((resolve, reject) => {
+        const args = [join(root, 'scripts/lib/client-pool.mjs'), JSON.stringify({ root, urls, keys, room, timeoutS, bids: part.map(String) })];
+        const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+        children.push(child);
+        let stdout = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.once('exit', (code) => {
+          if (code !== 0) return reject(new Error(`a client pool exited ${code}`));
+          const r = JSON.parse(stdout);
+          r.clients.forEach((c, k) => {
+            if (c) c.outputs = c.outputs.map(BigInt);
+            if (r.errors[k]) errors[offset + k] = Object.assign(new Error(r.errors[k].message), { code: r.errors[k].code });
+            bytes[offset + k] = r.bytes[k];
+          });
+          resolve(r.clients);
+        });
+      });
+    const parts = [];
+    if (scripted.length <= maxInProcess) {
+      parts.push(
+        submitAll({ root, urls, keys, room, timeoutS, bids: scripted }).then((r) => {
+          r.errors.forEach((e, k) => e && (errors[k] = e));
+          r.bytes.forEach((b, k) => (bytes[k] = b));
+          return r.clients;
+        }),
+      );
+    } else {
+      const size = Math.ceil(scripted.length / Math.ceil(scripted.length / maxInProcess));
+      for (let at = 0; at < scripted.length; at += size) parts.push(pool(scripted.slice(at, at + size), at));
+    }
+    parts.push(Promise.all(bids.slice(bids.length - cliClients).map((bid, k) => viaCli(bid, scripted.length + k))));
+    const clients = (await Promise.all(parts)).flat();
     const tClients = performance.now();
     const results = await Promise.all(outputs);
     return { clients, errors, bytes, servers: results, ms: { start: tListening - t0, run: tClients - tListening, total: performance.now() - t0 } };

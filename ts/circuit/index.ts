@@ -22,8 +22,8 @@ export type { AnyIntValue, CircuitInput, Constant } from './builder.js';
 export { aes128Circuit, aes128Encrypt, aesSbox } from './gen/aes128.js';
 export type { Aes128CircuitOptions } from './gen/aes128.js';
 export { sha256Circuit, sha256Compress, sha256InitialState } from './gen/sha256.js';
-export { vickreyClientsCircuit, winnerBits } from './gen/vickrey.js';
-export type { VickreyClientsOptions } from './gen/vickrey.js';
+export { vickreyCircuit, vickreyClientsCircuit, winnerBits } from './gen/vickrey.js';
+export type { VickreyCircuitOptions, VickreyClientsOptions } from './gen/vickrey.js';
 export type { Sha256CircuitOptions } from './gen/sha256.js';
 export {
   BinaryCircuit,

@@ -57,7 +57,7 @@ import { PreparedCircuit, preparedHandle, prepareCircuit, type CircuitSource } f
 import { callWasm, wasm } from '../engine/wasm.js';
 import { WebmpcError } from '../errors.js';
 import type { CircuitJob, InstanceContext, Outputs, PartyEnv, ProtocolContext, ProtocolModule } from './types.js';
-import { sha256, utf8 } from './util.js';
+import { bytesBesideRoles, sha256, utf8 } from './util.js';
 import { pieces } from './yao2pc.js';
 
 type RawAuthGc = import('../wasm-gen/webmpc.js').AuthGcSession;
@@ -376,16 +376,8 @@ export const authgc: ProtocolModule<AuthGcTypes> = {
   parties: { min: 2, max: MAX_PARTIES },
   roleOptions: ['evaluator', 'rho', 'clients'],
   roles,
-  localOptions: {
-    // The client messages go to the engine worker beside the agreed roles (only their digest is
-    // compared): a symbol key would not survive the structured clone.
-    send(roles: object): unknown {
-      return (roles as WithClientBytes)[CLIENT_BYTES];
-    },
-    async receive(roles: object, local: unknown): Promise<object> {
-      return local instanceof Uint8Array ? { ...roles, [CLIENT_BYTES]: local } : roles;
-    },
-  },
+  // The client inputs go to the engine worker beside the agreed roles (only their digest is agreed).
+  localOptions: bytesBesideRoles(CLIENT_BYTES),
   check,
   run,
   preprocess: {

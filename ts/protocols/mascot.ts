@@ -52,7 +52,7 @@ import { WebmpcError } from '../errors.js';
 import type { FieldName } from '../program/format.js';
 import { isProgram, wireInputs, type Program } from '../program/program.js';
 import type { InstanceContext, Outputs, PartyEnv, ProgramJob, ProtocolContext, ProtocolModule } from './types.js';
-import { sha256, utf8 } from './util.js';
+import { bytesBesideRoles, sha256, utf8 } from './util.js';
 
 // From the MASCOT module (webmpc_mascot_bg.wasm), loaded by the first setup. Programs cross into
 // it as their encoding (`Program.bytes`), decoded again there.
@@ -369,16 +369,8 @@ export const mascot: ProtocolModule<MascotTypes> = {
   wasmModule: 'mascot',
   roleOptions: ['field', 'clients'],
   roles,
-  localOptions: {
-    // The clients' masked inputs go to the engine worker beside the agreed roles (only their
-    // digest is compared): a symbol key would not survive the structured clone.
-    send(roles: object): unknown {
-      return (roles as WithClientBytes)[CLIENT_BYTES];
-    },
-    async receive(roles: object, local: unknown): Promise<object> {
-      return local instanceof Uint8Array ? { ...roles, [CLIENT_BYTES]: local } : roles;
-    },
-  },
+  // The client inputs go to the engine worker beside the agreed roles (only their digest is agreed).
+  localOptions: bytesBesideRoles(CLIENT_BYTES),
   check,
   run,
   preprocess: {

@@ -24,3 +24,19 @@ export function instanceSessionId(sessionId: Uint8Array, index: number): Promise
 export function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
+
+/**
+ * A protocol module's `localOptions` for bytes that go to the engine worker beside the agreed
+ * roles, under the symbol key `key` (only their digest is among the roles the parties compare):
+ * a symbol key would not survive the structured clone, so they travel on their own.
+ */
+export function bytesBesideRoles(key: symbol): { send(roles: object): unknown; receive(roles: object, local: unknown): Promise<object> } {
+  return {
+    send(roles: object): unknown {
+      return (roles as Record<symbol, unknown>)[key];
+    },
+    async receive(roles: object, local: unknown): Promise<object> {
+      return local instanceof Uint8Array ? { ...roles, [key]: local } : roles;
+    },
+  };
+}

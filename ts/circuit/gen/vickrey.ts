@@ -1,17 +1,32 @@
 /**
- * The sealed-bid second-price (Vickrey) auction over client bids, as a Boolean circuit for a
- * client–server run (`serve` with `authgc`): each of `clients` input values is a client's
- * (`CircuitBuilder.input('client', bits + 1)`): bit 0 its presence bit (1 when its bid counts;
- * an absent or refused client's is 0 and its other bits are arbitrary), bits 1 to `bits` its
- * bid, least significant first. Outputs: the winner's slot (the lowest slot among the highest
- * bids present; slot 0 when no bid is) and the price (the highest bid among the other slots, 0 if
- * none), both to every server.
+ * The sealed-bid second-price (Vickrey) auction as a Boolean circuit: the winner (the lowest
+ * index among the highest bids) and the price (the highest bid among the others; with a tie at
+ * the top, the tied bid), both to every party.
  *
- * Cost per client: a bid gated by its presence bit (one AND per bit), two comparisons and three
- * multiplexers of `bits` bits and one of the winner's width: about 6.3 AND gates per bid bit.
+ * One pass over the bids keeps the highest bid so far, its (lowest) index, and the highest bid
+ * among the others. A later bid takes the lead only if strictly higher, which makes ties go to
+ * the lowest index; the runner-up then becomes the old leader, otherwise the larger of the old
+ * runner-up and the new bid: two comparisons and three multiplexers of `bits` bits and one of
+ * the winner's width per bid after the first, about 5·`bits` AND gates.
+ *
+ * {@link vickreyCircuit}: bid i is party i's input. {@link vickreyClientsCircuit}: each bid is a
+ * client's value in a client–server run (`serve` with `authgc`), `input('client', bits + 1)`:
+ * bit 0 its presence bit (1 when the bid counts; an absent or refused client's is 0 and its other
+ * bits are arbitrary), bits 1 to `bits` the bid; every bid is ANDed with its presence bit first
+ * (one AND per bit), which the client input protocol needs for privacy too.
  */
 import { WebmpcError } from '../../errors.js';
 import { CircuitBuilder, type Circuit, type UInt } from '../builder.js';
+
+/** Options of {@link vickreyCircuit}. */
+export interface VickreyCircuitOptions {
+  /** Bidders, 2 to 2^20: bid i is party i's input. */
+  readonly bidders: number;
+  /** Bits of a bid (default 32), 1 to 64. */
+  readonly bits?: number;
+  /** Bits of the winner output (default: {@link winnerBits} of the bidders). */
+  readonly winnerBits?: number;
+}
 
 /** Options of {@link vickreyClientsCircuit}. */
 export interface VickreyClientsOptions {
@@ -21,31 +36,26 @@ export interface VickreyClientsOptions {
   readonly bits?: number;
 }
 
-/** Bits of the winner output for `clients` slots: enough to write clients − 1, at least 1. */
-export function winnerBits(clients: number): number {
-  return Math.max(1, Math.ceil(Math.log2(clients)));
+/** Bits of the winner output for `bidders` bids: enough to write bidders − 1, at least 1. */
+export function winnerBits(bidders: number): number {
+  return Math.max(1, Math.ceil(Math.log2(bidders)));
 }
 
-/** The auction circuit over `clients` client bids (see the module docs for its inputs and outputs). */
-export function vickreyClientsCircuit(options: VickreyClientsOptions): Circuit {
-  const { clients } = options;
-  const bits = options.bits ?? 32;
-  if (!Number.isSafeInteger(clients) || clients < 2 || clients > 1 << 20) {
-    throw new WebmpcError('INVALID_ARGUMENT', 'vickreyClientsCircuit: clients must be a whole number from 2 to 2^20');
-  }
-  if (!Number.isSafeInteger(bits) || bits < 1 || bits > 64) throw new WebmpcError('INVALID_ARGUMENT', 'vickreyClientsCircuit: bits must be from 1 to 64');
-  const b = new CircuitBuilder();
-  const width = winnerBits(clients);
-  const bids: UInt[] = [];
-  for (let i = 0; i < clients; i++) {
-    const value = b.input('client', bits + 1);
-    const [present, ...bid] = value.bits();
-    bids.push(b.mux(present!, b.concat(...bid), 0));
-  }
+function invalid(message: string): WebmpcError {
+  return new WebmpcError('INVALID_ARGUMENT', message);
+}
+
+function checkSizes(count: number, what: string, bits: number): void {
+  if (!Number.isSafeInteger(count) || count < 2 || count > 1 << 20) throw invalid(`${what} must be a whole number from 2 to 2^20`);
+  if (!Number.isSafeInteger(bits) || bits < 1 || bits > 64) throw invalid('bits must be from 1 to 64');
+}
+
+/** The auction over `bids` (UInts of `bits` bits), its two outputs declared. */
+function auction(b: CircuitBuilder, bids: readonly UInt[], bits: number, width: number): Circuit {
   let best = bids[0]!;
   let second = b.constant(0, bits);
   let winner = b.constant(0, width);
-  for (let i = 1; i < clients; i++) {
+  for (let i = 1; i < bids.length; i++) {
     const bid = bids[i]!;
     const leads = bid.gt(best);
     second = b.mux(leads, best, second.max(bid));
@@ -55,4 +65,30 @@ export function vickreyClientsCircuit(options: VickreyClientsOptions): Circuit {
   b.output(winner);
   b.output(second);
   return b.build();
+}
+
+/** The auction among `bidders` parties, bid i party i's (see the module docs). */
+export function vickreyCircuit(options: VickreyCircuitOptions): Circuit {
+  const { bidders } = options;
+  const bits = options.bits ?? 32;
+  checkSizes(bidders, 'bidders', bits);
+  const width = options.winnerBits ?? winnerBits(bidders);
+  if (!Number.isSafeInteger(width) || width < winnerBits(bidders) || width > 32) throw invalid('winnerBits must write every bidder index, at most 32');
+  const b = new CircuitBuilder();
+  const bids = Array.from({ length: bidders }, (_, i) => b.input(i, bits));
+  return auction(b, bids, bits, width);
+}
+
+/** The auction over `clients` client bids (see the module docs for its inputs). */
+export function vickreyClientsCircuit(options: VickreyClientsOptions): Circuit {
+  const { clients } = options;
+  const bits = options.bits ?? 32;
+  checkSizes(clients, 'clients', bits);
+  const b = new CircuitBuilder();
+  const bids: UInt[] = [];
+  for (let i = 0; i < clients; i++) {
+    const [present, ...bid] = b.input('client', bits + 1).bits();
+    bids.push(b.mux(present!, b.concat(...bid), 0));
+  }
+  return auction(b, bids, bits, winnerBits(clients));
 }

@@ -451,6 +451,25 @@ where
     })
 }
 
+impl AuthGcSession {
+    /// What `run` and `runWithClients` check before anything is sent: the circuit, its shape, the
+    /// roles and this party's input values as bits.
+    fn run_arguments(
+        &self,
+        circuit: &JsPreparedCircuit,
+        evaluator: u32,
+        owners: &[u32],
+        outputs: &[u32],
+        inputs: &Array,
+    ) -> Result<(Rc<webmpc_authgc::online::PreparedCircuit>, Shape, Roles, Vec<Vec<bool>>), JsValue> {
+        let prepared = circuit.0.clone();
+        let shape = prepared.source().shape().clone();
+        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
+        let values = input_bits(&shape, &roles, self.party, inputs)?;
+        Ok((prepared, shape, roles, values))
+    }
+}
+
 #[wasm_bindgen(js_class = AuthGcSession)]
 impl AuthGcSession {
     /// This party's index.
@@ -627,10 +646,7 @@ impl AuthGcSession {
         inputs: Array,
         progress: Option<Function>,
     ) -> Result<Promise, JsValue> {
-        let prepared = circuit.0.clone();
-        let shape = prepared.source().shape().clone();
-        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
-        let values = input_bits(&shape, &roles, self.party, &inputs)?;
+        let (prepared, _, roles, values) = self.run_arguments(circuit, evaluator, owners, outputs, &inputs)?;
         Ok(with_party(&self.inner, Phase::Online, move |mut p| async move {
             let mut source = prepared.source();
             let r = p.run(&mut source, &roles, &values, reporter(progress)).await.map(|o| outputs_to_js(&o));
@@ -674,10 +690,7 @@ impl AuthGcSession {
         clients: &[u8],
         progress: Option<Function>,
     ) -> Result<Promise, JsValue> {
-        let prepared = circuit.0.clone();
-        let shape = prepared.source().shape().clone();
-        let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
-        let values = input_bits(&shape, &roles, self.party, &inputs)?;
+        let (prepared, shape, roles, values) = self.run_arguments(circuit, evaluator, owners, outputs, &inputs)?;
         let widths = roles.owners.iter().zip(&shape.inputs).filter(|(&o, _)| o == CLIENT).map(|(_, &w)| w as usize);
         let mut messages = Vec::new();
         let mut at = 0usize;

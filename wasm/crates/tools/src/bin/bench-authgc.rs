@@ -74,6 +74,13 @@ struct Phases {
     online: [f64; 2],
 }
 
+/// n parties with the real F_Pre set up (base OTs, the Δ check), in a fresh session.
+fn setup_local(n: usize) -> LocalAuthGc<RealPreprocessor<LocalChannel>> {
+    let sid = SessionId::random().expect("entropy");
+    LocalAuthGc::setup(n, Options::default(), move |ch: LocalChannel| async move { RealPreprocessor::setup(ch, &sid, RHO).await })
+        .expect("setup")
+}
+
 /// One session: every phase once. Returns the phase times and, per phase, the most bytes any
 /// party sent.
 fn session(c: &PreparedCircuit, roles: &Roles, inputs: &[Vec<Vec<bool>>], want: &[Vec<bool>]) -> (Phases, [u64; 3]) {
@@ -81,12 +88,8 @@ fn session(c: &PreparedCircuit, roles: &Roles, inputs: &[Vec<Vec<bool>>], want: 
     let ands = circuit.stats().and as usize;
     let input_bits = circuit.input_bits().expect("valid") as usize;
     let n = inputs.len();
-    let sid = SessionId::random().expect("entropy");
     let t = now();
-    let mut local = LocalAuthGc::setup(n, Options::default(), move |ch: LocalChannel| async move {
-        RealPreprocessor::setup(ch, &sid, RHO).await
-    })
-    .expect("setup");
+    let mut local = setup_local(n);
     let setup = since(t);
     let max_delta = |before: &[u64], after: &[u64]| before.iter().zip(after).map(|(b, a)| a - b).max().unwrap_or(0);
     let b0 = local.bytes_sent();
@@ -114,12 +117,8 @@ const BID_BITS: u32 = 32;
 /// One client auction session; returns (setup, preprocessing, clients, online) and the most
 /// bytes a server sent in all.
 fn clients_session(c: &PreparedCircuit, roles: &Roles, bids: &[u64], n: usize) -> ([[f64; 2]; 4], u64) {
-    let sid = SessionId::random().expect("entropy");
     let t = now();
-    let mut local = LocalAuthGc::setup(n, Options::default(), move |ch: LocalChannel| async move {
-        RealPreprocessor::setup(ch, &sid, RHO).await
-    })
-    .expect("setup");
+    let mut local = setup_local(n);
     let setup = since(t);
     let circuit = c.circuit();
     let ands = circuit.stats().and as usize;
