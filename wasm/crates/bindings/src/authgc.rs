@@ -620,8 +620,8 @@ impl AuthGcSession {
     }
 
     /// Reserves the masks of `circuit`'s input wires (and its client values' check masks) for its
-    /// next run without garbling it: that run garbles and evaluates chunk by chunk, in memory
-    /// bounded by a chunk (for circuits with client inputs too large to `prepare`).
+    /// next run without garbling it: that run garbles and evaluates chunk by chunk, its tables and
+    /// F_Pre's pools bounded by a chunk (for circuits with client inputs too large to `prepare`).
     #[wasm_bindgen(js_name = reserveInputs)]
     pub fn reserve_inputs(&self, circuit: &JsPreparedCircuit, evaluator: u32, owners: &[u32], outputs: &[u32]) -> Result<Promise, JsValue> {
         let prepared = circuit.0.clone();

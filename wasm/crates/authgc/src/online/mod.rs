@@ -1212,9 +1212,11 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// Takes the masks of a circuit's input wires (and its client values' check masks,
     /// [`clients`]) from the pools ahead of its run, without garbling it: the next
     /// [`run`](Self::run) or [`run_with_clients`](Self::run_with_clients) of the same circuit and
-    /// roles uses them and garbles and evaluates chunk by chunk, so memory stays bounded by a
-    /// chunk however large the circuit. What a circuit with client inputs needs when it is too
-    /// large to [`prepare`](Self::prepare) whole: its clients need their masks before the run.
+    /// roles uses them and garbles and evaluates chunk by chunk (an interleaved run), so the
+    /// garbled tables and F_Pre's pools stay bounded by a chunk however large the circuit (the
+    /// per-wire state is the circuit's live wires, as in any interleaved run). What a circuit
+    /// with client inputs needs when it is too large to [`prepare`](Self::prepare) whole: its
+    /// clients need their masks before the run.
     pub async fn reserve_inputs(&mut self, shape: &Shape, roles: &Roles) -> Result<(), AuthGcError> {
         self.refuse_instance()?;
         self.prepared = None;
