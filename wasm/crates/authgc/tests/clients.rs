@@ -58,12 +58,35 @@ fn client_roles(slots: usize) -> Roles {
 fn run_clients<S: PreSetup>(n: usize, sc: &Scenario) -> Vec<ServerResult> {
     let slots = sc.bids.len();
     let circuit = PreparedCircuit::new(vickrey_clients(slots, WIDTH)).unwrap();
-    let roles = client_roles(slots);
+    let values = (0..slots)
+        .map(|k| {
+            sc.bids[k].map(|bid| {
+                let mut value = vickrey_client_value(bid, WIDTH);
+                value[0] = sc.not_present != Some(k);
+                value
+            })
+        })
+        .collect();
+    run_on::<S>(n, sc, &circuit, &client_roles(slots), vec![Vec::new(); n], values)
+}
+
+/// [`run_clients`] for any circuit: `party_inputs[p]` are server p's own input values, `values[k]`
+/// the k-th client value (`None`: that client does not come); `sc`'s deviations apply.
+fn run_on<S: PreSetup>(
+    n: usize,
+    sc: &Scenario,
+    circuit: &PreparedCircuit,
+    roles: &Roles,
+    party_inputs: Vec<Vec<Vec<bool>>>,
+    values: Vec<Option<Vec<bool>>>,
+) -> Vec<ServerResult> {
+    let slots = values.len();
     let (seed, session) = (random_seed(), random_seed());
     let (share_tx, mut share_rx) = mpsc::unbounded::<(PartyId, Vec<Vec<u8>>)>();
     let (msg_txs, msg_rxs): (Vec<_>, Vec<_>) = (0..n).map(|_| oneshot::channel::<Vec<Option<ClientMessage>>>()).unzip();
-    let (circuit, roles) = (&circuit, &roles);
-    let servers = network(n).into_iter().zip(msg_rxs).map(|(mem, rx)| {
+    let widths: Vec<usize> =
+        roles.owners.iter().zip(&circuit.circuit().inputs).filter(|(&o, _)| o == CLIENT).map(|(_, &w)| w as usize).collect();
+    let servers = network(n).into_iter().zip(msg_rxs).zip(party_inputs).map(|((mem, rx), mine)| {
         let p = mem.party();
         let edit = sc.edit.as_ref().filter(|(s, _)| *s == p).map(|(_, e)| e.clone());
         let share_tx = share_tx.clone();
@@ -76,7 +99,8 @@ fn run_clients<S: PreSetup>(n: usize, sc: &Scenario) -> Vec<ServerResult> {
                 None => party.prepare(circuit, roles, |_, _, _| {}).await?,
                 Some(_) => party.reserve_inputs(circuit.source().shape(), roles).await?,
             }
-            let mut shares = (0..slots).map(|k| party.client_mask_shares(k)).collect::<Result<Vec<_>, _>>()?;
+            let client_values: Vec<usize> = (0..roles.owners.len()).filter(|&v| roles.owners[v] == CLIENT).collect();
+            let mut shares = client_values.iter().map(|&v| party.client_mask_shares(v)).collect::<Result<Vec<_>, _>>()?;
             if let Some((_, k, bit)) = sc.flip_share.filter(|f| f.0 == p) {
                 shares[k][bit / 8] ^= 1 << (bit % 8);
             }
@@ -87,7 +111,7 @@ fn run_clients<S: PreSetup>(n: usize, sc: &Scenario) -> Vec<ServerResult> {
                 let m = messages[k].as_mut().expect("slot k has a client");
                 m.masked[1] ^= true;
             }
-            party.run_with_clients(&mut circuit.source(), roles, &[], &messages, |_, _, _| {}).await
+            party.run_with_clients(&mut circuit.source(), roles, &mine, &messages, |_, _, _| {}).await
         }) as Pin<Box<dyn Future<Output = ServerResult> + '_>>
     });
     let servers: Vec<_> = servers.collect();
@@ -104,12 +128,10 @@ fn run_clients<S: PreSetup>(n: usize, sc: &Scenario) -> Vec<ServerResult> {
         }
         let messages: Vec<Option<ClientMessage>> = (0..slots)
             .map(|k| {
-                sc.bids[k].map(|bid| {
+                values[k].as_ref().map(|value| {
                     let shares: Vec<&[u8]> = got.iter().map(|g| g[k].as_slice()).collect();
-                    let masks = ClientMasks::combine(WIDTH as usize + 1, &shares).unwrap();
-                    let mut value = vickrey_client_value(bid, WIDTH);
-                    value[0] = sc.not_present != Some(k);
-                    let mut m = masks.message(&value).unwrap();
+                    let masks = ClientMasks::combine(widths[k], &shares).unwrap();
+                    let mut m = masks.message(value).unwrap();
                     if sc.wrong_view == Some(k) {
                         m.view[7] ^= true;
                     }
@@ -201,6 +223,33 @@ fn clients_through_reserved_inputs<S: PreSetup>() {
     }
 }
 
+/// Random circuits whose inputs mix the servers' own values and clients' (all present), prepared
+/// or reserved: every server's outputs match plaintext evaluation.
+fn random_circuits_over_client_and_party_inputs<S: PreSetup>() {
+    let mut coins = [0u8; 96];
+    webmpc_core::random::fill(&mut coins).unwrap();
+    for (round, seed) in coins.chunks(24).enumerate() {
+        let n = 2 + round % 2;
+        let widths = [3u32, 5, 4, 2];
+        let owners = [CLIENT, 0, CLIENT, n - 1];
+        let c = random_circuit(seed, &widths);
+        let values: Vec<Vec<bool>> = widths.iter().enumerate().map(|(i, &w)| (0..w).map(|k| (seed[i] >> k) & 1 == 1).collect()).collect();
+        let want = c.evaluate(&values).unwrap();
+        let circuit = PreparedCircuit::new(c).unwrap();
+        let roles = Roles { evaluator: round % n, owners: owners.to_vec(), outputs: vec![Recipients::ALL] };
+        let mut party_inputs = vec![Vec::new(); n];
+        party_inputs[0].push(values[1].clone());
+        party_inputs[n - 1].push(values[3].clone());
+        let client_values = vec![Some(values[0].clone()), Some(values[2].clone())];
+        let sc = Scenario { reserve: (round >= 2).then_some(3), ..Scenario::default() };
+        for (p, r) in run_on::<S>(n, &sc, &circuit, &roles, party_inputs, client_values).into_iter().enumerate() {
+            let (out, refused) = r.unwrap_or_else(|e| panic!("round {round}, server {p}: {e}"));
+            assert!(refused.is_empty());
+            assert_eq!(out[0].as_ref(), Some(&want[0]), "round {round}, server {p}");
+        }
+    }
+}
+
 fn client_with_a_wrong_view_is_refused_alone<S: PreSetup>() {
     let sc = Scenario { bids: random_bids(5, &[0]), wrong_view: Some(2), ..Scenario::default() };
     assert_outcome(&run_clients::<S>(3, &sc), &sc, &[2], &[2]);
@@ -253,6 +302,7 @@ fn tampered_sketch_opening_fails_its_mac_check<S: PreSetup>() {
 on_both_preprocessors!(
     honest_clients_with_absent_ones,
     clients_through_reserved_inputs,
+    random_circuits_over_client_and_party_inputs,
     server_changing_a_clients_mask_gets_it_refused,
     client_with_a_wrong_view_is_refused_alone,
     client_that_is_not_present_counts_as_absent,
