@@ -451,6 +451,9 @@ where
     })
 }
 
+/// A run's checked arguments: the circuit, its shape, the roles and this party's input bits.
+type RunArguments = (Rc<webmpc_authgc::online::PreparedCircuit>, Shape, Roles, Vec<Vec<bool>>);
+
 impl AuthGcSession {
     /// What `run` and `runWithClients` check before anything is sent: the circuit, its shape, the
     /// roles and this party's input values as bits.
@@ -461,7 +464,7 @@ impl AuthGcSession {
         owners: &[u32],
         outputs: &[u32],
         inputs: &Array,
-    ) -> Result<(Rc<webmpc_authgc::online::PreparedCircuit>, Shape, Roles, Vec<Vec<bool>>), JsValue> {
+    ) -> Result<RunArguments, JsValue> {
         let prepared = circuit.0.clone();
         let shape = prepared.source().shape().clone();
         let roles = roles(&shape, self.parties, evaluator, owners, outputs)?;
