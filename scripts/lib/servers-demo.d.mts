@@ -3,6 +3,8 @@ export interface ServersAuctionClient {
   outputs: bigint[];
   index: number;
   clients: number;
+  /** How many inputs the outputs are over (every server said the same). */
+  counted: number;
   /** Given by a `webmpc submit` process. */
   cli?: boolean;
 }

@@ -21,6 +21,27 @@ function freePort(host) {
   });
 }
 
+/**
+ * Settles with `parse(stdout)` once `child` has exited 0 and its output is read to the end
+ * ('close', not 'exit', which may come first); rejects with `failed(code)` otherwise, or if the
+ * output does not parse, or the process did not start.
+ */
+function outputOf(child, parse, failed) {
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code !== 0) return reject(failed(code));
+      try {
+        resolve(parse(stdout));
+      } catch (err) {
+        reject(new Error(`unreadable output (${err.message}): ${stdout.slice(0, 200)}`));
+      }
+    });
+  });
+}
+
 /** `t`, counting the bytes it sends and receives into `tally`. */
 function counted(t, tally) {
   return {
@@ -94,7 +115,9 @@ export async function submitAll({ root, urls, keys, room, bids, timeoutS }) {
  * (undefined where it failed, with `errors`), servers: each server's --json result, ms: {...} }.
  * Every process is stopped on return or failure.
  */
-export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, protocol = 'mascot', program = 'vickrey', method = 'bitwise', cliClients = 0, extraClients = 0, maxInProcess = MAX_IN_PROCESS, onListening = () => {}, say = () => {} }) {
+export async function serversAuction({ root, servers, bids, bits = 32, host = '127.0.0.1', timeoutS = 600, protocol = 'mascot', program = 'vickrey', method = 'bitwise', cliClients: cliWanted = 0, extraClients = 0, maxInProcess: inProcessWanted = MAX_IN_PROCESS, onListening = () => {}, say = () => {} }) {
+  const cliClients = Math.min(Math.max(0, cliWanted), bids.length);
+  const maxInProcess = Math.max(1, inProcessWanted);
   const bin = join(root, 'bin', 'webmpc.js');
   const dir = mkdtempSync(join(tmpdir(), 'webmpc-servers-'));
   const children = [];
@@ -130,8 +153,6 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
       args.push('--peer-timeout', '20000');
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       children.push(child);
-      let stdout = '';
-      child.stdout.on('data', (d) => (stdout += d));
       let seen = '';
       ready.push(
         new Promise((resolve, reject) => {
@@ -143,11 +164,7 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
           child.once('exit', (code) => reject(new Error(`server ${j} exited (${code}) before it listened`)));
         }),
       );
-      outputs.push(
-        new Promise((resolve, reject) => {
-          child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout)) : reject(new Error(`server ${j} failed (exit ${code})`))));
-        }),
-      );
+      outputs.push(outputOf(child, JSON.parse, (code) => new Error(`server ${j} failed (exit ${code})`)));
     }
     for (const o of outputs) o.catch(() => {});
     await Promise.all(ready);
@@ -166,17 +183,15 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
         for (let j = 0; j < servers; j++) args.push('--server', `${urls[j]}=${keys[j]}`);
         const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
         children.push(child);
-        let stdout = '';
         let stderr = '';
-        child.stdout.on('data', (d) => (stdout += d));
         child.stderr.on('data', (d) => (stderr += d));
-        child.once('exit', (code) => {
-          if (code !== 0) {
-            errors[i] = new Error(`webmpc submit exited ${code}: ${stderr.trim().split('\n').pop()}`);
-            return resolve(undefined);
-          }
-          const r = JSON.parse(stdout);
-          resolve({ outputs: r.outputs.map(BigInt), index: r.index, clients: r.clients, cli: true });
+        const parse = (out) => {
+          const r = JSON.parse(out);
+          return { outputs: r.outputs.map(BigInt), index: r.index, clients: r.clients, counted: r.counted, cli: true };
+        };
+        outputOf(child, parse, (code) => new Error(`webmpc submit exited ${code}: ${stderr.trim().split('\n').pop()}`)).then(resolve, (err) => {
+          errors[i] = err;
+          resolve(undefined);
         });
       });
     const scripted = bids.slice(0, bids.length - cliClients);
@@ -185,18 +200,15 @@ export async function serversAuction({ root, servers, bids, bits = 32, host = '1
         const args = [join(root, 'scripts/lib/client-pool.mjs'), JSON.stringify({ root, urls, keys, room, timeoutS, bids: part.map(String) })];
         const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
         children.push(child);
-        let stdout = '';
-        child.stdout.on('data', (d) => (stdout += d));
-        child.once('exit', (code) => {
-          if (code !== 0) return reject(new Error(`a client pool exited ${code}`));
-          const r = JSON.parse(stdout);
-          r.clients.forEach((c, k) => {
-            if (c) c.outputs = c.outputs.map(BigInt);
+        const parse = (out) => {
+          const r = JSON.parse(out);
+          return r.clients.map((c, k) => {
             if (r.errors[k]) errors[offset + k] = Object.assign(new Error(r.errors[k].message), { code: r.errors[k].code });
             bytes[offset + k] = r.bytes[k];
+            return c ? { ...c, outputs: c.outputs.map(BigInt) } : undefined;
           });
-          resolve(r.clients);
-        });
+        };
+        outputOf(child, parse, (code) => new Error(`a client pool exited ${code}`)).then(resolve, reject);
       });
     const parts = [];
     if (scripted.length <= maxInProcess) {

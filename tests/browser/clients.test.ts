@@ -1,12 +1,14 @@
 // Client–server MPC with browser clients: 3 compute parties in Node (serve, listening for clients
 // on WebSockets), 200 clients — 50 in two Chromium pages (the published `webmpc/clients` entry,
 // dialing with the page's WebSocket) and 150 in Node — each giving one 16-bit value. Every client
-// gets the sum and the sum of squares, checked against BigInt.
+// gets the sum and the sum of squares (MASCOT among the servers) or the Vickrey auction of the
+// values (authgc), checked against BigInt.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTransports, init } from '../../dist/index.js';
 import { serve, submit, dialServer, type SubmitResult } from '../../dist/clients.js';
 import { listenForClients } from '../../dist/net/node.js';
-import { ProgramBuilder } from '../../dist/program/index.js';
+import { vickreyClientsCircuit } from '../../dist/circuit/index.js';
+import { ProgramBuilder, vickreyReference } from '../../dist/program/index.js';
 import { generateIdentity, publicKeyToHex } from '../../dist/secure/index.js';
 import { skipBrowserTests } from './chromium.js';
 import { openSdkPages, type SdkPages } from './sdk-page.js';
@@ -61,32 +63,23 @@ describe.skipIf(skipBrowserTests())('client–server MPC with Chromium clients',
     await env?.close();
   });
 
-  it('200 clients (50 from two pages, 150 from Node) against 3 servers: every client gets Σx and Σx²', async () => {
+  /**
+   * 200 clients (50 from the two pages, 150 from Node) against 3 servers running `what`; every
+   * client's and server's outputs must be `want(values by slot)`.
+   */
+  async function twoHundred(sessionId: string, what: Record<string, unknown>, want: (bySlot: bigint[]) => bigint[]): Promise<void> {
     const values = Array.from({ length: 200 }, (_, i) => (i * 7919 + 13) % 2 ** BITS);
     const identities = await Promise.all(Array.from({ length: SERVERS }, () => generateIdentity()));
     const listeners = await Promise.all(identities.map(() => listenForClients({ port: 0 })));
     const mesh = createMemoryTransports(SERVERS);
-    const program = (n: number) => {
-      const b = new ProgramBuilder({ parties: SERVERS });
-      let sum = b.constant(0);
-      let squares = b.constant(0);
-      for (let i = 0; i < n; i++) {
-        const x = b.uint('client', BITS);
-        sum = sum.add(x);
-        squares = squares.add(x.mul(x));
-      }
-      b.output(sum);
-      b.output(squares);
-      return b.build();
-    };
     const servers = Promise.all(
       mesh.map((transport, j) =>
-        serve({ transport: transport!, identity: identities[j]!, clients: listeners[j]!, sessionId: 'two-hundred', input: { type: 'unsigned', bits: BITS }, program, window: { count: values.length, closeAfterMs: 120_000 } }),
+        serve({ transport: transport!, identity: identities[j]!, clients: listeners[j]!, sessionId, input: { type: 'unsigned', bits: BITS }, ...what, window: { count: values.length, closeAfterMs: 120_000 } }),
       ),
     );
     const urls = listeners.map((l) => l.url);
     const keys = identities.map((id) => publicKeyToHex(id.publicKey));
-    const inPages = [values.slice(0, 25), values.slice(25, 50)].map((vs, p) => env.pages[p]!.evaluate(([u, k, vals]) => window.submitMany(u, k, 'two-hundred', vals), [urls, keys, vs] as [string[], string[], number[]]));
+    const inPages = [values.slice(0, 25), values.slice(25, 50)].map((vs, p) => env.pages[p]!.evaluate(([u, k, id, vals]) => window.submitMany(u, k, id, vals), [urls, keys, sessionId, vs] as [string[], string[], string, number[]]));
     const endpoints = identities.map((id, j) => ({ publicKey: id.publicKey, connect: () => dialServer(urls[j]!) }));
     // Node bidders arrive 16 at a time too (each frees its place once every server took it).
     let free = 16;
@@ -100,21 +93,47 @@ describe.skipIf(skipBrowserTests())('client–server MPC with Chromium clients',
         if (!left) (left = true), leave();
       };
       try {
-        return await submit({ servers: endpoints, sessionId: 'two-hundred', input: v, onProgress: (p) => void (p.phase === 'window' && release()) });
+        return await submit({ servers: endpoints, sessionId, input: v, onProgress: (p) => void (p.phase === 'window' && release()) });
       } finally {
         release();
       }
     });
     const [pageResults, nodeResults, serverResults] = await Promise.all([Promise.all(inPages), Promise.all(inNode), servers]);
-    const sum = values.reduce((a, v) => a + BigInt(v), 0n);
-    const squares = values.reduce((a, v) => a + BigInt(v) * BigInt(v), 0n);
-    for (const r of pageResults.flat()) expect(r.outputs).toEqual([String(sum), String(squares)]);
-    for (const r of nodeResults) expect(r.outputs).toEqual([sum, squares]);
-    const slots = new Set([...pageResults.flat().map((r) => r.index), ...nodeResults.map((r) => r.index)]);
-    expect(slots.size).toBe(200);
-    for (const s of serverResults) expect(s.outputs).toEqual([sum, squares]);
+    const bySlot: bigint[] = [];
+    pageResults.flat().forEach((r, k) => (bySlot[r.index] = BigInt(values[k]!)));
+    nodeResults.forEach((r, k) => (bySlot[r.index] = BigInt(values[50 + k]!)));
+    expect(Object.keys(bySlot)).toHaveLength(200);
+    const outputs = want(bySlot);
+    for (const r of pageResults.flat()) expect(r.outputs).toEqual(outputs.map(String));
+    for (const r of nodeResults) expect(r.outputs).toEqual(outputs);
+    for (const s of serverResults) expect(s.outputs).toEqual(outputs);
     expect(env.browser.problems).toEqual([]);
     await Promise.all(listeners.map((l) => l.close()));
+  }
+
+  it('200 clients (50 from two pages, 150 from Node) against 3 MASCOT servers: every client gets Σx and Σx²', async () => {
+    const program = (n: number) => {
+      const b = new ProgramBuilder({ parties: SERVERS });
+      let sum = b.constant(0);
+      let squares = b.constant(0);
+      for (let i = 0; i < n; i++) {
+        const x = b.uint('client', BITS);
+        sum = sum.add(x);
+        squares = squares.add(x.mul(x));
+      }
+      b.output(sum);
+      b.output(squares);
+      return b.build();
+    };
+    await twoHundred('two-hundred', { program }, (xs) => [xs.reduce((a, v) => a + v, 0n), xs.reduce((a, v) => a + v * v, 0n)]);
+  }, 300_000);
+
+  it('200 clients (50 from two pages, 150 from Node) against 3 authgc servers: every client gets the Vickrey auction of their bids', async () => {
+    const circuit = (n: number) => vickreyClientsCircuit({ clients: n, bits: BITS });
+    await twoHundred('two-hundred-authgc', { protocol: 'authgc', circuit }, (xs) => {
+      const { winner, price } = vickreyReference(xs);
+      return [BigInt(winner), price];
+    });
   }, 300_000);
 });
 

@@ -63,8 +63,8 @@ export async function run(args: string[]): Promise<number> {
       signal: interrupted.signal,
       servers: servers.map((s) => ({ publicKey: secure.publicKeyFromHex(s.key), connect: () => dialServer(s.url) })),
     });
-    process.stderr.write(`webmpc submit: this client's slot ${result.index} of ${result.clients}\n`);
-    if (values.json) printJson({ outputs: result.outputs.map(String), index: result.index, clients: result.clients });
+    process.stderr.write(`webmpc submit: this client's slot ${result.index} of ${result.clients}; the outputs are over ${result.counted} inputs\n`);
+    if (values.json) printJson({ outputs: result.outputs.map(String), index: result.index, clients: result.clients, counted: result.counted });
     else printLines(result.outputs.map(String));
     return 0;
   } catch (error) {

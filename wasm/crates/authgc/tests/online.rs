@@ -13,7 +13,7 @@ use common::*;
 use proptest::prelude::*;
 use webmpc_authgc::online::{AuthGcParty, Options, Recipients, Roles, SharedChannel};
 use webmpc_authgc::AuthGcError;
-use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits};
+use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits, Circuit, Gate};
 use webmpc_core::channel::memory::{network, run_local};
 use webmpc_core::channel::Channel;
 
@@ -144,6 +144,25 @@ fn private_outputs_reach_exactly_their_recipients<S: PreSetup>() {
             let results = check_job::<S>(&job);
             let got = results[to].outputs.as_ref().unwrap()[0].as_ref().unwrap();
             assert_eq!(bits_u64(got), 0xdead_beef_1234_5678u64.wrapping_mul(0x0fed_cba9_8765_4321));
+        }
+    }
+}
+
+/// Circuits without any input (constants only): every garbler still garbles its rows, in every
+/// mode (a garbler once took an empty set of input labels for being the evaluator).
+fn circuits_without_inputs<S: PreSetup>() {
+    let with_and = Circuit {
+        wires: 4,
+        inputs: vec![],
+        outputs: vec![1],
+        gates: vec![Gate::Const { value: true, out: 0 }, Gate::Const { value: true, out: 1 }, Gate::And { a: 0, b: 1, out: 2 }, Gate::Copy { a: 2, out: 3 }],
+    };
+    let without_and = Circuit { wires: 2, inputs: vec![], outputs: vec![1], gates: vec![Gate::Const { value: true, out: 0 }, Gate::Copy { a: 0, out: 1 }] };
+    for c in [with_and, without_and] {
+        let c = webmpc_authgc::online::PreparedCircuit::new(c).unwrap();
+        for (n, mode) in [(2, Mode::Interleaved), (2, Mode::Phased), (3, Mode::Pooled), (3, Mode::Interleaved)] {
+            let job = Job { circuit: &c, roles: roles_all(n - 1, &[], 1), inputs: vec![Vec::new(); n], mode, options: Options::default() };
+            check_job::<S>(&job);
         }
     }
 }
@@ -460,6 +479,7 @@ on_both_preprocessors!(
     reference_circuits_with_4_parties,
     aes_and_sha256_known_answers,
     compacted_circuits_reuse_wires_in_every_mode,
+    circuits_without_inputs,
     private_outputs_reach_exactly_their_recipients,
     vickrey_auctions_for_3_to_5_bidders,
     several_runs_in_one_session_with_pooled_material,

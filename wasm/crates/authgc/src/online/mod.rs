@@ -776,7 +776,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// a garbler, fresh zero-labels. Returns it with a copy of the inputs' ends.
     async fn begin(&mut self, shape: &Shape, evaluator: PartyId, upcoming: u64) -> Result<(WireState, Ends), AuthGcError> {
         let ends = self.input_ends(shape, evaluator, upcoming).await?;
-        Ok((self.state_from(shape, &ends), ends))
+        Ok((self.state_from(shape, evaluator, &ends), ends))
     }
 
     /// Masks from the pool for the input wires and, for a garbler, fresh zero-labels for them.
@@ -793,8 +793,8 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     }
 
     /// The wire state at the start of garbling from the inputs' ends (every other wire is set by
-    /// its gate).
-    fn state_from(&mut self, shape: &Shape, ends: &Ends) -> WireState {
+    /// its gate). A garbler's state has a zero-label per wire even when the circuit has no input.
+    fn state_from(&mut self, shape: &Shape, evaluator: PartyId, ends: &Ends) -> WireState {
         let (me, n) = (self.party(), self.parties());
         let (wires, input_bits) = (shape.wires as usize, ends.masks.len());
         let mut masks = AuthShares::zeros(me, n, wires);
@@ -806,7 +806,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             }
         }
         let mut zero = Vec::new();
-        if !ends.zero.is_empty() {
+        if me != evaluator {
             zero = vec![Block::ZERO; wires];
             zero[..input_bits].copy_from_slice(&ends.zero);
         }
@@ -1248,7 +1248,8 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// Runs a circuit with this party's `inputs` (one value per input it owns, in circuit order,
     /// wire k = bit k). If [`prepare`](Self::prepare) garbled this circuit with these roles, only
     /// the online phase runs; otherwise garbling and evaluation interleave chunk by chunk (for
-    /// streamed circuits). Returns the outputs this party learns.
+    /// streamed circuits), with the input masks [`reserve_inputs`](Self::reserve_inputs) took if
+    /// it was called for this circuit and roles. Returns the outputs this party learns.
     pub async fn run<S: GateSource>(
         &mut self,
         source: &mut S,
@@ -1268,7 +1269,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// [`CLIENT_CHECK_BITS`] masks μ, packed ([`client_share_bytes`] bytes). Secret: send it over
     /// a channel only the client can read.
     pub fn client_mask_shares(&self, value: usize) -> Result<Vec<u8>, AuthGcError> {
-        let p = self.prepared.as_ref().ok_or_else(|| invalid("client masks exist only after prepare"))?;
+        let p = self.prepared.as_ref().ok_or_else(|| invalid("client masks exist only after prepare or reserve_inputs"))?;
         let wires = client_value_wires(&p.roles, &p.input_widths, value)?;
         let k = p.roles.owners[..value].iter().filter(|&&o| o == CLIENT).count();
         let mut bits = p.inputs.masks.bits[wires].to_vec();
@@ -1306,7 +1307,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let shape = source.shape().clone();
         self.check_roles(&shape, roles)?;
         let my_bits = self.my_inputs(&shape, roles, inputs)?;
-        let matches = |p: &Prepared| p.hash == shape.hash && p.roles == *roles;
+        let matches = |p: &Prepared| p.hash == shape.hash && p.roles == *roles && p.input_widths == shape.inputs;
         let client_digest = match clients {
             None => None,
             Some(messages) => {
@@ -1389,7 +1390,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                 agreement.extend(client_digest.iter().flatten());
                 let check = |j: PartyId, theirs: &[u8]| check_agreement(&agreement, j, theirs);
                 let head = Head { mine: &agreement, check: &check };
-                let state = self.state_from(&shape, &p.inputs);
+                let state = self.state_from(&shape, e, &p.inputs);
                 let with_clients = clients.map(|messages| ClientRound { messages, checks: &p.client_checks });
                 let refused =
                     self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(head), with_clients).await?;
