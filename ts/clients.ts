@@ -66,6 +66,7 @@ import { ProtocolAbort, WebmpcError } from './errors.js';
 import { splitTransport } from './net/mux.js';
 import type { Transport } from './net/transport.js';
 import type { Circuit } from './circuit/builder.js';
+import { PreparedCircuit } from './circuit/source.js';
 import { encodeValue, wireValue, type Program } from './program/program.js';
 import { CLIENT_CHECK_BITS } from './protocols/authgc.js';
 import type { FieldName, InputKind } from './program/format.js';
@@ -371,6 +372,8 @@ interface ServerSide {
   compute(messages: readonly (Uint8Array | undefined)[]): Promise<{ outputs: bigint[]; slots: number[]; refused: number[] }>;
   /** Why a refused client was refused (for `dropped`, and told to the client). */
   readonly refusal: { readonly dropped: string; readonly told: string };
+  /** Frees what it holds (once the run is over). */
+  free(): Promise<void>;
 }
 
 type Session = Awaited<ReturnType<typeof openSession>>;
@@ -458,6 +461,7 @@ async function mascotSide(s: Session, options: ServeOptions, kind: ClientInputKi
       return { outputs, slots: keep, refused: refused.map((place) => keep[place]!) };
     },
     refusal: { dropped: 'its input was out of range (counted as 0)', told: 'your input was out of range: it counted as 0' },
+    async free() {},
   };
 }
 
@@ -472,8 +476,9 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
   if (kind.type !== 'unsigned') throw invalid("with authgc, input must be { type: 'unsigned', bits }");
   const { signal } = options;
   const width = kind.bits + 1; // the presence bit, then the value
-  const built = new Map<number, Promise<Circuit>>();
-  const circuit = (n: number): Promise<Circuit> => {
+  type Built = { readonly andCount: number; readonly inputBits: number; readonly prepared: PreparedCircuit };
+  const built = new Map<number, Promise<Built>>();
+  const circuit = (n: number): Promise<Built> => {
     let c = built.get(n);
     if (!c) {
       c = Promise.resolve(options.circuit!(n)).then((got) => {
@@ -481,13 +486,16 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
         if (!Array.isArray(inputs) || inputs.length !== n || !inputs.every((i) => i.party === -1 && i.width === width)) {
           throw invalid(`circuit(${n}) must have ${n} inputs, each input('client', ${width}) (the presence bit, then ${kind.bits} bits)`);
         }
-        return got;
+        // Its wires reused: the servers hold state per wire, and a circuit over thousands of
+        // clients has millions of wires but few live at once (every server compacts alike).
+        const binary = callWasm((w) => w.circuitCompact(got.toBinary()) as Uint8Array);
+        return { andCount: got.andCount, inputBits: n * width, prepared: new PreparedCircuit(binary, inputs.map((i) => i.party)) };
       });
       built.set(n, c);
     }
     return c;
   };
-  let current: Circuit | undefined;
+  let current: PreparedCircuit | undefined;
   const evaluator = 0;
   return {
     welcome: { protocol: 'authgc', input: kind },
@@ -501,13 +509,12 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
       // At most AHEAD_AND_GATES triples: a larger circuit draws the rest as it runs, so the pools
       // (and the servers' memory) stay bounded however many clients come.
       const andGates = Math.min(c.andCount, AHEAD_AND_GATES);
-      const inputBits = c.inputs.reduce((a, i) => a + i.width, 0);
-      const masks = andGates + inputBits + CLIENT_CHECK_BITS * expected;
+      const masks = andGates + c.inputBits + CLIENT_CHECK_BITS * expected;
       await s.preprocess('authgc', { andGates, masks, ...(signal ? { signal } : {}) });
     },
     async masks(n) {
       if (n < 2) return []; // fewer than two clients: nothing to compute (the circuit needs two)
-      current = await circuit(n);
+      current = (await circuit(n)).prepared;
       const shares = (await s.run(current, { protocol: 'authgc', evaluator, inputs: [], clients: { stage: 'prepare' }, ...(signal ? { signal } : {}) })) as unknown as Uint8Array;
       const per = clientShareBytes(width);
       const each = Array.from({ length: n }, (_, i) => shares.slice(i * per, (i + 1) * per));
@@ -537,6 +544,10 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
     refusal: {
       dropped: 'its input check failed (a server changed its masks, or the client its check)',
       told: 'your input failed its check at the servers (a server may have changed your masks): it did not count',
+    },
+    async free() {
+      for (const c of built.values()) await c.then((x) => x.prepared.free()).catch(() => {});
+      built.clear();
     },
   };
 }
@@ -878,6 +889,7 @@ export async function serve(options: ServeOptions): Promise<ServeResult> {
     await Promise.all([...joined.values()].map((c) => c.transport.close(err instanceof Error ? err : undefined).catch(() => {})));
     throw err;
   } finally {
+    await side.free();
     await s.close().catch(() => {});
     await mux.close().catch(() => {});
   }

@@ -50,16 +50,20 @@ function checkSizes(count: number, what: string, bits: number): void {
   if (!Number.isSafeInteger(bits) || bits < 1 || bits > 64) throw invalid('bits must be from 1 to 64');
 }
 
-/** The auction over `bids` (UInts of `bits` bits), its two outputs declared. */
-function auction(b: CircuitBuilder, bids: readonly UInt[], bits: number, width: number): Circuit {
-  let best = bids[0]!;
+/**
+ * The auction over `count` bids, `bid(i)` making bid i (a UInt of `bits` bits) when the pass
+ * reaches it, so that what it builds is live only from there (a compacted circuit then holds few
+ * wires); its two outputs declared.
+ */
+function auction(b: CircuitBuilder, count: number, bid: (i: number) => UInt, bits: number, width: number): Circuit {
+  let best = bid(0);
   let second = b.constant(0, bits);
   let winner = b.constant(0, width);
-  for (let i = 1; i < bids.length; i++) {
-    const bid = bids[i]!;
-    const leads = bid.gt(best);
-    second = b.mux(leads, best, second.max(bid));
-    best = b.mux(leads, bid, best);
+  for (let i = 1; i < count; i++) {
+    const next = bid(i);
+    const leads = next.gt(best);
+    second = b.mux(leads, best, second.max(next));
+    best = b.mux(leads, next, best);
     winner = b.mux(leads, b.constant(i, width), winner);
   }
   b.output(winner);
@@ -76,7 +80,7 @@ export function vickreyCircuit(options: VickreyCircuitOptions): Circuit {
   if (!Number.isSafeInteger(width) || width < winnerBits(bidders) || width > 32) throw invalid('winnerBits must write every bidder index, at most 32');
   const b = new CircuitBuilder();
   const bids = Array.from({ length: bidders }, (_, i) => b.input(i, bits));
-  return auction(b, bids, bits, width);
+  return auction(b, bidders, (i) => bids[i]!, bits, width);
 }
 
 /** The auction over `clients` client bids (see the module docs for its inputs). */
@@ -85,10 +89,11 @@ export function vickreyClientsCircuit(options: VickreyClientsOptions): Circuit {
   const bits = options.bits ?? 32;
   checkSizes(clients, 'clients', bits);
   const b = new CircuitBuilder();
-  const bids: UInt[] = [];
-  for (let i = 0; i < clients; i++) {
-    const [present, ...bid] = b.input('client', bits + 1).bits();
-    bids.push(b.mux(present!, b.concat(...bid), 0));
-  }
-  return auction(b, bids, bits, winnerBits(clients));
+  const values = Array.from({ length: clients }, () => b.input('client', bits + 1));
+  // Each bid gated by its presence bit as the pass reaches it.
+  const gated = (i: number) => {
+    const [present, ...bid] = values[i]!.bits();
+    return b.mux(present!, b.concat(...bid), 0);
+  };
+  return auction(b, clients, gated, bits, winnerBits(clients));
 }

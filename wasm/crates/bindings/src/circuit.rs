@@ -31,6 +31,14 @@ pub fn circuit_from_bristol(text: &str) -> JsResult<Vec<u8>> {
     Ok(Circuit::parse_bristol(text).map_err(circuit_error)?.to_binary())
 }
 
+/// The binary circuit with its wires reused (`Circuit::compact`): the same gates in the same
+/// order, each value on a wire only while it is live, inputs first and outputs last. A protocol
+/// that holds state per wire then needs memory for the live values only.
+#[wasm_bindgen(js_name = circuitCompact)]
+pub fn circuit_compact(binary: &[u8]) -> JsResult<Vec<u8>> {
+    Ok(decode(binary)?.compact().to_binary())
+}
+
 /// Writes a binary circuit as Bristol Fashion text.
 #[wasm_bindgen(js_name = circuitToBristol)]
 pub fn circuit_to_bristol(binary: &[u8]) -> JsResult<String> {
