@@ -4,11 +4,19 @@
 //! # The protocol
 //!
 //! A client's input is an input value of the circuit whose owner is [`CLIENT`]. Its wires get
-//! masks ⟨λ⟩ like any input wire; for a party's input, WRK17 opens λ to the owner with MACs it
-//! checks under its own keys. A client has no keys, so the opening is checked differently: by a
-//! random linear test whose coins the client draws *after* every server has sent its shares
-//! (the commit-then-challenge pattern of a linear sketch), and whose answer the servers open among
-//! themselves under MACs.
+//! masks ⟨λ⟩ like any input wire; for a party's input, WRK17 (Wang, Ranellucci, Katz,
+//! "Global-Scale Secure Multiparty Computation", CCS 2017: its input processing) opens λ to the
+//! owner with MACs it checks under its own keys. A client has no keys, so the opening is checked
+//! differently: by a random linear test whose coins the client draws *after* every server has sent
+//! its shares, and whose answer the servers open among themselves under MACs. The test is the
+//! random-linear-combination check that authenticated secret sharing uses throughout (the batch
+//! MAC check of SPDZ, Damgård et al., "Practical Covertly Secure MPC for Dishonest Majority",
+//! ESORICS 2013; the aBit consistency check of WRK17's F_Pre, after Keller–Orsini–Scholl,
+//! CRYPTO 2015), with two differences: the coins come from the party it protects, and a spare
+//! random mask μ pads the answer so that opening it reveals nothing of λ. The role it plays is
+//! that of the client's triple check in Damgård et al., "Confidential Benchmarking based on
+//! Multiparty Computation" (FC 2016), which MASCOT's client inputs use (`webmpc_spdz::clients`);
+//! the construction and its argument below are this crate's.
 //!
 //! 1. [`prepare`](super::AuthGcParty::prepare) gives every client value of width w, besides its
 //!    w wire masks, [`CLIENT_CHECK_BITS`] (σ) more random authenticated bits ⟨μ⟩.
