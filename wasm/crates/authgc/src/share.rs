@@ -109,6 +109,16 @@ impl AuthShares {
         }
     }
 
+    /// ⟨x_k⟩ ⊕= ⟨y_i⟩ for one share of each (local: bit, tags and keys).
+    pub fn xor_one(&mut self, k: usize, other: &AuthShares, i: usize) {
+        assert_eq!(self.me, other.me, "xor of two parties' views");
+        self.bits[k] ^= other.bits[i];
+        for j in self.peers().collect::<Vec<_>>() {
+            self.macs[j][k] ^= other.macs[j][i];
+            self.keys[j][k] ^= other.keys[j][i];
+        }
+    }
+
     /// ⟨x⟩ ⊕ ⟨y⟩.
     pub fn xor(&self, other: &AuthShares) -> AuthShares {
         let mut out = self.clone();

@@ -336,6 +336,15 @@ fn client_messages_round_trip_and_refuse_bad_encodings() {
     assert!(ClientMasks::combine(w, &views[..1]).is_err(), "one server's shares alone");
     assert!(ClientMasks::combine(w, &[&shares[0], &shares[1][1..]]).is_err(), "a short share");
     assert!(masks.message(&value[1..]).is_err(), "a value of the wrong width");
+    // A run's messages behind their flags: decoded in order; a bad flag, a truncation or bytes
+    // left over are refused.
+    let all = [vec![0u8], vec![1u8], bytes.clone()].concat();
+    assert_eq!(ClientMessage::decode_all(&all, &[w, w]).unwrap(), vec![None, Some(m.clone())]);
+    assert!(ClientMessage::decode_all(&all[..all.len() - 1], &[w, w]).is_err(), "truncated");
+    assert!(ClientMessage::decode_all(&[all.clone(), vec![0]].concat(), &[w, w]).is_err(), "left over");
+    assert!(ClientMessage::decode_all(&[2u8], &[w]).is_err(), "bad flag");
+    assert!(ClientMessage::decode_all(&[], &[w]).is_err(), "missing");
+    assert!(ClientMessage::decode_all(&[vec![1u8], padded].concat(), &[w]).is_err(), "nonzero padding inside");
 }
 
 #[test]

@@ -694,26 +694,9 @@ impl AuthGcSession {
         progress: Option<Function>,
     ) -> Result<Promise, JsValue> {
         let (prepared, shape, roles, values) = self.run_arguments(circuit, evaluator, owners, outputs, &inputs)?;
-        let widths = roles.owners.iter().zip(&shape.inputs).filter(|(&o, _)| o == CLIENT).map(|(_, &w)| w as usize);
-        let mut messages = Vec::new();
-        let mut at = 0usize;
-        for w in widths {
-            let flag = *clients.get(at).ok_or_else(|| invalid("the client messages are truncated"))?;
-            at += 1;
-            match flag {
-                0 => messages.push(None),
-                1 => {
-                    let len = ClientMessage::encoded_len(w);
-                    let bytes = clients.get(at..at + len).ok_or_else(|| invalid("the client messages are truncated"))?;
-                    messages.push(Some(ClientMessage::decode(bytes, w).map_err(|e| authgc_error(&e, None, Phase::Online))?));
-                    at += len;
-                }
-                _ => return Err(invalid("a client message flag must be 0 or 1")),
-            }
-        }
-        if at != clients.len() {
-            return Err(invalid("the client messages are longer than the circuit's client inputs"));
-        }
+        let widths: Vec<usize> =
+            roles.owners.iter().zip(&shape.inputs).filter(|(&o, _)| o == CLIENT).map(|(_, &w)| w as usize).collect();
+        let messages = ClientMessage::decode_all(clients, &widths).map_err(|e| authgc_error(&e, None, Phase::Online))?;
         Ok(with_party(&self.inner, Phase::Online, move |mut p| async move {
             let mut source = prepared.source();
             let r = p.run_with_clients(&mut source, &roles, &values, &messages, reporter(progress)).await.map(|(o, refused)| {

@@ -158,6 +158,33 @@ impl ClientMessage {
         Ok(ClientMessage { masked, challenge, view })
     }
 
+    /// Decodes the client messages of a run, one per client value of `widths`, each behind a flag
+    /// byte: 1, then the message ([`encode`](Self::encode)); 0 for a client that gave none.
+    /// Refuses another flag, a truncated message and bytes left over.
+    pub fn decode_all(bytes: &[u8], widths: &[usize]) -> Result<Vec<Option<ClientMessage>>, AuthGcError> {
+        let truncated = || invalid("the client messages are truncated");
+        let mut at = 0usize;
+        let mut out = Vec::with_capacity(widths.len());
+        for &w in widths {
+            let flag = *bytes.get(at).ok_or_else(truncated)?;
+            at += 1;
+            out.push(match flag {
+                0 => None,
+                1 => {
+                    let len = Self::encoded_len(w);
+                    let m = Self::decode(bytes.get(at..at + len).ok_or_else(truncated)?, w)?;
+                    at += len;
+                    Some(m)
+                }
+                _ => return Err(invalid("a client message flag must be 0 or 1")),
+            });
+        }
+        if at != bytes.len() {
+            return Err(invalid("the client messages are longer than the circuit's client inputs"));
+        }
+        Ok(out)
+    }
+
     fn check_shape(&self, width: usize) -> Result<(), AuthGcError> {
         if self.masked.len() != width || self.challenge.len() != width * CLIENT_CHECK_BITS || self.view.len() != CLIENT_CHECK_BITS {
             return Err(invalid(format!("a client message does not fit its {width}-bit input value")));
@@ -209,18 +236,17 @@ impl ClientMasks {
         if value.len() != w {
             return Err(invalid(format!("the value has {} bits; the input takes {w}", value.len())));
         }
-        let mut coins = vec![0u8; (w * CLIENT_CHECK_BITS).div_ceil(8)];
+        let bits = w * CLIENT_CHECK_BITS;
+        let mut coins = vec![0u8; bits.div_ceil(8)];
         webmpc_core::random::fill(&mut coins).map_err(|e| invalid(format!("no randomness: {e}")))?;
-        let challenge = unpack_bits_lax(&coins, w * CLIENT_CHECK_BITS);
+        if bits % 8 != 0 {
+            coins[bits / 8] &= (1 << (bits % 8)) - 1; // the padding bits unpack_bits refuses
+        }
+        let challenge = unpack_bits(&coins, bits).expect("padding cleared");
         let view = sketch(&challenge, &self.lambda, &self.mu);
         let masked = value.iter().zip(&self.lambda).map(|(x, l)| x ^ l).collect();
         Ok(ClientMessage { masked, challenge, view })
     }
-}
-
-/// The bits of `bytes`, little-endian, ignoring what lies past `n`.
-fn unpack_bits_lax(bytes: &[u8], n: usize) -> Vec<bool> {
-    (0..n).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1).collect()
 }
 
 /// R·λ ⊕ μ over GF(2): row k of `challenge` dotted with λ, plus μ_k.
@@ -234,23 +260,11 @@ pub(super) fn sketch_shares(challenge: &[bool], lambda: &AuthShares, mu: &AuthSh
     let w = lambda.len();
     let mut out = mu.clone();
     for k in 0..mu.len() {
-        let row: Vec<usize> = (0..w).filter(|&i| challenge[k * w + i]).collect();
-        for i in row {
-            xor_one(&mut out, k, lambda, i);
+        for i in (0..w).filter(|&i| challenge[k * w + i]) {
+            out.xor_one(k, lambda, i);
         }
     }
     out
-}
-
-/// ⟨out_k⟩ ⊕= ⟨from_i⟩.
-fn xor_one(out: &mut AuthShares, k: usize, from: &AuthShares, i: usize) {
-    out.bits[k] ^= from.bits[i];
-    for j in 0..out.macs.len() {
-        if !out.macs[j].is_empty() {
-            out.macs[j][k] ^= from.macs[j][i];
-            out.keys[j][k] ^= from.keys[j][i];
-        }
-    }
 }
 
 /// Checks every client message against its value's width; returns a digest of them all (the

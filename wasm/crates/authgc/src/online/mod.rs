@@ -423,13 +423,17 @@ fn input_owners(shape: &Shape, roles: &Roles) -> Vec<PartyId> {
     roles.owners.iter().zip(&shape.inputs).flat_map(|(&p, &w)| core::iter::repeat_n(p, w as usize)).collect()
 }
 
-/// The wires of input value `value`, which must be a client's.
-fn client_value_wires(roles: &Roles, widths: &[u32], value: usize) -> Result<core::ops::Range<usize>, AuthGcError> {
-    if roles.owners.get(value) != Some(&CLIENT) {
-        return Err(invalid(format!("input value {value} is not a client's")));
+/// The wires of each client input value, in circuit order (client value k is the k-th of them).
+fn client_ranges(roles: &Roles, widths: &[u32]) -> Vec<core::ops::Range<usize>> {
+    let mut at = 0usize;
+    let mut out = Vec::new();
+    for (&o, &w) in roles.owners.iter().zip(widths) {
+        if o == CLIENT {
+            out.push(at..at + w as usize);
+        }
+        at += w as usize;
     }
-    let first: usize = widths[..value].iter().map(|&w| w as usize).sum();
-    Ok(first..first + widths[value] as usize)
+    out
 }
 
 /// What the input step needs for client inputs: their messages and their μ masks.
@@ -727,6 +731,21 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         self.exchange_agreement(&self.agreement(shape, roles, mode, run)).await
     }
 
+    /// [`agree`](Self::agree) for a step that makes an F_Pre batch next (`batch`): the agreement
+    /// leads the preprocessor's first message when it takes one, one flight fewer; else (no batch,
+    /// or the trusted dealer, which sends nothing) it goes alone.
+    async fn agree_leading(&mut self, agreement: Vec<u8>, batch: bool) -> Result<(), AuthGcError> {
+        let led = batch && {
+            let mine = agreement.clone();
+            let check = Box::new(move |j, theirs: &[u8]| check_agreement(&mine, j, theirs));
+            self.pre.lead_next_message(LeadingHead { mine: agreement.clone(), check })
+        };
+        if led {
+            return Ok(());
+        }
+        self.exchange_agreement(&agreement).await
+    }
+
     /// [`agree`](Self::agree) with the agreement already made.
     async fn exchange_agreement(&self, mine: &[u8]) -> Result<(), AuthGcError> {
         let check = |j: PartyId, theirs: &[u8]| check_agreement(mine, j, theirs);
@@ -938,7 +957,8 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let packed = pack_bits(&mine);
         let mut log = BroadcastLog::new();
         // With client inputs only, no party has a masked input to send (the clients' are agreed).
-        let msgs = if idx.iter().all(Vec::is_empty) {
+        let parties_give = idx.iter().any(|own| !own.is_empty());
+        let msgs = if !parties_give {
             vec![Vec::new(); n]
         } else {
             exchange(&self.ch, |_| packed.clone(), |p| idx[p].len().div_ceil(8)).await?
@@ -960,7 +980,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             }
         }
         // Broadcast with abort: everyone saw the same x̂ before anything depends on them.
-        if !idx.iter().all(Vec::is_empty) {
+        if parties_give {
             log.check(&self.ch, Phase::Online).await?;
         }
         if me != roles.evaluator {
@@ -986,6 +1006,26 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         Ok(refused)
     }
 
+    /// Input processing of a run whose inputs were made ready (prepared or reserved): the run's
+    /// agreement (`mode`, `run`, and the client messages' digest if any) leads the input masks'
+    /// opening, one flight fewer than an agreement of its own.
+    async fn process_ready_inputs(
+        &self,
+        shape: &Shape,
+        roles: &Roles,
+        p: &Prepared,
+        my_bits: &[bool],
+        eval: Option<&mut EvalState>,
+        (mode, run, client_digest, clients): (u8, u64, Option<[u8; 32]>, Option<&[Option<ClientMessage>]>),
+    ) -> Result<Vec<usize>, AuthGcError> {
+        let mut agreement = self.agreement(shape, roles, mode, run);
+        agreement.extend(client_digest.iter().flatten());
+        let check = |j: PartyId, theirs: &[u8]| check_agreement(&agreement, j, theirs);
+        let head = Head { mine: &agreement, check: &check };
+        let with_clients = clients.map(|messages| ClientRound { messages, checks: &p.client_checks });
+        self.process_inputs(shape, roles, &p.inputs, my_bits, eval, Some(head), with_clients).await
+    }
+
     /// The input masks' opening with the client checks in the same flight ([`clients`], steps 4
     /// and 5): opens the parties' masks to their owners and, to everyone, every present client's
     /// sketch R·λ ⊕ μ and every absent client's presence mask; refuses the clients whose view
@@ -1004,14 +1044,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         xhat: &mut [bool],
     ) -> Result<(Vec<bool>, Vec<usize>), AuthGcError> {
         let (me, delta, sigma) = (self.party(), self.pre.delta(), CLIENT_CHECK_BITS);
-        let mut ranges = Vec::new();
-        let mut at = 0usize;
-        for (&o, &w) in roles.owners.iter().zip(&shape.inputs) {
-            if o == CLIENT {
-                ranges.push(at..at + w as usize);
-            }
-            at += w as usize;
-        }
+        let ranges = client_ranges(roles, &shape.inputs);
         let mut opened = ends.masks.clone();
         for (k, (r, m)) in ranges.iter().zip(c.messages).enumerate() {
             match m {
@@ -1169,22 +1202,14 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         let gates = &circuit.circuit().gates;
         let ands = and_count(gates);
         let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
-        let checks = CLIENT_CHECK_BITS * roles.owners.iter().filter(|&&p| p == CLIENT).count();
+        let checks = CLIENT_CHECK_BITS * client_ranges(roles, &shape.inputs).len();
         let (t, s) = self.pooled();
         let (triples, shares) = (ands.saturating_sub(t), (ands + input_bits + checks).saturating_sub(s));
         // The agreement leads F_Pre's first message when there is one to make (one flight fewer).
         // What F_Pre sends with it before the check passes is the aBit run's Δ-OT matrices of
         // fresh random bits and a commitment: nothing of an input, and on a mismatch the session
         // ends there, before F_Pre sends anything else.
-        let agreement = self.agreement(&shape, roles, MODE_PREPARE, run);
-        let led = triples + shares > 0 && {
-            let mine = agreement.clone();
-            let check = Box::new(move |j, theirs: &[u8]| check_agreement(&mine, j, theirs));
-            self.pre.lead_next_message(LeadingHead { mine: agreement.clone(), check })
-        };
-        if !led {
-            self.exchange_agreement(&agreement).await?;
-        }
+        self.agree_leading(self.agreement(&shape, roles, MODE_PREPARE, run), triples + shares > 0).await?;
         self.fetch_both(triples, shares).await?;
         progress(Phase::Independent, 1, 1);
         let e = roles.evaluator;
@@ -1224,19 +1249,11 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         self.check_roles(shape, roles)?;
         let run = self.next_run();
         let input_bits: usize = shape.inputs.iter().map(|&w| w as usize).sum();
-        let checks = CLIENT_CHECK_BITS * roles.owners.iter().filter(|&&p| p == CLIENT).count();
+        let checks = CLIENT_CHECK_BITS * client_ranges(roles, &shape.inputs).len();
         let (_, s) = self.pooled();
         let shares = (input_bits + checks).saturating_sub(s);
-        // As in prepare: the agreement leads F_Pre's first message when there is a batch to make.
-        let agreement = self.agreement(shape, roles, MODE_RESERVE, run);
-        let led = shares > 0 && {
-            let mine = agreement.clone();
-            let check = Box::new(move |j, theirs: &[u8]| check_agreement(&mine, j, theirs));
-            self.pre.lead_next_message(LeadingHead { mine: agreement.clone(), check })
-        };
-        if !led {
-            self.exchange_agreement(&agreement).await?;
-        }
+        // As in prepare (and why it is safe): the agreement leads F_Pre's first message.
+        self.agree_leading(self.agreement(shape, roles, MODE_RESERVE, run), shares > 0).await?;
         self.fetch_shares(shares).await?;
         let inputs = self.input_ends(shape, roles.evaluator, 0).await?;
         let client_checks = self.take_shares(checks, 0).await?;
@@ -1270,8 +1287,11 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
     /// a channel only the client can read.
     pub fn client_mask_shares(&self, value: usize) -> Result<Vec<u8>, AuthGcError> {
         let p = self.prepared.as_ref().ok_or_else(|| invalid("client masks exist only after prepare or reserve_inputs"))?;
-        let wires = client_value_wires(&p.roles, &p.input_widths, value)?;
+        if p.roles.owners.get(value) != Some(&CLIENT) {
+            return Err(invalid(format!("input value {value} is not a client's")));
+        }
         let k = p.roles.owners[..value].iter().filter(|&&o| o == CLIENT).count();
+        let wires = client_ranges(&p.roles, &p.input_widths).swap_remove(k);
         let mut bits = p.inputs.masks.bits[wires].to_vec();
         bits.extend_from_slice(&p.client_checks.bits[k * CLIENT_CHECK_BITS..(k + 1) * CLIENT_CHECK_BITS]);
         let out = pack_bits(&bits);
@@ -1316,8 +1336,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
                         "a circuit with client inputs runs only after prepare or reserve_inputs (its clients need their masks first)",
                     ));
                 }
-                let widths: Vec<usize> =
-                    roles.owners.iter().zip(&shape.inputs).filter(|(&o, _)| o == CLIENT).map(|(_, &w)| w as usize).collect();
+                let widths: Vec<usize> = client_ranges(roles, &shape.inputs).into_iter().map(|r| r.len()).collect();
                 Some(clients::messages_digest(&widths, messages)?)
             }
         };
@@ -1334,15 +1353,9 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         if let Some(p) = prepared {
             let g = p.garbled.as_ref().expect("a prepared circuit is garbled");
             self.stats.phased = true;
-            // The agreement leads the input masks' opening (one flight fewer).
-            let mut agreement = self.agreement(&shape, roles, MODE_PHASED, run);
-            agreement.extend(client_digest.iter().flatten());
-            let check = |j: PartyId, theirs: &[u8]| check_agreement(&agreement, j, theirs);
-            let head = Head { mine: &agreement, check: &check };
             let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-            let with_clients = clients.map(|messages| ClientRound { messages, checks: &p.client_checks });
-            let refused =
-                self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(head), with_clients).await?;
+            let ready = (MODE_PHASED, run, client_digest, clients);
+            let refused = self.process_ready_inputs(&shape, roles, &p, &my_bits, eval.as_mut(), ready).await?;
             if let Some(state) = eval.as_mut() {
                 let tweaks = self.tweaks(g.run);
                 let delta = self.pre.delta();
@@ -1386,15 +1399,9 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             // Inputs reserved ahead (their clients have their masks): the agreement leads their
             // opening, as in a prepared run; garbling then interleaves with evaluation.
             Some(p) => {
-                let mut agreement = self.agreement(&shape, roles, MODE_RESERVED, run);
-                agreement.extend(client_digest.iter().flatten());
-                let check = |j: PartyId, theirs: &[u8]| check_agreement(&agreement, j, theirs);
-                let head = Head { mine: &agreement, check: &check };
                 let state = self.state_from(&shape, e, &p.inputs);
-                let with_clients = clients.map(|messages| ClientRound { messages, checks: &p.client_checks });
-                let refused =
-                    self.process_inputs(&shape, roles, &p.inputs, &my_bits, eval.as_mut(), Some(head), with_clients).await?;
-                (state, refused)
+                let ready = (MODE_RESERVED, run, client_digest, clients);
+                (state, self.process_ready_inputs(&shape, roles, &p, &my_bits, eval.as_mut(), ready).await?)
             }
             None => {
                 self.agree(&shape, roles, MODE_INTERLEAVED, run).await?;
