@@ -68,7 +68,7 @@ import type { Transport } from './net/transport.js';
 import type { Circuit } from './circuit/builder.js';
 import { PreparedCircuit } from './circuit/source.js';
 import { encodeValue, wireValue, type Program } from './program/program.js';
-import { CLIENT_CHECK_BITS } from './protocols/authgc.js';
+import { clientFormat } from './protocols/authgc.js';
 import type { FieldName, InputKind } from './program/format.js';
 import type { Outputs } from './protocols/types.js';
 import { sha256, utf8 } from './protocols/util.js';
@@ -476,6 +476,7 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
   if (kind.type !== 'unsigned') throw invalid("with authgc, input must be { type: 'unsigned', bits }");
   const { signal } = options;
   const width = kind.bits + 1; // the presence bit, then the value
+  const format = clientFormat(width);
   type Built = { readonly andCount: number; readonly inputBits: number; readonly prepared: PreparedCircuit };
   const built = new Map<number, Promise<Built>>();
   const circuit = (n: number): Promise<Built> => {
@@ -499,8 +500,8 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
   const evaluator = 0;
   return {
     welcome: { protocol: 'authgc', input: kind },
-    inputBytes: clientMessageBytes(width),
-    wellFormed: (m) => clientMessagePadding(width, m),
+    inputBytes: format.messageBytes,
+    wellFormed: (m) => callWasm((w) => w.authgcClientMessageDecodes(width, m) as boolean),
     async ahead(expected) {
       // F_Pre for the expected clients' circuit and their check masks while the window is open
       // (prepare tops up whatever more clients need).
@@ -509,14 +510,14 @@ async function authgcSide(s: Session, options: ServeOptions, kind: ClientInputKi
       // At most AHEAD_AND_GATES triples: a larger circuit draws the rest as it runs, so the pools
       // (and the servers' memory) stay bounded however many clients come.
       const andGates = Math.min(c.andCount, AHEAD_AND_GATES);
-      const masks = andGates + c.inputBits + CLIENT_CHECK_BITS * expected;
+      const masks = andGates + c.inputBits + format.checkBits * expected;
       await s.preprocess('authgc', { andGates, masks, ...(signal ? { signal } : {}) });
     },
     async masks(n) {
       if (n < 2) return []; // fewer than two clients: nothing to compute (the circuit needs two)
       current = (await circuit(n)).prepared;
       const shares = (await s.run(current, { protocol: 'authgc', evaluator, inputs: [], clients: { stage: 'prepare' }, ...(signal ? { signal } : {}) })) as unknown as Uint8Array;
-      const per = clientShareBytes(width);
+      const per = format.shareBytes;
       const each = Array.from({ length: n }, (_, i) => shares.slice(i * per, (i + 1) * per));
       shares.fill(0);
       return each;
@@ -566,35 +567,10 @@ function canonicalPrime(eps: Uint8Array): boolean {
 }
 
 /**
- * Whether an authgc client message for a `width`-bit value has zero padding bits (the Rust
- * `ClientMessage::decode` refuses any other): x̂ and each of the test's rows are `width` bits
- * packed in ceil(width / 8) bytes, the view CLIENT_CHECK_BITS bits.
- */
-function clientMessagePadding(width: number, m: Uint8Array): boolean {
-  const row = Math.ceil(width / 8);
-  const spare = row * 8 - width;
-  if (spare > 0) {
-    for (let k = 0; k <= CLIENT_CHECK_BITS; k++) if (m[row * (k + 1) - 1]! >> (8 - spare) !== 0) return false;
-  }
-  const viewSpare = Math.ceil(CLIENT_CHECK_BITS / 8) * 8 - CLIENT_CHECK_BITS;
-  return viewSpare === 0 || m[m.length - 1]! >> (8 - viewSpare) === 0;
-}
-
-/**
  * Most AND triples an authgc server makes while the window is open: what a 1,000-client Vickrey
  * auction of 32-bit bids needs (202,000) fits; past it the run makes the rest in batches.
  */
 const AHEAD_AND_GATES = 1 << 18;
-
-/** Bytes of a server's mask shares for an authgc client value of `width` bits (Rust `client_share_bytes`). */
-function clientShareBytes(width: number): number {
-  return Math.ceil((width + CLIENT_CHECK_BITS) / 8);
-}
-
-/** Bytes of an authgc client message for a value of `width` bits (Rust `ClientMessage::encoded_len`). */
-function clientMessageBytes(width: number): number {
-  return Math.ceil(width / 8) * (1 + CLIENT_CHECK_BITS) + Math.ceil(CLIENT_CHECK_BITS / 8);
-}
 
 /**
  * Runs a compute party of a client–server run: opens the input window, takes the accepted
@@ -936,7 +912,7 @@ function authgcValue(kind: { readonly bits: number }, input: bigint | number): C
   const v = (x << 1n) | 1n;
   const bytes = Uint8Array.from({ length: Math.ceil(width / 8) }, (_, i) => Number((v >> BigInt(8 * (Math.ceil(width / 8) - 1 - i))) & 0xffn));
   return {
-    maskBytes: clientShareBytes(width),
+    maskBytes: clientFormat(width).shareBytes,
     mask(shares) {
       const m = callWasm((w) => w.authgcClientMessage(width, shares, bytes) as Uint8Array);
       bytes.fill(0);

@@ -63,8 +63,10 @@ import { pieces } from './yao2pc.js';
 type RawAuthGc = import('../wasm-gen/webmpc.js').AuthGcSession;
 type RawPrepared = import('../wasm-gen/webmpc.js').PreparedCircuit;
 
-/** Check masks per client value (the Rust `CLIENT_CHECK_BITS`): a server that changes a client's masks passes with probability 2^-40. */
-export const CLIENT_CHECK_BITS = 40;
+/** The client input protocol's sizes for a `width`-bit client value (`webmpc_authgc::online::clients`). */
+export function clientFormat(width: number): { checkBits: number; shareBytes: number; messageBytes: number } {
+  return callWasm((w) => w.authgcClientFormat(width) as { checkBits: number; shareBytes: number; messageBytes: number });
+}
 
 /** The default statistical security parameter: a cheater escapes a check with probability ≈ 2^-40. */
 export const AUTHGC_DEFAULT_RHO = 40;
@@ -332,9 +334,9 @@ async function run(ctx: ProtocolContext<AuthGcState>, job: CircuitJob<AuthGcType
     if (clients || andGates <= PHASED_MAX_AND_GATES) {
       if (ctx.instances) {
         // What prepare would draw from the primary's F_Pre, shared out over the instances first:
-        // a mask per AND gate and input bit, and CLIENT_CHECK_BITS per client value.
+        // a mask per AND gate and input bit, and the check masks of each client value.
         const inputBits = job.shape.inputWidths.reduce((a, b) => a + b, 0);
-        const checks = CLIENT_CHECK_BITS * job.owners.filter((p) => p === -1).length;
+        const checks = clientFormat(1).checkBits * job.owners.filter((p) => p === -1).length;
         const pooled = raw.pooled() as { triples: number; masks: number };
         await generate(ctx, raw, rho, Math.max(0, andGates - pooled.triples), Math.max(0, andGates + inputBits + checks - pooled.masks));
       }

@@ -31,8 +31,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use webmpc_authgc::fpre::RealPreprocessor;
 use webmpc_authgc::online::{
-    AuthGcParty, ClientMasks, ClientMessage, GateSource, Options, Outputs, Recipients, Roles, Shape, SharedChannel, CLIENT,
-    MAX_PARTIES,
+    client_share_bytes, AuthGcParty, ClientMasks, ClientMessage, GateSource, Options, Outputs, Recipients, Roles, Shape, SharedChannel, CLIENT,
+    CLIENT_CHECK_BITS, MAX_PARTIES,
 };
 use webmpc_authgc::{check_rho, AuthGcError, Phase, DEFAULT_RHO};
 use webmpc_circuit::{bits_from_bytes_be, bytes_be_from_bits};
@@ -205,6 +205,26 @@ fn options(obj: &JsValue, parties: usize) -> Result<SetupOptions, JsValue> {
 
 fn session_bytes(bytes: &[u8]) -> Result<[u8; 32], JsValue> {
     bytes.try_into().map_err(|_| invalid("the session id must be 32 bytes"))
+}
+
+/// The sizes of the client input protocol for a client value of `width` bits
+/// (`online::clients`): `{ checkBits, shareBytes, messageBytes }` — the check masks per value, a
+/// server's mask shares for it, and the client's message.
+#[wasm_bindgen(js_name = authgcClientFormat)]
+pub fn authgc_client_format(width: u32) -> JsValue {
+    let w = width as usize;
+    let obj = Object::new();
+    let _ = Reflect::set(&obj, &"checkBits".into(), &(CLIENT_CHECK_BITS as f64).into());
+    let _ = Reflect::set(&obj, &"shareBytes".into(), &(client_share_bytes(w) as f64).into());
+    let _ = Reflect::set(&obj, &"messageBytes".into(), &(ClientMessage::encoded_len(w) as f64).into());
+    obj.into()
+}
+
+/// Whether `message` decodes as a client's message for a `width`-bit value (what the run needs):
+/// a server checks it on receipt.
+#[wasm_bindgen(js_name = authgcClientMessageDecodes)]
+pub fn authgc_client_message_decodes(width: u32, message: &[u8]) -> bool {
+    ClientMessage::decode(message, width as usize).is_ok()
 }
 
 /// A client's message for one client input value of `width` bits (`online::clients`): combines
