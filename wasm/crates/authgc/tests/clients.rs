@@ -126,6 +126,17 @@ fn run_on<S: PreSetup>(
         if heard < n {
             return; // a server failed before it gave masks: the others see no messages
         }
+        // Privacy of the masks: no server's shares alone are the whole of a client's λ and μ
+        // (what a server that did not reshare its part would hand out; 2^-(w+40) by chance).
+        for k in 0..slots {
+            let mut whole = vec![0u8; got[0][k].len()];
+            for g in &got {
+                whole.iter_mut().zip(&g[k]).for_each(|(a, b)| *a ^= b);
+            }
+            for (s, g) in got.iter().enumerate() {
+                assert_ne!(g[k], whole, "server {s}'s mask shares for client {k} are the whole masks");
+            }
+        }
         let messages: Vec<Option<ClientMessage>> = (0..slots)
             .map(|k| {
                 values[k].as_ref().map(|value| {
@@ -299,6 +310,40 @@ fn tampered_sketch_opening_fails_its_mac_check<S: PreSetup>() {
     assert!(results.iter().all(|r| r.is_err()), "every server aborts");
 }
 
+/// A server that flips a bit of its shares in the second opening (the refused clients' presence
+/// masks) fails that opening's MAC check, naming it: a refused client's presence bit cannot be
+/// turned back to 1 by a server.
+fn tampered_presence_opening_fails_its_mac_check<S: PreSetup>() {
+    let agreement = 96;
+    let hash = PreparedCircuit::new(vickrey_clients(4, WIDTH)).unwrap().source().shape().hash;
+    let after_opening = std::rc::Rc::new(core::cell::Cell::new(false));
+    let edit: Edit = std::rc::Rc::new(move |to, _, m: &mut Vec<u8>| {
+        if to != 0 {
+            return;
+        }
+        if m.len() > agreement && m[..32] == hash {
+            after_opening.set(true); // the first opening (led by the run's agreement): left alone
+        } else if after_opening.replace(false) {
+            m[0] ^= 1; // the next message to party 0: the presence masks' opening
+        }
+    });
+    let sc = Scenario { bids: random_bids(4, &[]), wrong_view: Some(1), edit: Some((1, edit)), ..Scenario::default() };
+    let results = run_clients::<S>(3, &sc);
+    match &results[0] {
+        Err(e @ AuthGcError::CheatingDetected { .. }) => assert!(e.to_string().contains("party 1"), "names the sender: {e}"),
+        other => panic!("server 0: expected the presence opening's MAC check to fail, got {:?}", other.as_ref().map(|r| &r.1)),
+    }
+}
+
+/// Every honest run's clients see mask shares none of which alone is the whole (the check sits
+/// in the client side of [`run_on`]); here on its own, at 2 and 3 servers.
+fn no_server_alone_holds_a_clients_masks<S: PreSetup>() {
+    for n in [2, 3] {
+        let sc = Scenario { bids: random_bids(5, &[]), ..Scenario::default() };
+        assert_outcome(&run_clients::<S>(n, &sc), &sc, &[], &[]);
+    }
+}
+
 on_both_preprocessors!(
     honest_clients_with_absent_ones,
     clients_through_reserved_inputs,
@@ -308,6 +353,8 @@ on_both_preprocessors!(
     client_that_is_not_present_counts_as_absent,
     servers_holding_different_client_messages_abort,
     tampered_sketch_opening_fails_its_mac_check,
+    tampered_presence_opening_fails_its_mac_check,
+    no_server_alone_holds_a_clients_masks,
 );
 
 #[test]
