@@ -436,6 +436,15 @@ fn client_ranges(roles: &Roles, widths: &[u32]) -> Vec<core::ops::Range<usize>> 
     out
 }
 
+/// A run of a prepared or reserved circuit, for [`AuthGcParty::process_ready_inputs`]: what its
+/// agreement covers beyond the circuit and roles, and its clients' messages.
+struct ReadyRun<'a> {
+    mode: u8,
+    run: u64,
+    client_digest: Option<[u8; 32]>,
+    clients: Option<&'a [Option<ClientMessage>]>,
+}
+
 /// What the input step needs for client inputs: their messages and their μ masks.
 struct ClientRound<'a> {
     messages: &'a [Option<ClientMessage>],
@@ -1016,8 +1025,9 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
         p: &Prepared,
         my_bits: &[bool],
         eval: Option<&mut EvalState>,
-        (mode, run, client_digest, clients): (u8, u64, Option<[u8; 32]>, Option<&[Option<ClientMessage>]>),
+        ready: ReadyRun<'_>,
     ) -> Result<Vec<usize>, AuthGcError> {
+        let ReadyRun { mode, run, client_digest, clients } = ready;
         let mut agreement = self.agreement(shape, roles, mode, run);
         agreement.extend(client_digest.iter().flatten());
         let check = |j: PartyId, theirs: &[u8]| check_agreement(&agreement, j, theirs);
@@ -1354,7 +1364,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             let g = p.garbled.as_ref().expect("a prepared circuit is garbled");
             self.stats.phased = true;
             let mut eval = is_eval.then(|| EvalState::new(shape.wires as usize, n));
-            let ready = (MODE_PHASED, run, client_digest, clients);
+            let ready = ReadyRun { mode: MODE_PHASED, run, client_digest, clients };
             let refused = self.process_ready_inputs(&shape, roles, &p, &my_bits, eval.as_mut(), ready).await?;
             if let Some(state) = eval.as_mut() {
                 let tweaks = self.tweaks(g.run);
@@ -1400,7 +1410,7 @@ impl<P: Preprocessor, C: Channel> AuthGcParty<P, C> {
             // opening, as in a prepared run; garbling then interleaves with evaluation.
             Some(p) => {
                 let state = self.state_from(&shape, e, &p.inputs);
-                let ready = (MODE_RESERVED, run, client_digest, clients);
+                let ready = ReadyRun { mode: MODE_RESERVED, run, client_digest, clients };
                 (state, self.process_ready_inputs(&shape, roles, &p, &my_bits, eval.as_mut(), ready).await?)
             }
             None => {
